@@ -1,0 +1,29 @@
+# Thin wrapper over CMake. `make` builds build/libonyx.a, build/libonyx.so, build/onyx.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
+
+.PHONY: all build test check asan fuzz install clean
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan:
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+
+fuzz:
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DONYX_FUZZ=ON -DONYX_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_load_run
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

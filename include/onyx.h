@@ -1,0 +1,272 @@
+/*
+ * onyx.h - the public C API of onyx, an inference runtime for ONNX models.
+ *
+ * Conventions
+ *   - Every fallible function returns onyx_status*. NULL means success; any
+ *     other value is an error object that the caller owns and releases with
+ *     onyx_status_free(). The message names what is wrong and where (file
+ *     offset, node name, op type, input index) so it can be shown as is.
+ *   - Objects are created by *_create functions and released by *_free
+ *     functions. Free functions accept NULL.
+ *   - Strings returned by getters are owned by the object they came from and
+ *     live as long as it does.
+ *
+ * Thread safety
+ *   - onyx_session_run may be called from any number of threads at once on
+ *     the same session. A session is immutable after creation; each run has
+ *     its own state (buffers, intermediate values).
+ *   - Creating and freeing sessions, environments and options is thread-safe
+ *     with respect to other objects; an object must not be freed while
+ *     another thread uses it.
+ *   - onyx_value objects are not synchronised: do not write a value from one
+ *     thread while another reads it. Input values are only read by run, so
+ *     one input may be shared by concurrent runs.
+ *
+ * Minimal use
+ *
+ *   onyx_env *env; onyx_session *s; onyx_value *x, *y;
+ *   onyx_env_create(ONYX_LOG_WARNING, "app", &env);
+ *   onyx_session_create(env, "model.onnx", NULL, &s);
+ *   int64_t shape[2] = {1, 784};
+ *   onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, buf, sizeof buf, &x);
+ *   const char *in = "input", *out = "output";
+ *   onyx_status *st = onyx_session_run(s, NULL, &in, (const onyx_value *const *)&x, 1,
+ *                                      &out, 1, &y);
+ *   if (st) { fprintf(stderr, "%s\n", onyx_status_message(st)); onyx_status_free(st); }
+ *   float *probs = onyx_tensor_data(y);
+ *   onyx_value_free(y); onyx_value_free(x); onyx_session_free(s); onyx_env_free(env);
+ */
+#ifndef ONYX_H
+#define ONYX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ONYX_API __attribute__((visibility("default")))
+#else
+#define ONYX_API
+#endif
+
+#define ONYX_VERSION_MAJOR 0
+#define ONYX_VERSION_MINOR 1
+#define ONYX_VERSION_PATCH 0
+ONYX_API const char *onyx_version(void);
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum onyx_error_code {
+    ONYX_OK = 0,
+    ONYX_ERR_FAIL = 1,              /* anything not covered below */
+    ONYX_ERR_INVALID_ARGUMENT = 2,  /* bad argument from the caller: name, shape, type */
+    ONYX_ERR_NO_SUCH_FILE = 3,
+    ONYX_ERR_INVALID_MODEL = 4,     /* malformed or inconsistent model file */
+    ONYX_ERR_NOT_IMPLEMENTED = 5,   /* operator, opset or type not supported */
+    ONYX_ERR_OUT_OF_MEMORY = 6,
+    ONYX_ERR_RUNTIME = 7,           /* a kernel failed on valid-looking input */
+} onyx_error_code;
+
+typedef struct onyx_status onyx_status;
+
+ONYX_API onyx_error_code onyx_status_code(const onyx_status *status);
+ONYX_API const char *onyx_status_message(const onyx_status *status);
+ONYX_API void onyx_status_free(onyx_status *status);
+ONYX_API const char *onyx_error_code_name(onyx_error_code code);
+
+/* ----------------------------------------------------------- environment */
+
+typedef enum onyx_log_level {
+    ONYX_LOG_VERBOSE = 0,
+    ONYX_LOG_INFO = 1,
+    ONYX_LOG_WARNING = 2,
+    ONYX_LOG_ERROR = 3,
+    ONYX_LOG_FATAL = 4,
+} onyx_log_level;
+
+typedef void (*onyx_log_fn)(void *user, onyx_log_level level, const char *logid,
+                            const char *message);
+
+/* The environment holds logging and the shared thread pool. Sessions keep a
+ * reference to it; free it after its sessions. */
+typedef struct onyx_env onyx_env;
+
+ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, onyx_env **out);
+/* Replace the default logger (stderr). fn may be NULL to silence logging. */
+ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
+ONYX_API void onyx_env_free(onyx_env *env);
+
+/* ------------------------------------------------------- session options */
+
+typedef enum onyx_optimization_level {
+    ONYX_OPT_DISABLED = 0,
+    ONYX_OPT_BASIC = 1,
+    ONYX_OPT_EXTENDED = 2,
+    ONYX_OPT_ALL = 99,
+} onyx_optimization_level;
+
+typedef struct onyx_session_options onyx_session_options;
+
+ONYX_API onyx_status *onyx_session_options_create(onyx_session_options **out);
+ONYX_API void onyx_session_options_free(onyx_session_options *opts);
+/* Threads used inside one operator (0 = one per core, the default). */
+ONYX_API onyx_status *onyx_session_options_set_intra_op_threads(onyx_session_options *opts,
+                                                                int threads);
+ONYX_API onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,
+                                                                  onyx_optimization_level level);
+/* Append an execution provider. Providers are asked in the order appended;
+ * the CPU provider is always last and takes every node left. Unknown names
+ * fail here with the list of providers in this build. keys/values: provider
+ * options, may be NULL when n == 0. */
+ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options *opts,
+                                                           const char *name,
+                                                           const char *const *keys,
+                                                           const char *const *values, size_t n);
+/* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
+ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
+                                                      const char *key, const char *value);
+/* Names of the providers in this build, NULL-terminated. */
+ONYX_API const char *const *onyx_available_providers(void);
+
+/* --------------------------------------------------------------- values */
+
+/* Element types use ONNX's TensorProto.DataType numbering. */
+typedef enum onyx_element_type {
+    ONYX_UNDEFINED = 0,
+    ONYX_FLOAT = 1,
+    ONYX_UINT8 = 2,
+    ONYX_INT8 = 3,
+    ONYX_UINT16 = 4,
+    ONYX_INT16 = 5,
+    ONYX_INT32 = 6,
+    ONYX_INT64 = 7,
+    ONYX_STRING = 8,
+    ONYX_BOOL = 9,
+    ONYX_FLOAT16 = 10,
+    ONYX_DOUBLE = 11,
+    ONYX_UINT32 = 12,
+    ONYX_UINT64 = 13,
+    ONYX_COMPLEX64 = 14,
+    ONYX_COMPLEX128 = 15,
+    ONYX_BFLOAT16 = 16,
+    ONYX_FLOAT8E4M3FN = 17,
+    ONYX_FLOAT8E4M3FNUZ = 18,
+    ONYX_FLOAT8E5M2 = 19,
+    ONYX_FLOAT8E5M2FNUZ = 20,
+    ONYX_UINT4 = 21,
+    ONYX_INT4 = 22,
+    ONYX_FLOAT4E2M1 = 23,
+    ONYX_FLOAT8E8M0 = 24,
+    ONYX_UINT2 = 25,
+    ONYX_INT2 = 26,
+} onyx_element_type;
+
+typedef enum onyx_value_kind {
+    ONYX_VALUE_UNKNOWN = 0,
+    ONYX_VALUE_TENSOR = 1,
+    ONYX_VALUE_SEQUENCE = 2,
+    ONYX_VALUE_MAP = 3,
+    ONYX_VALUE_OPTIONAL = 4,
+} onyx_value_kind;
+
+/* A tensor, sequence, map or optional. */
+typedef struct onyx_value onyx_value;
+
+/* A tensor that owns zero-initialised memory. */
+ONYX_API onyx_status *onyx_tensor_create(onyx_element_type type, const int64_t *shape,
+                                         size_t rank, onyx_value **out);
+/* A tensor over caller memory: no copy, the caller keeps data alive and
+ * unchanged until the value is freed. len must equal the tensor's byte size
+ * (sub-byte types are packed, two int4 per byte). Not for strings. */
+ONYX_API onyx_status *onyx_tensor_create_with_data(onyx_element_type type,
+                                                   const int64_t *shape, size_t rank,
+                                                   void *data, size_t len, onyx_value **out);
+/* A string tensor; the strings are copied. */
+ONYX_API onyx_status *onyx_tensor_create_strings(const int64_t *shape, size_t rank,
+                                                 const char *const *strings, onyx_value **out);
+ONYX_API void onyx_value_free(onyx_value *value);
+
+ONYX_API onyx_value_kind onyx_value_get_kind(const onyx_value *value);
+ONYX_API onyx_element_type onyx_tensor_element_type(const onyx_value *value);
+ONYX_API size_t onyx_tensor_rank(const onyx_value *value);
+ONYX_API const int64_t *onyx_tensor_shape(const onyx_value *value);
+ONYX_API int64_t onyx_tensor_element_count(const onyx_value *value);
+ONYX_API size_t onyx_tensor_byte_size(const onyx_value *value);
+/* Raw element data (NULL for string tensors: use onyx_tensor_string). */
+ONYX_API void *onyx_tensor_data(onyx_value *value);
+ONYX_API const char *onyx_tensor_string(const onyx_value *value, int64_t index, size_t *len);
+/* Sequences: element count and borrowed elements. Optionals: 0 or 1. */
+ONYX_API size_t onyx_value_item_count(const onyx_value *value);
+ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
+
+ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+
+/* ---------------------------------------------------------------- session */
+
+typedef struct onyx_session onyx_session;
+
+ONYX_API onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
+                                          const onyx_session_options *opts, onyx_session **out);
+/* From a buffer holding the model bytes (copied if needed; the caller may
+ * free data after the call). External data files resolve relative to the
+ * working directory unless "session.model_dir" is set in the options. */
+ONYX_API onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data,
+                                                      size_t len,
+                                                      const onyx_session_options *opts,
+                                                      onyx_session **out);
+ONYX_API void onyx_session_free(onyx_session *session);
+
+/* Type information of a graph input or output, owned by the session. */
+typedef struct onyx_type_info onyx_type_info;
+
+ONYX_API size_t onyx_session_input_count(const onyx_session *session);
+ONYX_API size_t onyx_session_output_count(const onyx_session *session);
+ONYX_API const char *onyx_session_input_name(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_output_name(const onyx_session *session, size_t index);
+ONYX_API const onyx_type_info *onyx_session_input_type(const onyx_session *session, size_t index);
+ONYX_API const onyx_type_info *onyx_session_output_type(const onyx_session *session,
+                                                        size_t index);
+
+ONYX_API onyx_value_kind onyx_type_info_kind(const onyx_type_info *info);
+/* The element type of a tensor, or of a sequence's / optional's tensors. */
+ONYX_API onyx_element_type onyx_type_info_element_type(const onyx_type_info *info);
+/* -1 when the rank is not known. */
+ONYX_API int64_t onyx_type_info_rank(const onyx_type_info *info);
+/* A dimension: its value, or -1 when it is symbolic or unknown. */
+ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
+/* The symbolic name of a dimension ("batch"), or NULL. */
+ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
+
+typedef struct onyx_run_options onyx_run_options; /* reserved; pass NULL */
+
+/* Run the model. inputs[i] is bound to the graph input named input_names[i];
+ * every required input must be given. outputs[i] receives a new value
+ * (owned by the caller) for the output named output_names[i]. On error no
+ * output is set. Safe to call from several threads at once. */
+ONYX_API onyx_status *onyx_session_run(onyx_session *session, const onyx_run_options *run_opts,
+                                       const char *const *input_names,
+                                       const onyx_value *const *inputs, size_t n_inputs,
+                                       const char *const *output_names, size_t n_outputs,
+                                       onyx_value **outputs);
+
+/* Statistics of the last completed run on this session (any thread). */
+typedef struct onyx_run_stats {
+    size_t peak_intermediate_bytes; /* peak bytes of live intermediate values */
+    size_t planned_arena_bytes;     /* size of the reused buffer arena, 0 if not planned */
+    size_t node_count;              /* nodes executed */
+} onyx_run_stats;
+ONYX_API void onyx_session_last_run_stats(const onyx_session *session, onyx_run_stats *out);
+
+/* Name of the provider that runs node `index` in execution order (for tools). */
+ONYX_API size_t onyx_session_node_count(const onyx_session *session);
+ONYX_API const char *onyx_session_node_provider(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_node_op_type(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_node_name(const onyx_session *session, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONYX_H */

@@ -1,0 +1,164 @@
+/* A small fork-join pool. One job at a time: the caller publishes the job,
+ * workers and the caller take chunks from an atomic counter, and the caller
+ * waits until every worker has left the job. Workers spin briefly for the
+ * next job (back-to-back operators) and then sleep on a condition variable,
+ * so idle sessions use no CPU. */
+#define _GNU_SOURCE
+#include "core/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SPIN_ITERATIONS 20000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+struct onyx_threadpool {
+    int threads; /* including the caller */
+    pthread_t *workers;
+    pthread_mutex_t job_lock;   /* held by the caller that owns the pool for one job */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    atomic_uint_fast64_t generation;
+    bool stop;
+    /* current job */
+    onyx_range_fn fn;
+    void *arg;
+    size_t n, chunk, n_chunks;
+    atomic_size_t next_chunk;
+    atomic_int active;          /* workers still inside the current job */
+};
+
+static void run_chunks(onyx_threadpool *tp) {
+    for (;;) {
+        size_t c = atomic_fetch_add(&tp->next_chunk, 1);
+        if (c >= tp->n_chunks) break;
+        size_t b = c * tp->chunk, e = b + tp->chunk;
+        if (e > tp->n) e = tp->n;
+        tp->fn(tp->arg, b, e);
+    }
+}
+
+static void *worker_main(void *p) {
+    onyx_threadpool *tp = p;
+    uint64_t seen = 0;
+    for (;;) {
+        uint64_t gen = atomic_load(&tp->generation);
+        for (int i = 0; gen == seen && i < SPIN_ITERATIONS; i++) {
+            cpu_relax();
+            gen = atomic_load(&tp->generation);
+        }
+        if (gen == seen) {
+            pthread_mutex_lock(&tp->mu);
+            while ((gen = atomic_load(&tp->generation)) == seen && !tp->stop)
+                pthread_cond_wait(&tp->wake, &tp->mu);
+            pthread_mutex_unlock(&tp->mu);
+        }
+        if (tp->stop) return NULL;
+        seen = gen;
+        run_chunks(tp);
+        if (atomic_fetch_sub(&tp->active, 1) == 1) {
+            pthread_mutex_lock(&tp->mu);
+            pthread_cond_signal(&tp->done);
+            pthread_mutex_unlock(&tp->mu);
+        }
+    }
+}
+
+int onyx_cpu_count(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+onyx_threadpool *onyx_threadpool_create(int threads) {
+    if (threads <= 0) threads = onyx_cpu_count();
+    if (threads > 256) threads = 256;
+    onyx_threadpool *tp = calloc(1, sizeof *tp);
+    if (!tp) return NULL;
+    tp->threads = threads;
+    pthread_mutex_init(&tp->job_lock, NULL);
+    pthread_mutex_init(&tp->mu, NULL);
+    pthread_cond_init(&tp->wake, NULL);
+    pthread_cond_init(&tp->done, NULL);
+    if (threads > 1) {
+        tp->workers = calloc((size_t)threads - 1, sizeof *tp->workers);
+        if (!tp->workers) {
+            free(tp);
+            return NULL;
+        }
+        for (int i = 0; i < threads - 1; i++) {
+            if (pthread_create(&tp->workers[i], NULL, worker_main, tp) != 0) {
+                tp->threads = i + 1; /* run with what we got */
+                break;
+            }
+        }
+    }
+    return tp;
+}
+
+void onyx_threadpool_free(onyx_threadpool *tp) {
+    if (!tp) return;
+    pthread_mutex_lock(&tp->mu);
+    tp->stop = true;
+    atomic_fetch_add(&tp->generation, 1);
+    pthread_cond_broadcast(&tp->wake);
+    pthread_mutex_unlock(&tp->mu);
+    for (int i = 0; i < tp->threads - 1; i++) pthread_join(tp->workers[i], NULL);
+    free(tp->workers);
+    pthread_mutex_destroy(&tp->job_lock);
+    pthread_mutex_destroy(&tp->mu);
+    pthread_cond_destroy(&tp->wake);
+    pthread_cond_destroy(&tp->done);
+    free(tp);
+}
+
+int onyx_threadpool_threads(const onyx_threadpool *tp) { return tp ? tp->threads : 1; }
+
+void onyx_parallel_for(onyx_threadpool *tp, size_t n, size_t grain, onyx_range_fn fn, void *arg) {
+    if (n == 0) return;
+    if (grain == 0) grain = 1;
+    if (!tp || tp->threads <= 1 || n <= grain || pthread_mutex_trylock(&tp->job_lock) != 0) {
+        fn(arg, 0, n);
+        return;
+    }
+    /* a few chunks per thread balance uneven work without much overhead */
+    size_t max_chunks = (size_t)tp->threads * 4;
+    size_t n_chunks = (n + grain - 1) / grain;
+    if (n_chunks > max_chunks) n_chunks = max_chunks;
+    tp->chunk = (n + n_chunks - 1) / n_chunks;
+    tp->n_chunks = (n + tp->chunk - 1) / tp->chunk;
+    tp->fn = fn;
+    tp->arg = arg;
+    tp->n = n;
+    atomic_store(&tp->next_chunk, 0);
+    atomic_store(&tp->active, tp->threads - 1);
+    pthread_mutex_lock(&tp->mu);
+    atomic_fetch_add(&tp->generation, 1);
+    pthread_cond_broadcast(&tp->wake);
+    pthread_mutex_unlock(&tp->mu);
+    run_chunks(tp);
+    /* wait for every worker to leave the job before it is reused */
+    for (int i = 0; atomic_load(&tp->active) > 0 && i < SPIN_ITERATIONS; i++) cpu_relax();
+    if (atomic_load(&tp->active) > 0) {
+        pthread_mutex_lock(&tp->mu);
+        while (atomic_load(&tp->active) > 0) pthread_cond_wait(&tp->done, &tp->mu);
+        pthread_mutex_unlock(&tp->mu);
+    }
+    pthread_mutex_unlock(&tp->job_lock);
+}

@@ -1,0 +1,26 @@
+/* Intra-op thread pool. A kernel splits its work into n items and calls
+ * onyx_parallel_for; the pool runs fn over disjoint [begin, end) ranges on
+ * its workers and the calling thread, and returns when all are done.
+ * Safe to call from several threads at once: when the pool is busy with
+ * another caller's job, the caller runs its own job inline. */
+#ifndef ONYX_CORE_THREADPOOL_H
+#define ONYX_CORE_THREADPOOL_H
+
+#include <stddef.h>
+
+typedef struct onyx_threadpool onyx_threadpool;
+typedef void (*onyx_range_fn)(void *arg, size_t begin, size_t end);
+
+/* threads: total threads including the caller (1 = no workers). */
+onyx_threadpool *onyx_threadpool_create(int threads);
+void onyx_threadpool_free(onyx_threadpool *tp);
+int onyx_threadpool_threads(const onyx_threadpool *tp);  /* 1 when tp is NULL */
+
+/* Run fn(arg, begin, end) over [0, n) in chunks of at least `grain` items.
+ * tp may be NULL (runs inline). */
+void onyx_parallel_for(onyx_threadpool *tp, size_t n, size_t grain, onyx_range_fn fn, void *arg);
+
+/* Number of usable cores (sched_getaffinity). */
+int onyx_cpu_count(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* Runtime values: tensors, sequences, maps and optionals. The public opaque
+ * onyx_value is this struct. Kernels see inputs and outputs as onyx_value*,
+ * almost always tensors. */
+#ifndef ONYX_CORE_VALUE_H
+#define ONYX_CORE_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "onyx.h"
+#include "core/checked.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+/* onyx_value_kind (public): ONYX_VALUE_TENSOR, _SEQUENCE, _MAP, _OPTIONAL */
+
+enum {
+    ONYX_VALUE_OWNS_DATA = 1,   /* data was allocated by onyx_alloc and is freed with the value */
+    ONYX_VALUE_CONST = 2,       /* data must not be written (initializer, caller memory) */
+};
+
+struct onyx_value {
+    uint8_t kind;       /* onyx_value_kind */
+    uint8_t dtype;      /* element type for tensors; for sequences, the element tensors' type */
+    uint8_t flags;
+    uint8_t has_value;  /* optionals: 0 = None; other kinds: 1 */
+    int32_t rank;
+    int64_t dims[ONYX_MAX_RANK];
+    int64_t numel;      /* product of dims (1 for rank 0) */
+    void *data;         /* elements; for STRING tensors an array of onyx_string */
+    size_t nbytes;      /* bytes at data */
+    /* SEQUENCE: items[0..n_items) are the elements (each owned).
+     * MAP: items[0] is the keys tensor, items[1] the values (tensor or sequence).
+     * OPTIONAL with a value: items[0] is the contained value. */
+    struct onyx_value **items;
+    size_t n_items;
+};
+typedef struct onyx_value onyx_value;
+
+/* Aligned allocation used for all tensor data (64 bytes: one cache line,
+ * one AVX-512 register). */
+void *onyx_alloc(size_t nbytes);
+void *onyx_alloc_zeroed(size_t nbytes);
+void onyx_free(void *p);
+
+/* Shape helpers. */
+onyx_status *onyx_shape_numel(const int64_t *dims, int rank, int64_t *numel);
+
+/* A new tensor that owns zeroed data (strings: empty strings). */
+onyx_status *onyx_tensor_new(int dtype, int rank, const int64_t *dims, onyx_value **out);
+/* A tensor that borrows data (not freed with the value). */
+onyx_status *onyx_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data,
+                              size_t nbytes, bool is_const, onyx_value **out);
+/* A deep copy (owns its data). */
+onyx_status *onyx_value_clone(const onyx_value *src, onyx_value **out);
+onyx_value *onyx_value_new_empty(int kind);   /* NULL on OOM */
+onyx_status *onyx_sequence_append(onyx_value *seq, onyx_value *item); /* takes ownership */
+void onyx_value_destroy(onyx_value *v);       /* frees owned data, items, and v */
+
+/* Fill dims/rank/numel of an existing header. */
+onyx_status *onyx_value_set_shape(onyx_value *v, int rank, const int64_t *dims);
+bool onyx_shape_equal(const onyx_value *a, const onyx_value *b);
+/* "[1,3,224,224]" into buf */
+const char *onyx_shape_str(const int64_t *dims, int rank, char *buf, size_t len);
+
+static inline bool onyx_is_tensor(const onyx_value *v) {
+    return v && v->kind == ONYX_VALUE_TENSOR;
+}
+
+#endif

@@ -1,0 +1,21 @@
+/* A string -> int32 hash map (open addressing) for name resolution. Keys
+ * are borrowed: they must outlive the map. */
+#ifndef ONYX_IR_STRMAP_H
+#define ONYX_IR_STRMAP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct onyx_strmap {
+    const char **keys;
+    int32_t *vals;
+    size_t cap, count;
+} onyx_strmap;
+
+bool onyx_strmap_init(onyx_strmap *m, size_t expected);
+void onyx_strmap_free(onyx_strmap *m);
+/* false on OOM; replaces an existing key's value */
+bool onyx_strmap_put(onyx_strmap *m, const char *key, int32_t val);
+/* -1 if absent */
+int32_t onyx_strmap_get(const onyx_strmap *m, const char *key);
+#endif

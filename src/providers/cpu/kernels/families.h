@@ -1,0 +1,15 @@
+/* Every kernel family of the CPU provider. Each kernels/<family>.c defines
+ *   const onyx_op_def onyx_ops_<family>[];
+ * terminated by an entry whose op_type is NULL. Add a line here for a new
+ * family; the registry (cpu/registry.c) includes this list. */
+ONYX_FAMILY(elementwise)   /* unary/binary/variadic math, comparison, logic, Where */
+ONYX_FAMILY(activation)    /* Relu, Sigmoid, Tanh, LeakyRelu, Elu, Gelu, Softmax-free activations */
+ONYX_FAMILY(cast)          /* Cast, CastLike */
+ONYX_FAMILY(tensor)        /* Reshape, Transpose, Concat, Split, Slice, Gather, Pad, ... */
+ONYX_FAMILY(generator)     /* Constant, ConstantOfShape, Range, Shape, Size, EyeLike */
+ONYX_FAMILY(matmul)        /* MatMul, Gemm */
+ONYX_FAMILY(conv)          /* Conv, ConvTranspose */
+ONYX_FAMILY(pool)          /* MaxPool, AveragePool, Global*Pool, LpPool */
+ONYX_FAMILY(normalization) /* BatchNormalization, LayerNormalization, InstanceNormalization, LRN */
+ONYX_FAMILY(softmax)       /* Softmax, LogSoftmax, Hardmax */
+ONYX_FAMILY(reduce)        /* Reduce*, ArgMax, ArgMin */

@@ -1,0 +1,91 @@
+/* The CPU kernel registry: every family table from kernels/families.h,
+ * indexed once (lazily, thread-safe) by (domain, op type). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/cpu/kernel.h"
+
+#define ONYX_FAMILY(name) extern const onyx_op_def onyx_ops_##name[];
+#include "providers/cpu/kernels/families.h"
+#undef ONYX_FAMILY
+
+static const onyx_op_def *const families[] = {
+#define ONYX_FAMILY(name) onyx_ops_##name,
+#include "providers/cpu/kernels/families.h"
+#undef ONYX_FAMILY
+};
+
+static const onyx_op_def **all_defs;
+static size_t n_defs;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static const char *canonical_domain(const char *d) {
+    if (!d || !strcmp(d, "ai.onnx")) return "";
+    return d;
+}
+
+static int cmp_def(const void *pa, const void *pb) {
+    const onyx_op_def *a = *(const onyx_op_def *const *)pa, *b = *(const onyx_op_def *const *)pb;
+    int c = strcmp(canonical_domain(a->domain), canonical_domain(b->domain));
+    if (c) return c;
+    c = strcmp(a->op_type, b->op_type);
+    if (c) return c;
+    return a->since_version - b->since_version;
+}
+
+static void build_index(void) {
+    size_t n = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const onyx_op_def *d = families[f]; d->op_type; d++) n++;
+    all_defs = malloc((n ? n : 1) * sizeof *all_defs);
+    if (!all_defs) return;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const onyx_op_def *d = families[f]; d->op_type; d++) all_defs[n_defs++] = d;
+    qsort(all_defs, n_defs, sizeof *all_defs, cmp_def);
+}
+
+/* First index whose (domain, op) >= the key. */
+static size_t lower_bound(const char *domain, const char *op) {
+    size_t lo = 0, hi = n_defs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(canonical_domain(all_defs[mid]->domain), domain);
+        if (!c) c = strcmp(all_defs[mid]->op_type, op);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static bool same_op(const onyx_op_def *d, const char *domain, const char *op) {
+    return !strcmp(canonical_domain(d->domain), domain) && !strcmp(d->op_type, op);
+}
+
+const onyx_op_def *onyx_cpu_find_kernel(const char *domain, const char *op_type, int opset,
+                                        int dtype) {
+    pthread_once(&once, build_index);
+    domain = canonical_domain(domain);
+    for (size_t i = lower_bound(domain, op_type); i < n_defs && same_op(all_defs[i], domain, op_type); i++) {
+        const onyx_op_def *d = all_defs[i];
+        if (opset < d->since_version || opset > d->until_version) continue;
+        if (!d->types || !dtype || (d->types & ONYX_T(dtype))) return d;
+    }
+    return NULL;
+}
+
+bool onyx_cpu_has_op(const char *domain, const char *op_type) {
+    pthread_once(&once, build_index);
+    domain = canonical_domain(domain);
+    size_t i = lower_bound(domain, op_type);
+    return i < n_defs && same_op(all_defs[i], domain, op_type);
+}
+
+size_t onyx_cpu_kernel_count(void) {
+    pthread_once(&once, build_index);
+    return n_defs;
+}
+
+const onyx_op_def *onyx_cpu_kernel_at(size_t i) {
+    pthread_once(&once, build_index);
+    return i < n_defs ? all_defs[i] : NULL;
+}

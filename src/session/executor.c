@@ -1,0 +1,141 @@
+/* The executor: runs a plan's nodes in order over a per-run slot array,
+ * allocates outputs for kernels, and frees each intermediate value right
+ * after its last reader, tracking the live and peak bytes. */
+#include <stdlib.h>
+#include <string.h>
+#include "session/session.h"
+
+static void track_alloc(onyx_run_state *rs, size_t nbytes) {
+    rs->live_bytes += nbytes;
+    if (rs->live_bytes > rs->peak_bytes) rs->peak_bytes = rs->live_bytes;
+}
+
+static size_t value_bytes(const onyx_value *v) {
+    if (!v) return 0;
+    size_t n = v->nbytes;
+    for (size_t i = 0; i < v->n_items; i++) n += value_bytes(v->items[i]);
+    return n;
+}
+
+static onyx_status *check_output_index(onyx_kernel_ctx *ctx, size_t i) {
+    if (i >= ctx->n_out)
+        return ONYX_RUNTIME_ERROR("kernel asked for output %zu but the node has %zu outputs", i, ctx->n_out);
+    if (ctx->out[i])
+        return ONYX_RUNTIME_ERROR("kernel produced output %zu twice", i);
+    return NULL;
+}
+
+onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
+                                const int64_t *dims, onyx_value **out) {
+    ONYX_TRY(check_output_index(ctx, i));
+    onyx_value *v = NULL;
+    onyx_status *st;
+    onyx_run_state *rs = ctx->run;
+    int32_t id = ctx->node->out[i];
+    if (rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
+        /* planned: place it in the arena if it is no bigger than recorded */
+        size_t nbytes;
+        int64_t numel;
+        st = onyx_shape_numel(dims, rank, &numel);
+        if (!st && onyx_dtype_nbytes(dtype, numel, &nbytes) && nbytes <= rs->mp->size[id])
+            st = onyx_tensor_wrap(dtype, rank, dims, rs->arena + rs->mp->offset[id], nbytes, false, &v);
+        if (st) return onyx_error_wrap(st, "output %zu: ", i);
+    }
+    if (!v) {
+        st = onyx_tensor_new(dtype, rank, dims, &v);
+        if (st) return onyx_error_wrap(st, "output %zu: ", i);
+    }
+    if (rs && rs->recorded && id >= 0) rs->recorded[id] = v->nbytes;
+    ctx->out[i] = v;
+    if (ctx->run) track_alloc(ctx->run, v->nbytes);
+    *out = v;
+    return NULL;
+}
+
+onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *v) {
+    onyx_status *st = check_output_index(ctx, i);
+    if (st) {
+        onyx_value_destroy(v);
+        return st;
+    }
+    ctx->out[i] = v;
+    if (ctx->run) track_alloc(ctx->run, value_bytes(v));
+    return NULL;
+}
+
+static void release_slot(onyx_run_state *rs, int32_t id) {
+    if (id < 0 || !rs->slots[id]) return;
+    if (rs->owned[id]) {
+        size_t b = value_bytes(rs->slots[id]);
+        rs->live_bytes -= b < rs->live_bytes ? b : rs->live_bytes;
+        onyx_value_destroy(rs->slots[id]);
+    }
+    rs->slots[id] = NULL;
+    rs->owned[id] = 0;
+}
+
+static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i,
+                             const onyx_value **in, onyx_value **out, bool *used) {
+    const onyx_graph *g = plan->graph;
+    const onyx_node *n = &g->nodes[i];
+    for (size_t k = 0; k < n->n_in; k++) {
+        in[k] = n->in[k] >= 0 ? rs->slots[n->in[k]] : NULL;
+        if (n->in[k] >= 0 && !in[k]) {
+            const onyx_graph_value *gv = &g->values[n->in[k]];
+            if (gv->source != ONYX_VAL_INPUT)
+                return ONYX_RUNTIME_ERROR("input %zu '%s' has no value", k, gv->name);
+        }
+    }
+    for (size_t k = 0; k < n->n_out; k++) {
+        out[k] = NULL;
+        used[k] = n->out[k] >= 0;
+    }
+    onyx_kernel_ctx ctx = {
+        .node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
+        .in = in, .out = out, .out_used = used, .tp = rs->tp, .run = rs,
+    };
+    const onyx_provider *p = plan->node_provider[i];
+    onyx_status *st = p->vt->run(p, &plan->kernels[i], &ctx);
+    for (size_t k = 0; !st && k < n->n_out; k++)
+        if (used[k] && !out[k]) st = ONYX_RUNTIME_ERROR("the kernel did not produce output %zu", k);
+    for (size_t k = 0; k < n->n_out; k++) {
+        if (!st && used[k]) {
+            rs->slots[n->out[k]] = out[k];
+            rs->owned[n->out[k]] = 1;
+        } else if (out[k]) {
+            size_t b = value_bytes(out[k]);
+            rs->live_bytes -= b < rs->live_bytes ? b : rs->live_bytes;
+            onyx_value_destroy(out[k]);
+        }
+    }
+    return st;
+}
+
+onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs) {
+    const onyx_graph *g = plan->graph;
+    size_t max_io = 1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].n_in > max_io) max_io = g->nodes[i].n_in;
+        if (g->nodes[i].n_out > max_io) max_io = g->nodes[i].n_out;
+    }
+    const onyx_value **in = malloc(max_io * sizeof *in);
+    onyx_value **out = malloc(max_io * sizeof *out);
+    bool *used = malloc(max_io * sizeof *used);
+    onyx_status *st = NULL;
+    if (!in || !out || !used) st = ONYX_OOM();
+    for (size_t i = 0; !st && i < g->n_nodes; i++) {
+        st = run_node(plan, rs, i, in, out, used);
+        if (st) {
+            char d[300];
+            st = onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));
+            break;
+        }
+        rs->nodes_run++;
+        for (size_t r = plan->release_start[i]; r < plan->release_start[i + 1]; r++)
+            release_slot(rs, plan->release_vals[r]);
+    }
+    free(in);
+    free(out);
+    free(used);
+    return st;
+}

@@ -1,0 +1,115 @@
+/* Execution plans: assign each node to the first provider (in priority
+ * order) that claims it, create its kernel, and compute value lifetimes so
+ * the executor frees each intermediate right after its last reader. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session/session.h"
+
+static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *providers,
+                                     size_t n_providers) {
+    const onyx_graph *g = plan->graph;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        for (size_t p = 0; p < n_providers && !plan->node_provider[i]; p++)
+            if (providers[p]->vt->claims(providers[p], g, n)) plan->node_provider[i] = providers[p];
+        if (!plan->node_provider[i]) {
+            char d[300], why[300] = "no provider claims it";
+            const onyx_provider *cpu = providers[n_providers - 1];
+            if (cpu->vt->why_not) cpu->vt->why_not(cpu, g, n, why, sizeof why);
+            return ONYX_NOT_IMPLEMENTED("could not find an implementation for %s: %s",
+                                        onyx_node_describe(n, d, sizeof d), why);
+        }
+    }
+    return NULL;
+}
+
+static onyx_status *create_kernels(onyx_plan *plan) {
+    const onyx_graph *g = plan->graph;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_provider *p = plan->node_provider[i];
+        onyx_status *st = p->vt->create_kernel(p, g, &g->nodes[i], &plan->kernels[i]);
+        if (st) {
+            char d[300];
+            return onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));
+        }
+    }
+    return NULL;
+}
+
+/* last_use per value, then a CSR list of values to release after each node.
+ * Graph outputs, inputs and constants are never released by the executor. */
+static onyx_status *compute_lifetimes(onyx_plan *plan) {
+    const onyx_graph *g = plan->graph;
+    int32_t *last = malloc((g->n_values + 1) * sizeof *last);
+    if (!last) return ONYX_OOM();
+    for (size_t v = 0; v < g->n_values; v++) last[v] = -1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        for (size_t k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) last[n->in[k]] = (int32_t)i;
+        for (size_t k = 0; k < n->n_implicit; k++) last[n->implicit[k]] = (int32_t)i;
+        /* an output nobody reads dies right after its producer */
+        for (size_t k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0 && last[n->out[k]] < (int32_t)i) last[n->out[k]] = (int32_t)i;
+    }
+    plan->release_start = calloc(g->n_nodes + 2, sizeof *plan->release_start);
+    plan->release_vals = malloc((g->n_values + 1) * sizeof *plan->release_vals);
+    if (!plan->release_start || !plan->release_vals) {
+        free(last);
+        return ONYX_OOM();
+    }
+    for (size_t v = 0; v < g->n_values; v++) {
+        const onyx_graph_value *gv = &g->values[v];
+        ((onyx_graph_value *)gv)->last_use = last[v];
+        if (gv->source == ONYX_VAL_INTERMEDIATE && !gv->is_output && last[v] >= 0)
+            plan->release_start[last[v] + 1]++;
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) plan->release_start[i + 1] += plan->release_start[i];
+    size_t *fill = calloc(g->n_nodes + 1, sizeof *fill);
+    if (!fill) {
+        free(last);
+        return ONYX_OOM();
+    }
+    for (size_t v = 0; v < g->n_values; v++) {
+        const onyx_graph_value *gv = &g->values[v];
+        if (gv->source == ONYX_VAL_INTERMEDIATE && !gv->is_output && last[v] >= 0)
+            plan->release_vals[plan->release_start[last[v]] + fill[last[v]]++] = (int32_t)v;
+    }
+    free(fill);
+    free(last);
+    return NULL;
+}
+
+onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,
+                              size_t n_providers, onyx_plan **out) {
+    onyx_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) return ONYX_OOM();
+    plan->graph = g;
+    plan->kernels = calloc(g->n_nodes + 1, sizeof *plan->kernels);
+    plan->node_provider = calloc(g->n_nodes + 1, sizeof *plan->node_provider);
+    onyx_status *st = NULL;
+    if (!plan->kernels || !plan->node_provider) st = ONYX_OOM();
+    if (!st) st = assign_providers(plan, providers, n_providers);
+    if (!st) st = create_kernels(plan);
+    if (!st) st = compute_lifetimes(plan);
+    if (st) {
+        onyx_plan_free(plan);
+        return st;
+    }
+    *out = plan;
+    return NULL;
+}
+
+void onyx_plan_free(onyx_plan *plan) {
+    if (!plan) return;
+    for (size_t i = 0; i < plan->graph->n_nodes; i++) {
+        const onyx_provider *p = plan->node_provider ? plan->node_provider[i] : NULL;
+        if (p && plan->kernels[i].provider && p->vt->free_kernel) p->vt->free_kernel(p, &plan->kernels[i]);
+    }
+    free(plan->kernels);
+    free(plan->node_provider);
+    free(plan->release_start);
+    free(plan->release_vals);
+    free(plan);
+}

@@ -1,0 +1,239 @@
+/* onyx_session_run: bind and check inputs, execute the plan, hand outputs
+ * to the caller. All state lives in this call's onyx_run_state, so any
+ * number of threads may run one session at once. */
+#include <stdlib.h>
+#include <string.h>
+#include "session/session.h"
+
+/* Symbolic dims seen in this run's inputs must agree ("batch" is one size). */
+typedef struct symbol_binding {
+    int64_t symbol;
+    int64_t value;
+    const char *input;
+} symbol_binding;
+
+static onyx_status *check_input(const onyx_session *s, const onyx_graph_value *gv,
+                                const onyx_value *v, symbol_binding *bind, size_t *n_bind) {
+    const onyx_type *t = &gv->type;
+    if (!v) return ONYX_INVALID_ARG("input '%s' is NULL", gv->name);
+    static const char *kinds[] = {"unknown", "tensor", "sequence", "map", "optional"};
+    if (t->kind && v->kind != t->kind)
+        return ONYX_INVALID_ARG("input '%s': expected a %s, got a %s", gv->name, kinds[t->kind % 5],
+                                kinds[v->kind % 5]);
+    if (v->kind != ONYX_VALUE_TENSOR) return NULL;
+    if (t->dtype && v->dtype != t->dtype)
+        return ONYX_INVALID_ARG("input '%s': expected element type %s, got %s", gv->name,
+                                onyx_dtype_name(t->dtype), onyx_dtype_name(v->dtype));
+    if (t->rank < 0) return NULL;
+    char want[256], got[256];
+    if (v->rank != t->rank)
+        return ONYX_INVALID_ARG("input '%s': expected rank %d (shape %s), got shape %s", gv->name,
+                                t->rank, onyx_shape_str(t->dims, t->rank, want, sizeof want),
+                                onyx_shape_str(v->dims, v->rank, got, sizeof got));
+    for (int i = 0; i < t->rank; i++) {
+        int64_t d = t->dims[i];
+        if (onyx_dim_known(d) && d != v->dims[i])
+            return ONYX_INVALID_ARG("input '%s': dimension %d must be %lld, got shape %s", gv->name, i,
+                                    (long long)d, onyx_shape_str(v->dims, v->rank, got, sizeof got));
+        if (d > ONYX_DIM_SYMBOL_BASE) continue;
+        size_t b = 0;
+        while (b < *n_bind && bind[b].symbol != d) b++;
+        if (b == *n_bind) {
+            bind[(*n_bind)++] = (symbol_binding){d, v->dims[i], gv->name};
+        } else if (bind[b].value != v->dims[i]) {
+            return ONYX_INVALID_ARG("input '%s': dimension %d ('%s') is %lld but input '%s' gave it %lld",
+                                    gv->name, i, onyx_graph_symbol_name(s->graph, d),
+                                    (long long)v->dims[i], bind[b].input, (long long)bind[b].value);
+        }
+    }
+    return NULL;
+}
+
+static onyx_status *bind_inputs(const onyx_session *s, onyx_run_state *rs,
+                                const char *const *names, const onyx_value *const *inputs,
+                                size_t n) {
+    const onyx_graph *g = s->graph;
+    size_t max_bind = 0;
+    for (size_t i = 0; i < n; i++) max_bind += ONYX_MAX_RANK;
+    symbol_binding *bind = malloc((max_bind + 1) * sizeof *bind);
+    if (!bind) return ONYX_OOM();
+    size_t n_bind = 0;
+    onyx_status *st = NULL;
+    for (size_t i = 0; !st && i < n; i++) {
+        if (!names[i]) { st = ONYX_INVALID_ARG("input name %zu is NULL", i); break; }
+        int32_t id = onyx_graph_find_value(g, names[i]);
+        if (id < 0 || g->values[id].source != ONYX_VAL_INPUT) {
+            st = ONYX_INVALID_ARG("'%s' is not an input of the model (its inputs: %s%s)", names[i],
+                                  s->n_inputs ? g->values[s->input_ids[0]].name : "none",
+                                  s->n_inputs > 1 ? ", ..." : "");
+            break;
+        }
+        if (rs->slots[id] && !g->values[id].constant) { st = ONYX_INVALID_ARG("input '%s' is given twice", names[i]); break; }
+        st = check_input(s, &g->values[id], inputs[i], bind, &n_bind);
+        if (!st) rs->slots[id] = (onyx_value *)inputs[i];
+    }
+    free(bind);
+    ONYX_TRY(st);
+    for (size_t i = 0; i < s->n_inputs; i++)
+        if (!rs->slots[s->input_ids[i]])
+            return ONYX_INVALID_ARG("required input '%s' was not given", g->values[s->input_ids[i]].name);
+    return NULL;
+}
+
+static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
+                                 const char *const *names, size_t n, onyx_value **outputs) {
+    const onyx_graph *g = s->graph;
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = names[i] ? onyx_graph_find_value(g, names[i]) : -1;
+        if (id < 0 || !g->values[id].is_output)
+            return ONYX_INVALID_ARG("'%s' is not an output of the model", names[i] ? names[i] : "(null)");
+        onyx_value *v = rs->slots[id];
+        if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
+        if (rs->owned[id]) {
+            outputs[i] = v; /* hand over; the slot keeps a borrowed pointer */
+            rs->owned[id] = 0;
+        } else {
+            /* an input, a constant, or an output requested twice: a copy */
+            ONYX_TRY(onyx_value_clone(v, &outputs[i]));
+        }
+    }
+    return NULL;
+}
+
+/* ---- memory plans: find one for this run's shapes, or record one ---- */
+
+static void acquire_plan(onyx_session *s, onyx_run_state *rs, const int64_t *sig, size_t len) {
+    pthread_mutex_lock(&s->plan_lock);
+    if (onyx_memplan_matches(s->memplan, sig, len)) {
+        rs->mp = s->memplan;
+        s->memplan_users++;
+        if (s->n_spare_arenas) rs->arena = s->spare_arenas[--s->n_spare_arenas];
+    }
+    pthread_mutex_unlock(&s->plan_lock);
+    if (rs->mp && !rs->arena) rs->arena = onyx_alloc(rs->mp->arena_bytes);
+}
+
+static void release_plan(onyx_session *s, onyx_run_state *rs) {
+    if (!rs->mp) return;
+    pthread_mutex_lock(&s->plan_lock);
+    if (rs->mp == s->memplan) {
+        s->memplan_users--;
+        if (rs->arena && s->n_spare_arenas < 8) {
+            s->spare_arenas[s->n_spare_arenas++] = rs->arena;
+            rs->arena = NULL;
+        }
+    } else {
+        for (size_t i = 0; i < s->n_retired; i++) {
+            if (s->retired[i] != rs->mp) continue;
+            if (--s->retired_users[i] == 0) {
+                onyx_memplan_free(s->retired[i]);
+                s->retired[i] = s->retired[--s->n_retired];
+                s->retired_users[i] = s->retired_users[s->n_retired];
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->plan_lock);
+    onyx_free(rs->arena);
+    rs->arena = NULL;
+    rs->mp = NULL;
+}
+
+static void install_plan(onyx_session *s, onyx_memplan *mp) {
+    pthread_mutex_lock(&s->plan_lock);
+    onyx_memplan *old = s->memplan;
+    bool keep_old = old && s->memplan_users > 0;
+    if (keep_old) {
+        onyx_memplan **r = realloc(s->retired, (s->n_retired + 1) * sizeof *r);
+        int *u = r ? realloc(s->retired_users, (s->n_retired + 1) * sizeof *u) : NULL;
+        if (r) s->retired = r;
+        if (u) s->retired_users = u;
+        if (!r || !u) {
+            /* cannot track the old plan: keep it and drop the new one */
+            pthread_mutex_unlock(&s->plan_lock);
+            onyx_memplan_free(mp);
+            return;
+        }
+        s->retired[s->n_retired] = old;
+        s->retired_users[s->n_retired++] = s->memplan_users;
+    } else {
+        onyx_memplan_free(old);
+    }
+    s->memplan = mp;
+    s->memplan_users = 0;
+    for (size_t i = 0; i < s->n_spare_arenas; i++) onyx_free(s->spare_arenas[i]);
+    s->n_spare_arenas = 0;
+    pthread_mutex_unlock(&s->plan_lock);
+}
+
+void onyx_session_free_memplans(onyx_session *s) {
+    onyx_memplan_free(s->memplan);
+    for (size_t i = 0; i < s->n_retired; i++) onyx_memplan_free(s->retired[i]);
+    free(s->retired);
+    free(s->retired_users);
+    for (size_t i = 0; i < s->n_spare_arenas; i++) onyx_free(s->spare_arenas[i]);
+}
+
+static void run_state_free(onyx_run_state *rs, size_t n_values) {
+    if (rs->slots)
+        for (size_t v = 0; v < n_values; v++)
+            if (rs->owned[v]) onyx_value_destroy(rs->slots[v]);
+    free(rs->slots);
+    free(rs->owned);
+    free(rs->recorded);
+}
+
+onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
+                              const char *const *input_names, const onyx_value *const *inputs,
+                              size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                              onyx_value **outputs) {
+    if (!s) return ONYX_INVALID_ARG("session is NULL");
+    if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
+        return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
+    const onyx_graph *g = s->graph;
+    onyx_run_state rs = {.plan = s->plan, .tp = s->tp};
+    rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
+    rs.owned = calloc(g->n_values + 1, 1);
+    if (!rs.slots || !rs.owned) {
+        run_state_free(&rs, 0);
+        return ONYX_OOM();
+    }
+    for (size_t v = 0; v < g->n_values; v++)
+        if (g->values[v].constant) rs.slots[v] = g->values[v].constant;
+    for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
+    onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
+    int64_t *sig = NULL;
+    size_t sig_len = 0;
+    if (!st && !s->memplan_disabled && !onyx_memplan_signature(g, rs.slots, &sig, &sig_len)) {
+        acquire_plan(s, &rs, sig, sig_len);
+        if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+    }
+    if (!st) st = onyx_plan_execute(s->plan, &rs);
+    if (!st) st = take_outputs(s, &rs, output_names, n_outputs, outputs);
+    size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
+    if (!st && rs.recorded) {
+        onyx_memplan *mp;
+        if (!onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp)) {
+            sig = NULL; /* owned by the plan now */
+            install_plan(s, mp);
+        }
+    }
+    free(sig);
+    if (st) {
+        for (size_t i = 0; i < n_outputs; i++) {
+            /* outputs handed over before the failure are owned by the caller's array */
+            onyx_value_destroy(outputs[i]);
+            outputs[i] = NULL;
+        }
+    }
+    if (!st) {
+        pthread_mutex_lock(&s->stats_lock);
+        s->last_stats.peak_intermediate_bytes = rs.peak_bytes;
+        s->last_stats.planned_arena_bytes = arena_bytes;
+        s->last_stats.node_count = rs.nodes_run;
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+    run_state_free(&rs, g->n_values); /* before the arena goes back */
+    release_plan(s, &rs);
+    return st;
+}

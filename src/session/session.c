@@ -1,0 +1,349 @@
+/* Environment, session options, session creation and metadata: the public
+ * API of onyx.h that is not about values or running. */
+#include "session/session.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---------------------------------------------------------------- env */
+
+static void default_logger(void *user, onyx_log_level level, const char *logid, const char *msg) {
+    static const char *names[] = {"verbose", "info", "warning", "error", "fatal"};
+    fprintf(stderr, "[onyx %s] %s: %s\n", logid ? logid : "", names[level <= 4 ? level : 4], msg);
+}
+
+void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...) {
+    if (!env || !env->log_fn || level < env->level) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    env->log_fn(env->log_user, level, env->logid, buf);
+}
+
+onyx_status *onyx_env_create(onyx_log_level level, const char *logid, onyx_env **out) {
+    if (!out) return ONYX_INVALID_ARG("onyx_env_create: out is NULL");
+    onyx_env *env = calloc(1, sizeof *env);
+    if (!env) return ONYX_OOM();
+    env->level = level;
+    env->logid = strdup(logid ? logid : "onyx");
+    env->log_fn = default_logger;
+    if (!env->logid) {
+        free(env);
+        return ONYX_OOM();
+    }
+    *out = env;
+    return NULL;
+}
+
+void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user) {
+    if (!env) return;
+    env->log_fn = fn;
+    env->log_user = user;
+}
+
+void onyx_env_free(onyx_env *env) {
+    if (!env) return;
+    free(env->logid);
+    free(env);
+}
+
+/* ----------------------------------------------------------- options */
+
+onyx_status *onyx_session_options_create(onyx_session_options **out) {
+    if (!out) return ONYX_INVALID_ARG("onyx_session_options_create: out is NULL");
+    onyx_session_options *o = calloc(1, sizeof *o);
+    if (!o) return ONYX_OOM();
+    o->opt_level = ONYX_OPT_ALL;
+    *out = o;
+    return NULL;
+}
+
+void onyx_session_options_free(onyx_session_options *o) {
+    if (!o) return;
+    for (size_t i = 0; i < o->n_providers; i++) {
+        onyx_provider_request *r = &o->providers[i];
+        for (size_t k = 0; k < r->n; k++) {
+            free(r->keys[k]);
+            free(r->values[k]);
+        }
+        free(r->keys);
+        free(r->values);
+        free(r->name);
+    }
+    free(o->providers);
+    for (size_t i = 0; i < o->n_config; i++) {
+        free(o->config_keys[i]);
+        free(o->config_values[i]);
+    }
+    free(o->config_keys);
+    free(o->config_values);
+    free(o);
+}
+
+onyx_status *onyx_session_options_set_intra_op_threads(onyx_session_options *o, int threads) {
+    if (!o) return ONYX_INVALID_ARG("session options are NULL");
+    if (threads < 0 || threads > 256)
+        return ONYX_INVALID_ARG("intra-op threads must be in [0, 256], got %d", threads);
+    o->intra_op_threads = threads;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *o,
+                                                         onyx_optimization_level level) {
+    if (!o) return ONYX_INVALID_ARG("session options are NULL");
+    if (level != ONYX_OPT_DISABLED && level != ONYX_OPT_BASIC && level != ONYX_OPT_EXTENDED &&
+        level != ONYX_OPT_ALL)
+        return ONYX_INVALID_ARG("unknown optimization level %d", (int)level);
+    o->opt_level = level;
+    return NULL;
+}
+
+static char *dup_or_null(const char *s, bool *oom) {
+    char *d = strdup(s ? s : "");
+    if (!d) *oom = true;
+    return d;
+}
+
+onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const char *name,
+                                                  const char *const *keys,
+                                                  const char *const *values, size_t n) {
+    if (!o || !name) return ONYX_INVALID_ARG("onyx_session_options_append_provider: NULL argument");
+    if (n && (!keys || !values)) return ONYX_INVALID_ARG("provider options: keys/values are NULL");
+    /* validate now so a typo fails here, not at session creation */
+    onyx_provider *probe;
+    ONYX_TRY(onyx_provider_create(name, keys, values, n, &probe));
+    onyx_provider_destroy(probe);
+    onyx_provider_request *r = realloc(o->providers, (o->n_providers + 1) * sizeof *r);
+    if (!r) return ONYX_OOM();
+    o->providers = r;
+    r = &o->providers[o->n_providers];
+    memset(r, 0, sizeof *r);
+    bool oom = false;
+    r->name = dup_or_null(name, &oom);
+    r->keys = calloc(n + 1, sizeof *r->keys);
+    r->values = calloc(n + 1, sizeof *r->values);
+    oom |= !r->keys || !r->values;
+    for (size_t i = 0; !oom && i < n; i++) {
+        r->keys[i] = dup_or_null(keys[i], &oom);
+        r->values[i] = dup_or_null(values[i], &oom);
+        r->n = i + 1;
+    }
+    o->n_providers++;
+    return oom ? ONYX_OOM() : NULL;
+}
+
+onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
+                                             const char *value) {
+    if (!o || !key || !value) return ONYX_INVALID_ARG("onyx_session_options_add_config: NULL argument");
+    for (size_t i = 0; i < o->n_config; i++)
+        if (!strcmp(o->config_keys[i], key)) {
+            char *v = strdup(value);
+            if (!v) return ONYX_OOM();
+            free(o->config_values[i]);
+            o->config_values[i] = v;
+            return NULL;
+        }
+    char **k = realloc(o->config_keys, (o->n_config + 1) * sizeof *k);
+    if (!k) return ONYX_OOM();
+    o->config_keys = k;
+    char **v = realloc(o->config_values, (o->n_config + 1) * sizeof *v);
+    if (!v) return ONYX_OOM();
+    o->config_values = v;
+    k[o->n_config] = strdup(key);
+    v[o->n_config] = strdup(value);
+    if (!k[o->n_config] || !v[o->n_config]) {
+        free(k[o->n_config]);
+        free(v[o->n_config]);
+        return ONYX_OOM();
+    }
+    o->n_config++;
+    return NULL;
+}
+
+const char *onyx_session_options_config(const onyx_session_options *o, const char *key) {
+    for (size_t i = 0; o && i < o->n_config; i++)
+        if (!strcmp(o->config_keys[i], key)) return o->config_values[i];
+    return NULL;
+}
+
+/* ----------------------------------------------------------- session */
+
+/* The user's providers in their order, then the CPU provider last (with the
+ * user's CPU options if they listed it) so it takes every node left. */
+static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
+    size_t n = o ? o->n_providers : 0;
+    s->providers = calloc(n + 1, sizeof *s->providers);
+    if (!s->providers) return ONYX_OOM();
+    const onyx_provider_request *cpu_req = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const onyx_provider_request *r = &o->providers[i];
+        onyx_provider *p;
+        ONYX_TRY(onyx_provider_create(r->name, (const char *const *)r->keys,
+                                      (const char *const *)r->values, r->n, &p));
+        if (!strcmp(p->vt->name, "cpu")) {
+            cpu_req = r;
+            onyx_provider_destroy(p);
+            continue;
+        }
+        s->providers[s->n_providers++] = p;
+    }
+    return onyx_cpu_provider_create(cpu_req ? (const char *const *)cpu_req->keys : NULL,
+                                    cpu_req ? (const char *const *)cpu_req->values : NULL,
+                                    cpu_req ? cpu_req->n : 0, &s->providers[s->n_providers++]);
+}
+
+static onyx_status *collect_io(onyx_session *s) {
+    const onyx_graph *g = s->graph;
+    s->input_ids = calloc(g->n_inputs + 1, sizeof *s->input_ids);
+    s->input_types = calloc(g->n_inputs + 1, sizeof *s->input_types);
+    s->output_types = calloc(g->n_outputs + 1, sizeof *s->output_types);
+    if (!s->input_ids || !s->input_types || !s->output_types) return ONYX_OOM();
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const onyx_graph_value *v = &g->values[g->inputs[i]];
+        if (v->constant) continue; /* an initializer default: not a required input */
+        s->input_types[s->n_inputs].type = v->type;
+        s->input_types[s->n_inputs].graph = g;
+        s->input_ids[s->n_inputs++] = g->inputs[i];
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        s->output_types[i].type = g->values[g->outputs[i]].type;
+        s->output_types[i].graph = g;
+    }
+    return NULL;
+}
+
+static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
+    ONYX_TRY(onyx_graph_build(s->model, &s->graph));
+    onyx_infer_graph(s->graph, s->env);
+    ONYX_TRY(create_providers(s, o));
+    ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
+    ONYX_TRY(collect_io(s));
+    const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
+    s->memplan_disabled = nomp && !strcmp(nomp, "1");
+    s->tp = onyx_threadpool_create(o ? o->intra_op_threads : 0);
+    if (!s->tp) return ONYX_OOM();
+    return NULL;
+}
+
+static onyx_status *session_new(onyx_env *env, onyx_session **out) {
+    if (!out) return ONYX_INVALID_ARG("session create: out is NULL");
+    *out = NULL;
+    onyx_session *s = calloc(1, sizeof *s);
+    if (!s) return ONYX_OOM();
+    s->env = env;
+    pthread_mutex_init(&s->stats_lock, NULL);
+    pthread_mutex_init(&s->plan_lock, NULL);
+    s->spare_arenas = calloc(8, sizeof *s->spare_arenas);
+    if (!s->spare_arenas) {
+        free(s);
+        return ONYX_OOM();
+    }
+    *out = s;
+    return NULL;
+}
+
+onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_session_options *o,
+                                 onyx_session **out) {
+    if (!path) return ONYX_INVALID_ARG("session create: model path is NULL");
+    onyx_session *s;
+    ONYX_TRY(session_new(env, &s));
+    onyx_status *st = onyx_model_load_file(path, &s->model);
+    if (!st) st = session_init(s, o);
+    if (st) {
+        onyx_session_free(s);
+        return onyx_error_wrap(st, "%s: ", path);
+    }
+    *out = s;
+    return NULL;
+}
+
+onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, size_t len,
+                                             const onyx_session_options *o, onyx_session **out) {
+    if (!data && len) return ONYX_INVALID_ARG("session create: data is NULL");
+    onyx_session *s;
+    ONYX_TRY(session_new(env, &s));
+    onyx_status *st = onyx_model_load_buffer(data, len, onyx_session_options_config(o, "session.model_dir"),
+                                             &s->model);
+    if (!st) st = session_init(s, o);
+    if (st) {
+        onyx_session_free(s);
+        return st;
+    }
+    *out = s;
+    return NULL;
+}
+
+void onyx_session_free(onyx_session *s) {
+    if (!s) return;
+    onyx_plan_free(s->plan);
+    for (size_t i = 0; i < s->n_providers; i++) onyx_provider_destroy(s->providers[i]);
+    free(s->providers);
+    onyx_graph_free(s->graph);
+    onyx_model_free(s->model);
+    onyx_threadpool_free(s->tp);
+    free(s->input_ids);
+    free(s->input_types);
+    free(s->output_types);
+    pthread_mutex_destroy(&s->stats_lock);
+    onyx_session_free_memplans(s);
+    free(s->spare_arenas);
+    pthread_mutex_destroy(&s->plan_lock);
+    free(s);
+}
+
+/* ---------------------------------------------------------- metadata */
+
+size_t onyx_session_input_count(const onyx_session *s) { return s ? s->n_inputs : 0; }
+size_t onyx_session_output_count(const onyx_session *s) { return s ? s->graph->n_outputs : 0; }
+
+const char *onyx_session_input_name(const onyx_session *s, size_t i) {
+    return s && i < s->n_inputs ? s->graph->values[s->input_ids[i]].name : NULL;
+}
+const char *onyx_session_output_name(const onyx_session *s, size_t i) {
+    return s && i < s->graph->n_outputs ? s->graph->values[s->graph->outputs[i]].name : NULL;
+}
+const onyx_type_info *onyx_session_input_type(const onyx_session *s, size_t i) {
+    return s && i < s->n_inputs ? &s->input_types[i] : NULL;
+}
+const onyx_type_info *onyx_session_output_type(const onyx_session *s, size_t i) {
+    return s && i < s->graph->n_outputs ? &s->output_types[i] : NULL;
+}
+
+onyx_value_kind onyx_type_info_kind(const onyx_type_info *t) {
+    return t ? (onyx_value_kind)t->type.kind : ONYX_VALUE_UNKNOWN;
+}
+onyx_element_type onyx_type_info_element_type(const onyx_type_info *t) {
+    return t ? (onyx_element_type)t->type.dtype : ONYX_UNDEFINED;
+}
+int64_t onyx_type_info_rank(const onyx_type_info *t) { return t ? t->type.rank : -1; }
+int64_t onyx_type_info_dim(const onyx_type_info *t, size_t axis) {
+    if (!t || t->type.rank < 0 || axis >= (size_t)t->type.rank) return -1;
+    return onyx_dim_known(t->type.dims[axis]) ? t->type.dims[axis] : -1;
+}
+const char *onyx_type_info_dim_name(const onyx_type_info *t, size_t axis) {
+    if (!t || t->type.rank < 0 || axis >= (size_t)t->type.rank) return NULL;
+    return onyx_graph_symbol_name(t->graph, t->type.dims[axis]);
+}
+
+void onyx_session_last_run_stats(const onyx_session *s, onyx_run_stats *out) {
+    if (!s || !out) return;
+    pthread_mutex_lock((pthread_mutex_t *)&s->stats_lock);
+    *out = s->last_stats;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->stats_lock);
+}
+
+size_t onyx_session_node_count(const onyx_session *s) { return s ? s->graph->n_nodes : 0; }
+const char *onyx_session_node_provider(const onyx_session *s, size_t i) {
+    return s && i < s->graph->n_nodes ? s->plan->node_provider[i]->vt->name : NULL;
+}
+const char *onyx_session_node_op_type(const onyx_session *s, size_t i) {
+    return s && i < s->graph->n_nodes ? s->graph->nodes[i].op_type : NULL;
+}
+const char *onyx_session_node_name(const onyx_session *s, size_t i) {
+    return s && i < s->graph->n_nodes ? s->graph->nodes[i].name : NULL;
+}

@@ -1,0 +1,110 @@
+/* Session internals: options, the immutable session, execution plans and
+ * the per-run state. */
+#ifndef ONYX_SESSION_H
+#define ONYX_SESSION_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/status.h"
+#include "core/threadpool.h"
+#include "format/model.h"
+#include "ir/graph.h"
+#include "providers/provider.h"
+#include "session/memplan.h"
+
+struct onyx_env {
+    onyx_log_level level;
+    char *logid;
+    onyx_log_fn log_fn;
+    void *log_user;
+};
+
+void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+typedef struct onyx_provider_request {
+    char *name;
+    size_t n;
+    char **keys, **values;
+} onyx_provider_request;
+
+struct onyx_session_options {
+    int intra_op_threads;               /* 0 = one per core */
+    onyx_optimization_level opt_level;
+    onyx_provider_request *providers;
+    size_t n_providers;
+    char **config_keys, **config_values;
+    size_t n_config;
+};
+
+const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
+
+/* An executable graph: provider assignment, kernels, and value lifetimes. */
+typedef struct onyx_plan {
+    const onyx_graph *graph;
+    onyx_kernel *kernels;           /* per node, execution order */
+    const onyx_provider **node_provider;
+    /* values to release after node i: release_vals[release_start[i] .. release_start[i+1]) */
+    size_t *release_start;
+    int32_t *release_vals;
+} onyx_plan;
+
+onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,
+                              size_t n_providers, onyx_plan **out);
+void onyx_plan_free(onyx_plan *plan);
+
+/* Static type and shape inference over a graph, using the kernels' infer
+ * functions; fills in value types the file does not declare. */
+void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
+
+/* Per-run state: value slots and allocation accounting. */
+typedef struct onyx_run_state {
+    const onyx_plan *plan;
+    onyx_value **slots;             /* per value id */
+    uint8_t *owned;                 /* per value id: slot owned by the run */
+    onyx_threadpool *tp;
+    size_t live_bytes, peak_bytes;
+    size_t nodes_run;
+    const onyx_memplan *mp;         /* planned offsets for this run's shapes, or NULL */
+    uint8_t *arena;                 /* mp->arena_bytes bytes */
+    size_t *recorded;               /* recording run: bytes per value id, or NULL */
+} onyx_run_state;
+
+/* Execute a plan with slots already holding inputs and constants. */
+onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
+
+void onyx_session_free_memplans(struct onyx_session *s);
+
+struct onyx_type_info {
+    onyx_type type;
+    const onyx_graph *graph;        /* for symbol names */
+};
+
+struct onyx_session {
+    onyx_env *env;
+    onyx_model *model;
+    onyx_graph *graph;
+    onyx_provider **providers;      /* user order, CPU last */
+    size_t n_providers;
+    onyx_plan *plan;
+    onyx_threadpool *tp;
+    /* public inputs: graph inputs without an initializer default */
+    int32_t *input_ids;
+    size_t n_inputs;
+    onyx_type_info *input_types, *output_types;
+    pthread_mutex_t stats_lock;
+    onyx_run_stats last_stats;
+    /* memory planning (under plan_lock): the current plan and spare arenas */
+    pthread_mutex_t plan_lock;
+    onyx_memplan *memplan;
+    int memplan_users;
+    onyx_memplan **retired;         /* replaced plans still in use by a run */
+    int *retired_users;
+    size_t n_retired;
+    void **spare_arenas;
+    size_t n_spare_arenas, spare_arena_bytes;
+    bool memplan_disabled;          /* "session.disable_memory_plan" = "1" */
+};
+
+#endif

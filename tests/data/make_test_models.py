@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Small hand-built models for the unit tests (run with Debian's /usr/bin/python3,
+which has python3-onnx). The outputs are committed; re-running gives the same bytes."""
+import os
+import numpy as np
+import onnx
+from onnx import helper, TensorProto, numpy_helper
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name):
+    onnx.save(model, os.path.join(here, name))
+
+
+def chain():
+    """x[1,4096] -> 12 x (Relu, Neg) -> y: a long chain whose intermediates die at once,
+    so a memory plan needs only two buffers."""
+    nodes, prev = [], "x"
+    for i in range(12):
+        op = "Relu" if i % 2 == 0 else "Neg"
+        out = "y" if i == 11 else f"t{i}"
+        nodes.append(helper.make_node(op, [prev], [out], name=f"n{i}"))
+        prev = out
+    g = helper.make_graph(nodes, "chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests"),
+         "chain.onnx")
+
+
+def symbolic():
+    """x[batch,3] @ W[3,4] + b -> Relu -> y (output declared without a shape) and a
+    second output z = Shape(x)."""
+    rng = np.random.default_rng(0)
+    W = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal((4,)).astype(np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"], name="mm"),
+             helper.make_node("Add", ["xw", "b"], ["xwb"], name="add"),
+             helper.make_node("Relu", ["xwb"], ["y"], name="relu"),
+             helper.make_node("Shape", ["x"], ["z"], name="shape")]
+    g = helper.make_graph(nodes, "symbolic",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("z", TensorProto.INT64, None)],
+                          initializer=[W, b])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests"),
+         "symbolic.onnx")
+
+
+def unordered():
+    """Nodes stored in reverse order: the session must sort them."""
+    nodes = [helper.make_node("Neg", ["a"], ["y"], name="last"),
+             helper.make_node("Relu", ["x"], ["a"], name="first")]
+    g = helper.make_graph(nodes, "unordered",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests")
+    onnx.save(m, os.path.join(here, "unordered.onnx"))  # the checker rejects unsorted graphs
+
+
+def cycle():
+    nodes = [helper.make_node("Relu", ["b"], ["a"], name="r1"),
+             helper.make_node("Relu", ["a"], ["b"], name="r2"),
+             helper.make_node("Neg", ["x"], ["y"], name="ok")]
+    g = helper.make_graph(nodes, "cycle",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests")
+    onnx.save(m, os.path.join(here, "cycle.onnx"))
+
+
+def unknown_op():
+    nodes = [helper.make_node("FrobnicateTensor", ["x"], ["y"], name="weird", domain="")]
+    g = helper.make_graph(nodes, "unknown",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests")
+    onnx.save(m, os.path.join(here, "unknown_op.onnx"))
+
+
+if __name__ == "__main__":
+    chain()
+    symbolic()
+    unordered()
+    cycle()
+    unknown_op()

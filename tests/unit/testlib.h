@@ -1,0 +1,29 @@
+/* A tiny test harness: CHECK records a failure and goes on; each test file's
+ * main returns testlib_finish(). */
+#ifndef ONYX_TESTLIB_H
+#define ONYX_TESTLIB_H
+#include <stdio.h>
+#include "onyx.h"
+
+extern int testlib_failures;
+extern int testlib_checks;
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        testlib_checks++;                                                        \
+        if (!(cond)) {                                                           \
+            testlib_failures++;                                                  \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                        \
+    } while (0)
+
+/* Check that a status is OK (NULL); prints and frees it otherwise. */
+#define CHECK_OK(expr) testlib_check_ok((expr), __FILE__, __LINE__, #expr)
+/* Check that a status is an error whose message contains `needle`; frees it. */
+#define CHECK_ERR(expr, needle) testlib_check_err((expr), (needle), __FILE__, __LINE__, #expr)
+
+void testlib_check_ok(onyx_status *st, const char *file, int line, const char *expr);
+void testlib_check_err(onyx_status *st, const char *needle, const char *file, int line,
+                       const char *expr);
+int testlib_finish(const char *name);
+#endif
