@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/arena.h"
+#include "ir/function_inline.h"
 #include "ir/strmap.h"
 
 /* ------------------------------------------------------------ values */
@@ -293,7 +295,7 @@ static onyx_status *build_subgraphs(onyx_graph *g, const onyx_node_proto *np, on
 }
 
 static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_node *n,
-                              uint32_t index) {
+                              uint32_t index, int opset_override) {
     n->index = index;
     n->name = np->name ? np->name : "";
     n->op_type = np->op_type ? np->op_type : "";
@@ -303,7 +305,7 @@ static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_nod
     n->n_attrs = np->n_attrs;
     n->provider = -1;
     if (!n->op_type[0]) return ONYX_INVALID_MODEL("node %u ('%s') has no op_type", index, n->name);
-    n->opset = onyx_model_opset(g->model, n->domain);
+    n->opset = opset_override >= 0 ? opset_override : onyx_model_opset(g->model, n->domain);
     if (n->opset == 0) n->opset = n->domain[0] ? 1 : 0;
     if (n->opset == 0)
         return ONYX_INVALID_MODEL("node '%s' (%s): the model imports no opset for the default domain",
@@ -442,17 +444,34 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
         goto fail;
     }
     if ((st = add_inputs_and_constants(g, gp))) goto fail;
-    g->nodes = calloc(gp->n_nodes + 1, sizeof *g->nodes);
-    if (!g->nodes) { st = ONYX_OOM(); goto fail; }
-    for (size_t i = 0; i < gp->n_nodes; i++) {
+    /* model-local functions are expanded in place of their calls */
+    onyx_inlined_nodes nodes = {gp->nodes, NULL, gp->n_nodes};
+    if (model->n_functions) {
+        if (!(g->arena = onyx_arena_create(0))) { st = ONYX_OOM(); goto fail; }
+        if ((st = onyx_inline_functions(model, gp, g->arena, &nodes))) goto fail;
+    }
+    g->nodes = calloc(nodes.n + 1, sizeof *g->nodes);
+    if (!g->nodes) st = ONYX_OOM();
+    for (size_t i = 0; !st && i < nodes.n; i++) {
         g->n_nodes = i + 1;
-        if ((st = init_node(g, &gp->nodes[i], &g->nodes[i], (uint32_t)i))) goto fail;
-        if ((st = add_node_outputs(g, &gp->nodes[i], &g->nodes[i], (uint32_t)i))) goto fail;
+        st = init_node(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i, nodes.opsets ? nodes.opsets[i] : -1);
+        if (!st) st = add_node_outputs(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i);
     }
-    for (size_t i = 0; i < gp->n_nodes; i++) {
-        if ((st = add_node_inputs(g, &gp->nodes[i], &g->nodes[i]))) goto fail;
-        if ((st = build_subgraphs(g, &gp->nodes[i], &g->nodes[i]))) goto fail;
+    for (size_t i = 0; !st && i < nodes.n; i++) {
+        st = add_node_inputs(g, &nodes.nodes[i], &g->nodes[i]);
+        if (!st) st = build_subgraphs(g, &nodes.nodes[i], &g->nodes[i]);
     }
+    if (nodes.opsets) {
+        /* the node protos live on in the arena copy below only if referenced;
+         * attributes and names point into the arena or the model, so the
+         * array itself can go once the IR nodes hold what they need */
+        onyx_node_proto *keep = onyx_arena_alloc_array(g->arena, nodes.n + 1, sizeof *keep);
+        if (keep) memcpy(keep, nodes.nodes, nodes.n * sizeof *keep);
+        else if (!st) st = ONYX_OOM();
+        free(nodes.nodes);
+        free(nodes.opsets);
+    }
+    if (st) goto fail;
     apply_value_infos(g, gp);
     if ((st = add_outputs(g, gp))) goto fail;
     if ((st = topo_sort(g))) goto fail;
@@ -493,13 +512,17 @@ void onyx_graph_free(onyx_graph *g) {
     free(g->symbols);
     if (g->index) onyx_strmap_free(g->index);
     free(g->index);
+    if (g->arena) onyx_arena_free(g->arena);
     free(g);
 }
 
 const char *onyx_node_describe(const onyx_node *n, char *buf, size_t len) {
+    char who[200];
+    if (n->name && n->name[0]) snprintf(who, sizeof who, "node '%s'", n->name);
+    else snprintf(who, sizeof who, "node #%u", n->index);
     if (n->domain && n->domain[0])
-        snprintf(buf, len, "node '%s' (%s:%s, opset %d)", n->name, n->domain, n->op_type, n->opset);
+        snprintf(buf, len, "%s (%s:%s, opset %d)", who, n->domain, n->op_type, n->opset);
     else
-        snprintf(buf, len, "node '%s' (%s, opset %d)", n->name, n->op_type, n->opset);
+        snprintf(buf, len, "%s (%s, opset %d)", who, n->op_type, n->opset);
     return buf;
 }

@@ -1,0 +1,19 @@
+/* Subgraphs for control-flow kernels: a plan for the body, created once at
+ * kernel init, run once per call/iteration against the enclosing run. */
+#ifndef ONYX_SESSION_SUBGRAPH_H
+#define ONYX_SESSION_SUBGRAPH_H
+
+#include "session/session.h"
+
+typedef struct onyx_subgraph onyx_subgraph;
+
+onyx_status *onyx_subgraph_create(const onyx_graph *g, onyx_subgraph **out);
+void onyx_subgraph_free(onyx_subgraph *sg);
+const onyx_graph *onyx_subgraph_graph(const onyx_subgraph *sg);
+/* inputs bind the subgraph's graph inputs in order; outputs receives
+ * graph->n_outputs owned values. */
+onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
+                               const onyx_value *const *inputs, size_t n_inputs,
+                               onyx_value **outputs);
+
+#endif
