@@ -128,6 +128,11 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);
+/* Record a Chrome-trace profile of session creation and every run, in ONNX
+ * Runtime's event format; written to `file` by onyx_session_end_profiling
+ * (or when the session is freed). */
+ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options *opts,
+                                                            const char *file);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 
@@ -259,6 +264,10 @@ typedef struct onyx_run_stats {
     size_t node_count;              /* nodes executed */
 } onyx_run_stats;
 ONYX_API void onyx_session_last_run_stats(const onyx_session *session, onyx_run_stats *out);
+
+/* Write the profile (see onyx_session_options_enable_profiling). *path
+ * receives the file name, owned by the session. */
+ONYX_API onyx_status *onyx_session_end_profiling(onyx_session *session, const char **path);
 
 /* Name of the provider that runs node `index` in execution order (for tools). */
 ONYX_API size_t onyx_session_node_count(const onyx_session *session);

@@ -191,7 +191,8 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
     const onyx_graph *g = s->graph;
-    onyx_run_state rs = {.plan = s->plan, .tp = s->tp};
+    onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler};
+    int64_t t_start = s->profiler ? onyx_now_ns() : 0;
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);
     if (!rs.slots || !rs.owned) {
@@ -208,7 +209,9 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
         acquire_plan(s, &rs, sig, sig_len);
         if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
     }
+    int64_t t_exec = s->profiler ? onyx_now_ns() : 0;
     if (!st) st = onyx_plan_execute(s->plan, &rs);
+    if (s->profiler) onyx_profiler_session_event(s->profiler, "SequentialExecutor::Execute", t_exec, onyx_now_ns());
     if (!st) st = take_outputs(s, &rs, output_names, n_outputs, outputs);
     size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
     if (!st && rs.recorded) {
@@ -235,5 +238,6 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     }
     run_state_free(&rs, g->n_values); /* before the arena goes back */
     release_plan(s, &rs);
+    if (s->profiler) onyx_profiler_session_event(s->profiler, "model_run", t_start, onyx_now_ns());
     return st;
 }

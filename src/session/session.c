@@ -82,6 +82,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     }
     free(o->config_keys);
     free(o->config_values);
+    free(o->profile_file);
     free(o);
 }
 
@@ -135,6 +136,22 @@ onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const
     }
     o->n_providers++;
     return oom ? ONYX_OOM() : NULL;
+}
+
+onyx_status *onyx_session_options_enable_profiling(onyx_session_options *o, const char *file) {
+    if (!o) return ONYX_INVALID_ARG("session options are NULL");
+    char *f = strdup(file && file[0] ? file : "onyx_profile.json");
+    if (!f) return ONYX_OOM();
+    free(o->profile_file);
+    o->profile_file = f;
+    return NULL;
+}
+
+onyx_status *onyx_session_end_profiling(onyx_session *s, const char **path) {
+    if (!s) return ONYX_INVALID_ARG("session is NULL");
+    ONYX_TRY(onyx_profiler_write(s->profiler, path));
+    s->profile_written = true;
+    return NULL;
 }
 
 onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
@@ -230,12 +247,16 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     return NULL;
 }
 
-static onyx_status *session_new(onyx_env *env, onyx_session **out) {
+static onyx_status *session_new(onyx_env *env, const onyx_session_options *o, onyx_session **out) {
     if (!out) return ONYX_INVALID_ARG("session create: out is NULL");
     *out = NULL;
     onyx_session *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
     s->env = env;
+    if (o && o->profile_file && !(s->profiler = onyx_profiler_create(o->profile_file))) {
+        free(s);
+        return ONYX_OOM();
+    }
     pthread_mutex_init(&s->stats_lock, NULL);
     pthread_mutex_init(&s->plan_lock, NULL);
     s->spare_arenas = calloc(8, sizeof *s->spare_arenas);
@@ -251,9 +272,13 @@ onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_ses
                                  onyx_session **out) {
     if (!path) return ONYX_INVALID_ARG("session create: model path is NULL");
     onyx_session *s;
-    ONYX_TRY(session_new(env, &s));
+    ONYX_TRY(session_new(env, o, &s));
+    int64_t t0 = onyx_now_ns();
     onyx_status *st = onyx_model_load_file(path, &s->model);
+    int64_t t1 = onyx_now_ns();
     if (!st) st = session_init(s, o);
+    onyx_profiler_session_event(s->profiler, "model_loading_uri", t0, t1);
+    onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
     if (st) {
         onyx_session_free(s);
         return onyx_error_wrap(st, "%s: ", path);
@@ -266,10 +291,14 @@ onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, si
                                              const onyx_session_options *o, onyx_session **out) {
     if (!data && len) return ONYX_INVALID_ARG("session create: data is NULL");
     onyx_session *s;
-    ONYX_TRY(session_new(env, &s));
+    ONYX_TRY(session_new(env, o, &s));
+    int64_t t0 = onyx_now_ns();
     onyx_status *st = onyx_model_load_buffer(data, len, onyx_session_options_config(o, "session.model_dir"),
                                              &s->model);
+    int64_t t1 = onyx_now_ns();
     if (!st) st = session_init(s, o);
+    onyx_profiler_session_event(s->profiler, "model_loading_array", t0, t1);
+    onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
     if (st) {
         onyx_session_free(s);
         return st;
@@ -280,6 +309,12 @@ onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, si
 
 void onyx_session_free(onyx_session *s) {
     if (!s) return;
+    if (s->profiler && !s->profile_written && s->plan) {
+        onyx_status *st = onyx_profiler_write(s->profiler, NULL);
+        if (st) onyx_log(s->env, ONYX_LOG_WARNING, "%s", onyx_status_message(st));
+        onyx_status_free(st);
+    }
+    onyx_profiler_free(s->profiler);
     onyx_plan_free(s->plan);
     for (size_t i = 0; i < s->n_providers; i++) onyx_provider_destroy(s->providers[i]);
     free(s->providers);

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "providers/provider.h"
 #include "session/memplan.h"
+#include "session/profiler.h"
 
 struct onyx_env {
     onyx_log_level level;
@@ -36,6 +37,7 @@ struct onyx_session_options {
     size_t n_providers;
     char **config_keys, **config_values;
     size_t n_config;
+    char *profile_file;                 /* NULL = profiling off */
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
@@ -69,6 +71,7 @@ typedef struct onyx_run_state {
     const onyx_memplan *mp;         /* planned offsets for this run's shapes, or NULL */
     uint8_t *arena;                 /* mp->arena_bytes bytes */
     size_t *recorded;               /* recording run: bytes per value id, or NULL */
+    onyx_profiler *profiler;        /* NULL unless profiling */
 } onyx_run_state;
 
 /* Execute a plan with slots already holding inputs and constants. */
@@ -105,6 +108,8 @@ struct onyx_session {
     void **spare_arenas;
     size_t n_spare_arenas, spare_arena_bytes;
     bool memplan_disabled;          /* "session.disable_memory_plan" = "1" */
+    onyx_profiler *profiler;
+    bool profile_written;
 };
 
 #endif

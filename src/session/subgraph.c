@@ -50,7 +50,7 @@ onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
     if (n_inputs != g->n_inputs)
         return ONYX_INVALID_MODEL("subgraph '%s' takes %zu inputs, the node passes %zu", g->name,
                                   g->n_inputs, n_inputs);
-    onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp};
+    onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp, .profiler = ctx->run ? ctx->run->profiler : NULL};
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);
     onyx_status *st = NULL;

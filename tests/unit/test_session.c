@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "onyx.h"
 #include "testlib.h"
 
@@ -136,6 +137,51 @@ static void test_options(void) {
     onyx_session_options_free(o);
 }
 
+/* The profile is a JSON array of Chrome-trace events in ONNX Runtime's
+ * format: session events and one Node event per node run. */
+static void test_profiler(void) {
+    char path[] = "/tmp/onyx_profile_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_enable_profiling(o, path));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create(env, "tests/data/unordered.onnx", o, &s));
+    onyx_session_options_free(o);
+    if (!s) return;
+    float x[4] = {1, 2, 3, 4};
+    int64_t shape[2] = {2, 2};
+    onyx_value *xv, *y = NULL;
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &xv));
+    const char *in = "x", *out = "y";
+    CHECK_OK(onyx_session_run(s, NULL, &in, (const onyx_value *const *)&xv, 1, &out, 1, &y));
+    const char *written = NULL;
+    CHECK_OK(onyx_session_end_profiling(s, &written));
+    CHECK(written && !strcmp(written, path));
+    FILE *f = fopen(path, "r");
+    char buf[8192] = {0};
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    CHECK(buf[0] == '[');
+    CHECK(strstr(buf, "\"name\":\"session_initialization\"") != NULL);
+    CHECK(strstr(buf, "\"name\":\"model_run\"") != NULL);
+    CHECK(strstr(buf, "\"cat\":\"Node\"") != NULL);
+    CHECK(strstr(buf, "\"name\":\"first_kernel_time\"") != NULL);
+    CHECK(strstr(buf, "\"op_name\":\"Relu\"") != NULL);
+    CHECK(strstr(buf, "\"provider\":\"CPUExecutionProvider\"") != NULL);
+    CHECK(strstr(buf, "\"input_type_shape\":[{\"float\":[2,2]}]") != NULL);
+    unlink(path);
+    onyx_value_free(y);
+    onyx_value_free(xv);
+    onyx_session_free(s);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_unordered();
@@ -144,6 +190,7 @@ int main(void) {
     test_input_checks();
     test_memory_plan();
     test_options();
+    test_profiler();
     onyx_env_free(env);
     return testlib_finish("test_session");
 }
