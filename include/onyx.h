@@ -269,6 +269,17 @@ ONYX_API void onyx_session_last_run_stats(const onyx_session *session, onyx_run_
  * receives the file name, owned by the session. */
 ONYX_API onyx_status *onyx_session_end_profiling(onyx_session *session, const char **path);
 
+/* What the graph optimiser did at session creation: live node counts before
+ * and after, and for each pass its name, level and how often it fired. */
+ONYX_API void onyx_session_optimizer_nodes(const onyx_session *session, size_t *before,
+                                           size_t *after);
+ONYX_API size_t onyx_session_optimizer_pass_count(const onyx_session *session);
+ONYX_API const char *onyx_session_optimizer_pass(const onyx_session *session, size_t index,
+                                                 int *level, size_t *fired);
+/* Disable an optimiser pass by name (ONNX Runtime's disabled_optimizers). */
+ONYX_API onyx_status *onyx_session_options_disable_pass(onyx_session_options *opts,
+                                                        const char *name);
+
 /* Name of the provider that runs node `index` in execution order (for tools). */
 ONYX_API size_t onyx_session_node_count(const onyx_session *session);
 ONYX_API const char *onyx_session_node_provider(const onyx_session *session, size_t index);

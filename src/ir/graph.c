@@ -11,7 +11,7 @@
 
 /* ------------------------------------------------------------ values */
 
-static onyx_status *add_value(onyx_graph *g, const char *name, int source, int32_t *id) {
+onyx_status *onyx_graph_add_value(onyx_graph *g, const char *name, int source, int32_t *id) {
     if (g->n_values == g->cap_values) {
         size_t cap = g->cap_values ? g->cap_values * 2 : 64;
         onyx_graph_value *v = realloc(g->values, cap * sizeof *v);
@@ -142,7 +142,7 @@ static onyx_status *add_constant(onyx_graph *g, const char *name, onyx_value *va
         onyx_value_destroy(val);
         return ONYX_INVALID_MODEL("initializer '%s' is defined twice", name);
     }
-    onyx_status *st = add_value(g, name, source, &id);
+    onyx_status *st = onyx_graph_add_value(g, name, source, &id);
     if (st) {
         onyx_value_destroy(val);
         return st;
@@ -165,7 +165,7 @@ static onyx_status *add_inputs_and_constants(onyx_graph *g, const onyx_graph_pro
         if (onyx_graph_find_value(g, vi->name) >= 0)
             return ONYX_INVALID_MODEL("graph input '%s' is declared twice", vi->name);
         int32_t id;
-        ONYX_TRY(add_value(g, vi->name, ONYX_VAL_INPUT, &id));
+        ONYX_TRY(onyx_graph_add_value(g, vi->name, ONYX_VAL_INPUT, &id));
         type_from_proto(g, vi->type, &g->values[id].type);
         g->inputs[g->n_inputs++] = id;
     }
@@ -204,7 +204,7 @@ static onyx_status *add_node_outputs(onyx_graph *g, const onyx_node_proto *np, o
             return ONYX_INVALID_MODEL("%s: output '%s' is already produced by %s", onyx_node_describe(n, d, sizeof d),
                                       name, g->values[id].producer >= 0 ? "another node" : "a graph input or initializer");
         }
-        ONYX_TRY(add_value(g, name, ONYX_VAL_INTERMEDIATE, &id));
+        ONYX_TRY(onyx_graph_add_value(g, name, ONYX_VAL_INTERMEDIATE, &id));
         g->values[id].producer = (int32_t)file_index;
         n->out[j] = id;
     }
@@ -218,7 +218,7 @@ static onyx_status *resolve_name(onyx_graph *g, const char *name, int32_t *id) {
     for (onyx_graph *p = g->parent; p; p = p->parent) {
         int32_t pid = onyx_graph_find_value(p, name);
         if (pid >= 0) {
-            ONYX_TRY(add_value(g, name, ONYX_VAL_OUTER, id));
+            ONYX_TRY(onyx_graph_add_value(g, name, ONYX_VAL_OUTER, id));
             g->values[*id].type = p->values[pid].type;
             return NULL;
         }
@@ -315,7 +315,7 @@ static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_nod
 
 /* Kahn's algorithm; ready nodes are taken in file order so the result is
  * stable and equals the file order when that is already topological. */
-static onyx_status *topo_sort(onyx_graph *g) {
+onyx_status *onyx_graph_toposort(onyx_graph *g) {
     size_t n = g->n_nodes;
     if (!n) return NULL;
     uint32_t *pending = calloc(n, sizeof *pending);
@@ -474,7 +474,7 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
     if (st) goto fail;
     apply_value_infos(g, gp);
     if ((st = add_outputs(g, gp))) goto fail;
-    if ((st = topo_sort(g))) goto fail;
+    if ((st = onyx_graph_toposort(g))) goto fail;
     *out = g;
     return NULL;
 fail:

@@ -68,6 +68,7 @@ typedef struct onyx_node {
     size_t n_implicit;
     int32_t *implicit;
     int provider;              /* index into the session's provider list, -1 unassigned */
+    bool dead;                 /* removed by an optimiser pass; dropped by onyx_graph_compact */
 } onyx_node;
 
 struct onyx_graph {
@@ -101,6 +102,8 @@ onyx_status *onyx_graph_build_sub(const onyx_model *model, const onyx_graph_prot
                                   onyx_graph *parent, onyx_graph **out);
 void onyx_graph_free(onyx_graph *g);
 
+/* Add a value with a name that must be unique (or NULL/""). */
+onyx_status *onyx_graph_add_value(onyx_graph *g, const char *name, int source, int32_t *id);
 int32_t onyx_graph_find_value(const onyx_graph *g, const char *name);  /* -1 if absent */
 /* Symbol id for a dim name (added if new). */
 int64_t onyx_graph_symbol_dim(onyx_graph *g, const char *name);
@@ -123,6 +126,9 @@ const float *onyx_attr_floats(const onyx_node *n, const char *name, size_t *coun
 /* Tensor attribute materialised as a value (owned by the caller). */
 onyx_status *onyx_attr_tensor(const onyx_node *n, const onyx_model *m, const char *name,
                               onyx_value **out);
+
+/* Topological sort of g->nodes in place (stable: file order where free). */
+onyx_status *onyx_graph_toposort(onyx_graph *g);
 
 /* "node 'conv1' (Conv, opset 11)" for messages */
 const char *onyx_node_describe(const onyx_node *n, char *buf, size_t len);

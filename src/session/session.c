@@ -83,6 +83,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->config_keys);
     free(o->config_values);
     free(o->profile_file);
+    free(o->disabled_passes);
     free(o);
 }
 
@@ -144,6 +145,17 @@ onyx_status *onyx_session_options_enable_profiling(onyx_session_options *o, cons
     if (!f) return ONYX_OOM();
     free(o->profile_file);
     o->profile_file = f;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_disable_pass(onyx_session_options *o, const char *name) {
+    if (!o || !name) return ONYX_INVALID_ARG("onyx_session_options_disable_pass: NULL argument");
+    size_t old = o->disabled_passes ? strlen(o->disabled_passes) : 0;
+    char *s = realloc(o->disabled_passes, old + strlen(name) + 2);
+    if (!s) return ONYX_OOM();
+    if (old) s[old++] = ',';
+    strcpy(s + old, name);
+    o->disabled_passes = s;
     return NULL;
 }
 
@@ -237,6 +249,20 @@ static onyx_status *collect_io(onyx_session *s) {
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     onyx_infer_graph(s->graph, s->env);
+    int level = o ? (int)o->opt_level : ONYX_OPT_ALL;
+    if (level > ONYX_OPT_DISABLED) {
+        const char *cfg = onyx_session_options_config(o, "session.disabled_optimizers");
+        char *disabled = NULL;
+        if (cfg || (o && o->disabled_passes)) {
+            size_t n = (cfg ? strlen(cfg) : 0) + (o && o->disabled_passes ? strlen(o->disabled_passes) : 0) + 2;
+            disabled = malloc(n);
+            if (!disabled) return ONYX_OOM();
+            snprintf(disabled, n, "%s,%s", cfg ? cfg : "", o && o->disabled_passes ? o->disabled_passes : "");
+        }
+        onyx_status *st = onyx_optimize(s->graph, s->env, level, disabled, &s->opt_report);
+        free(disabled);
+        ONYX_TRY(st);
+    }
     ONYX_TRY(create_providers(s, o));
     ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
     ONYX_TRY(collect_io(s));
@@ -320,6 +346,7 @@ void onyx_session_free(onyx_session *s) {
     free(s->providers);
     onyx_graph_free(s->graph);
     onyx_model_free(s->model);
+    onyx_opt_report_free(&s->opt_report);
     onyx_threadpool_free(s->tp);
     free(s->input_ids);
     free(s->input_types);
@@ -381,4 +408,18 @@ const char *onyx_session_node_op_type(const onyx_session *s, size_t i) {
 }
 const char *onyx_session_node_name(const onyx_session *s, size_t i) {
     return s && i < s->graph->n_nodes ? s->graph->nodes[i].name : NULL;
+}
+
+void onyx_session_optimizer_nodes(const onyx_session *s, size_t *before, size_t *after) {
+    if (before) *before = s ? (s->opt_report.stats ? s->opt_report.nodes_before : s->graph->n_nodes) : 0;
+    if (after) *after = s ? s->graph->n_nodes : 0;
+}
+
+size_t onyx_session_optimizer_pass_count(const onyx_session *s) { return s ? s->opt_report.n_stats : 0; }
+
+const char *onyx_session_optimizer_pass(const onyx_session *s, size_t i, int *level, size_t *fired) {
+    if (!s || i >= s->opt_report.n_stats) return NULL;
+    if (level) *level = s->opt_report.stats[i].level;
+    if (fired) *fired = s->opt_report.stats[i].fired;
+    return s->opt_report.stats[i].name;
 }

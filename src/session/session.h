@@ -13,6 +13,7 @@
 #include "providers/provider.h"
 #include "session/memplan.h"
 #include "session/profiler.h"
+#include "optimizer/optimizer.h"
 
 struct onyx_env {
     onyx_log_level level;
@@ -38,6 +39,7 @@ struct onyx_session_options {
     char **config_keys, **config_values;
     size_t n_config;
     char *profile_file;                 /* NULL = profiling off */
+    char *disabled_passes;              /* comma-separated pass names */
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
@@ -110,6 +112,7 @@ struct onyx_session {
     bool memplan_disabled;          /* "session.disable_memory_plan" = "1" */
     onyx_profiler *profiler;
     bool profile_written;
+    onyx_opt_report opt_report;
 };
 
 #endif

@@ -1,0 +1,113 @@
+#include "optimizer/optimizer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "session/session.h"
+
+#define ONYX_PASS(sym) extern const onyx_pass onyx_pass_##sym;
+#include "optimizer/passes.h"
+#undef ONYX_PASS
+
+static const onyx_pass *const all_passes[] = {
+#define ONYX_PASS(sym) &onyx_pass_##sym,
+#include "optimizer/passes.h"
+#undef ONYX_PASS
+};
+#define N_PASSES (sizeof all_passes / sizeof all_passes[0])
+#define MAX_ROUNDS 8
+
+size_t onyx_pass_count(void) { return N_PASSES; }
+const onyx_pass *onyx_pass_at(size_t i) { return i < N_PASSES ? all_passes[i] : NULL; }
+
+static bool is_disabled(const char *list, const char *name) {
+    if (!list) return false;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ',' || *p == ' ') p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ') e++;
+        if ((size_t)(e - p) == n && !strncmp(p, name, n)) return true;
+        p = e;
+    }
+    return false;
+}
+
+static size_t live_nodes(const onyx_graph *g) {
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) n += !g->nodes[i].dead;
+    return n;
+}
+
+static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled, size_t *fired) {
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        size_t round_changes = 0;
+        for (size_t p = 0; p < N_PASSES; p++) {
+            const onyx_pass *pass = all_passes[p];
+            if (pass->level != level || is_disabled(disabled, pass->name)) continue;
+            size_t changes = 0;
+            onyx_status *st = pass->run(ctx, &changes);
+            if (st) return onyx_error_wrap(st, "optimizer pass '%s': ", pass->name);
+            if (!changes) continue;
+            ONYX_TRY(onyx_graph_compact(ctx->g));
+            onyx_infer_graph(ctx->g, ctx->env);
+            onyx_log(ctx->env, ONYX_LOG_VERBOSE, "optimizer: %s rewrote %zu node(s), %zu nodes now", pass->name,
+                     changes, ctx->g->n_nodes);
+            fired[p] += changes;
+            round_changes += changes;
+        }
+        if (!round_changes) break;
+    }
+    return NULL;
+}
+
+onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+                           onyx_opt_report *report) {
+    onyx_opt_ctx ctx = {.g = g, .env = env, .level = level, .fold_limit_bytes = (size_t)256 << 20};
+    size_t fired[N_PASSES + 1];
+    memset(fired, 0, sizeof fired);
+    size_t before = live_nodes(g);
+    static const int levels[] = {ONYX_OPT_BASIC, ONYX_OPT_EXTENDED, ONYX_OPT_ALL};
+    for (size_t l = 0; l < 3; l++) {
+        if (levels[l] > level) break;
+        ONYX_TRY(run_level(&ctx, levels[l], disabled, fired));
+    }
+    if (report) {
+        report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
+        if (!report->stats) return ONYX_OOM();
+        report->n_stats = N_PASSES;
+        for (size_t p = 0; p < N_PASSES; p++)
+            report->stats[p] = (onyx_pass_stat){all_passes[p]->name, all_passes[p]->level, fired[p]};
+        report->nodes_before = before;
+        report->nodes_after = live_nodes(g);
+    }
+    return NULL;
+}
+
+void onyx_opt_report_free(onyx_opt_report *r) {
+    if (!r) return;
+    free(r->stats);
+    r->stats = NULL;
+    r->n_stats = 0;
+}
+
+bool onyx_opt_is_const(const onyx_graph *g, int32_t v) {
+    return v >= 0 && g->values[v].source == ONYX_VAL_INITIALIZER && g->values[v].constant;
+}
+
+const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, size_t k) {
+    if (k >= n->n_in || !onyx_opt_is_const(g, n->in[k])) return NULL;
+    return g->values[n->in[k]].constant;
+}
+
+bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type) {
+    const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+    return !n->dead && !strcmp(n->op_type, op_type) && !strcmp(d, domain ? domain : "");
+}
+
+bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out) {
+    if (!onyx_opt_is_const(g, v)) return false;
+    const onyx_value *c = g->values[v].constant;
+    if (c->kind != ONYX_VALUE_TENSOR || c->numel != 1 || c->dtype == ONYX_STRING) return false;
+    *out = onyx_load_as_double(c->dtype, c->data, 0);
+    return true;
+}

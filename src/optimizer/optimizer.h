@@ -1,0 +1,65 @@
+/* The graph optimiser: small independent passes over the graph IR, each
+ * registered with a name and a level (ONNX Runtime's levels: basic =
+ * semantics-preserving rewrites with standard ops; extended = fusions into
+ * com.microsoft operators; all = layout). The pass manager runs the passes
+ * of each level up to the requested one, repeating a level until nothing
+ * changes, and counts how often each pass fired. */
+#ifndef ONYX_OPTIMIZER_H
+#define ONYX_OPTIMIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "ir/graph.h"
+#include "ir/graph_edit.h"
+
+typedef struct onyx_env onyx_env;
+
+typedef struct onyx_opt_ctx {
+    onyx_graph *g;
+    const onyx_env *env;
+    int level;                  /* requested level */
+    size_t fold_limit_bytes;    /* constant folding: largest output folded */
+    void *scratch;              /* pass-private */
+} onyx_opt_ctx;
+
+typedef struct onyx_pass {
+    const char *name;
+    int level;                  /* ONYX_OPT_BASIC, _EXTENDED or _ALL */
+    /* Rewrite ctx->g; add the number of rewrites to *changes. Passes edit
+     * through ir/graph_edit.h; the manager compacts and re-infers types
+     * after each pass that changed something. */
+    onyx_status *(*run)(onyx_opt_ctx *ctx, size_t *changes);
+} onyx_pass;
+
+/* Per-pass counts of the last optimisation. */
+typedef struct onyx_pass_stat {
+    const char *name;
+    int level;
+    size_t fired;
+} onyx_pass_stat;
+
+typedef struct onyx_opt_report {
+    onyx_pass_stat *stats;
+    size_t n_stats;
+    size_t nodes_before, nodes_after;
+} onyx_opt_report;
+
+/* Optimise g in place up to `level`, skipping passes named in the
+ * comma-separated `disabled` list (may be NULL). report may be NULL. */
+onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+                           onyx_opt_report *report);
+void onyx_opt_report_free(onyx_opt_report *r);
+
+/* All registered passes (for docs and `onyx info`). */
+size_t onyx_pass_count(void);
+const onyx_pass *onyx_pass_at(size_t i);
+
+/* Helpers for passes. */
+bool onyx_opt_is_const(const onyx_graph *g, int32_t v);
+/* The constant value feeding input k of node n, or NULL. */
+const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, size_t k);
+bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type);
+/* Float value of a one-element constant, if any. */
+bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out);
+
+#endif

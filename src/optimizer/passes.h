@@ -1,0 +1,7 @@
+/* Every optimiser pass, in the order the manager runs them within a level.
+ * Each ONYX_PASS(symbol) names a `const onyx_pass onyx_pass_<symbol>`
+ * defined in one of the passes_*.c files. */
+ONYX_PASS(constant_folding)
+ONYX_PASS(identity_elimination)
+ONYX_PASS(dead_node_elimination)
+ONYX_PASS(unused_initializer_removal)

@@ -1,0 +1,222 @@
+/* Basic-level passes that clean the graph: constant folding, removal of
+ * no-op nodes, dead nodes and unused initializers. */
+#include <stdlib.h>
+#include <string.h>
+#include "optimizer/optimizer.h"
+#include "providers/cpu/kernel.h"
+
+/* ------------------------------------------------------ constant folding */
+
+/* Operators whose output must not be computed once for all runs. */
+static bool nondeterministic(const onyx_node *n) {
+    static const char *ops[] = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
+                                "Bernoulli", "Multinomial", NULL};
+    for (int i = 0; ops[i]; i++)
+        if (!strcmp(n->op_type, ops[i])) return true;
+    return !strcmp(n->op_type, "Dropout") && n->n_in >= 3; /* training_mode may be true */
+}
+
+static bool foldable(const onyx_graph *g, const onyx_node *n) {
+    if (n->dead || n->n_subgraphs || nondeterministic(n)) return false;
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "ai.onnx.ml")) return false;
+    for (size_t k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !onyx_opt_is_const(g, n->in[k])) return false;
+    for (size_t k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && onyx_graph_value_captured(g, n->out[k])) return false;
+    return true;
+}
+
+/* Run node n on the CPU kernels with its constant inputs. */
+static onyx_status *evaluate(onyx_opt_ctx *ctx, const onyx_node *n, onyx_value **out) {
+    const onyx_graph *g = ctx->g;
+    const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
+    if (!d) return ONYX_NOT_IMPLEMENTED("no kernel");
+    const onyx_value **in = calloc(n->n_in + 1, sizeof *in);
+    const onyx_type **types = calloc(n->n_in + 1, sizeof *types);
+    bool *used = calloc(n->n_out + 1, sizeof *used);
+    onyx_status *st = NULL;
+    if (!in || !types || !used) st = ONYX_OOM();
+    for (size_t k = 0; !st && k < n->n_in; k++) {
+        in[k] = n->in[k] >= 0 ? g->values[n->in[k]].constant : NULL;
+        types[k] = n->in[k] >= 0 ? &g->values[n->in[k]].type : NULL;
+    }
+    if (!st && d->type_input >= 0 && (size_t)d->type_input < n->n_in && in[d->type_input]) {
+        d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, in[d->type_input]->dtype);
+        if (!d) st = ONYX_NOT_IMPLEMENTED("no kernel for the type");
+    }
+    for (size_t k = 0; k < n->n_out; k++) used[k] = n->out[k] >= 0;
+    void *state = NULL;
+    if (!st && d->init) {
+        onyx_kernel_info info = {.node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in,
+                                 .n_out = n->n_out, .in_types = types, .const_in = in};
+        st = d->init(&info, &state);
+    }
+    if (!st) {
+        onyx_kernel_ctx kc = {.node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in,
+                              .n_out = n->n_out, .in = in, .out = out, .out_used = used, .state = state};
+        st = d->compute(&kc);
+        for (size_t k = 0; !st && k < n->n_out; k++)
+            if (used[k] && !out[k]) st = ONYX_RUNTIME_ERROR("output %zu not produced", k);
+    }
+    if (d && d->free_state && state) d->free_state(state);
+    free(in);
+    free(types);
+    free(used);
+    return st;
+}
+
+static size_t value_size(const onyx_value *v) {
+    size_t n = v ? v->nbytes : 0;
+    for (size_t i = 0; v && i < v->n_items; i++) n += value_size(v->items[i]);
+    return n;
+}
+
+static onyx_status *constant_folding(onyx_opt_ctx *ctx, size_t *changes) {
+    onyx_graph *g = ctx->g;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        onyx_node *n = &g->nodes[i];
+        if (!foldable(g, n)) continue;
+        onyx_value **out = calloc(n->n_out + 1, sizeof *out);
+        if (!out) return ONYX_OOM();
+        onyx_status *st = evaluate(ctx, n, out);
+        size_t bytes = 0;
+        for (size_t k = 0; k < n->n_out; k++) bytes += value_size(out[k]);
+        bool ok = !st && bytes <= ctx->fold_limit_bytes;
+        for (size_t k = 0; ok && k < n->n_out; k++) ok = !out[k] || out[k]->kind == ONYX_VALUE_TENSOR;
+        onyx_status_free(st); /* a node that cannot be folded is simply left to run */
+        if (!ok) {
+            for (size_t k = 0; k < n->n_out; k++) onyx_value_destroy(out[k]);
+            free(out);
+            continue;
+        }
+        /* the outputs become initializers in place: same ids, same names */
+        for (size_t k = 0; k < n->n_out; k++) {
+            int32_t v = n->out[k];
+            if (v < 0) {
+                onyx_value_destroy(out[k]);
+                continue;
+            }
+            onyx_graph_value *gv = &g->values[v];
+            gv->source = ONYX_VAL_INITIALIZER;
+            gv->constant = out[k];
+            gv->type.kind = ONYX_VALUE_TENSOR;
+            gv->type.dtype = out[k]->dtype;
+            gv->type.rank = out[k]->rank;
+            memcpy(gv->type.dims, out[k]->dims, sizeof gv->type.dims);
+        }
+        free(out);
+        onyx_graph_remove_node(g, (uint32_t)i);
+        (*changes)++;
+    }
+    return NULL;
+}
+
+const onyx_pass onyx_pass_constant_folding = {"constant_folding", ONYX_OPT_BASIC, constant_folding};
+
+/* --------------------------------------------------- identity elimination */
+
+static bool same_static_shape(const onyx_type *a, const onyx_type *b) {
+    if (a->rank < 0 || a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (!onyx_dim_known(a->dims[i]) || a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* Is node n a no-op whose output 0 equals its input 0? */
+static bool is_noop(const onyx_graph *g, const onyx_node *n) {
+    if (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1 || n->out[0] < 0 || n->domain[0]) return false;
+    const onyx_type *ti = &g->values[n->in[0]].type, *to = &g->values[n->out[0]].type;
+    const char *op = n->op_type;
+    if (!strcmp(op, "Identity")) return ti->kind == ONYX_VALUE_TENSOR;
+    if (!strcmp(op, "Dropout")) {
+        /* inference: identity unless training_mode is given and not constant false */
+        if (n->n_out > 1 && n->out[1] >= 0) return false;
+        double tm;
+        if (n->n_in >= 3 && n->in[2] >= 0 && !(onyx_opt_scalar(g, n->in[2], &tm) && tm == 0)) return false;
+        return true;
+    }
+    if (!strcmp(op, "Cast")) return ti->dtype && ti->dtype == onyx_attr_int(n, "to", -1);
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze") ||
+        !strcmp(op, "Expand") || !strcmp(op, "Flatten"))
+        return ti->dtype && ti->dtype == to->dtype && same_static_shape(ti, to);
+    return false;
+}
+
+static onyx_status *identity_elimination(onyx_opt_ctx *ctx, size_t *changes) {
+    onyx_graph *g = ctx->g;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        onyx_node *n = &g->nodes[i];
+        if (n->dead || !is_noop(g, n)) continue;
+        /* a graph input feeding a graph output directly must stay a node */
+        if (!onyx_graph_replace_uses(g, n->out[0], n->in[0])) continue;
+        onyx_graph_remove_node(g, (uint32_t)i);
+        (*changes)++;
+    }
+    return NULL;
+}
+
+const onyx_pass onyx_pass_identity_elimination = {"identity_elimination", ONYX_OPT_BASIC,
+                                                  identity_elimination};
+
+/* ------------------------------------------------- dead node elimination */
+
+static onyx_status *dead_node_elimination(onyx_opt_ctx *ctx, size_t *changes) {
+    onyx_graph *g = ctx->g;
+    onyx_use_index u;
+    ONYX_TRY(onyx_use_index_build(g, &u));
+    /* reverse topological order: removing a reader can free its producers */
+    size_t *uses = malloc((g->n_values + 1) * sizeof *uses);
+    if (!uses) {
+        onyx_use_index_free(&u);
+        return ONYX_OOM();
+    }
+    for (size_t v = 0; v < g->n_values; v++) uses[v] = onyx_use_count(&u, (int32_t)v);
+    onyx_use_index_free(&u);
+    for (size_t i = g->n_nodes; i-- > 0;) {
+        onyx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        bool needed = false;
+        for (size_t k = 0; k < n->n_out && !needed; k++) {
+            int32_t v = n->out[k];
+            needed = v >= 0 && (uses[v] || g->values[v].is_output);
+        }
+        if (needed) continue;
+        for (size_t k = 0; k < n->n_in + n->n_implicit; k++) {
+            int32_t v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
+            if (v >= 0 && uses[v]) uses[v]--;
+        }
+        onyx_graph_remove_node(g, (uint32_t)i);
+        (*changes)++;
+    }
+    free(uses);
+    return NULL;
+}
+
+const onyx_pass onyx_pass_dead_node_elimination = {"dead_node_elimination", ONYX_OPT_BASIC,
+                                                   dead_node_elimination};
+
+/* ------------------------------------------- unused initializer removal */
+
+static onyx_status *unused_initializer_removal(onyx_opt_ctx *ctx, size_t *changes) {
+    onyx_graph *g = ctx->g;
+    onyx_use_index u;
+    ONYX_TRY(onyx_use_index_build(g, &u));
+    for (size_t v = 0; v < g->n_values; v++) {
+        onyx_graph_value *gv = &g->values[v];
+        if (gv->source != ONYX_VAL_INITIALIZER || !gv->constant || gv->is_output) continue;
+        if (onyx_use_count(&u, (int32_t)v)) continue;
+        /* subgraphs read outer values by name */
+        bool named_elsewhere = false;
+        for (size_t i = 0; i < g->n_nodes && !named_elsewhere; i++)
+            named_elsewhere = g->nodes[i].n_subgraphs > 0;
+        if (named_elsewhere) continue;
+        onyx_value_destroy(gv->constant);
+        gv->constant = NULL;
+        (*changes)++;
+    }
+    onyx_use_index_free(&u);
+    return NULL;
+}
+
+const onyx_pass onyx_pass_unused_initializer_removal = {"unused_initializer_removal", ONYX_OPT_BASIC,
+                                                        unused_initializer_removal};
