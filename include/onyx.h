@@ -276,6 +276,11 @@ ONYX_API void onyx_session_optimizer_nodes(const onyx_session *session, size_t *
 ONYX_API size_t onyx_session_optimizer_pass_count(const onyx_session *session);
 ONYX_API const char *onyx_session_optimizer_pass(const onyx_session *session, size_t index,
                                                  int *level, size_t *fired);
+/* Save the optimised graph to `path` at session creation (ONNX Runtime's
+ * optimized_model_filepath). Initializers of 1 MiB and more go to
+ * "<path>.data"; the file loads again in onyx and ONNX Runtime. */
+ONYX_API onyx_status *onyx_session_options_set_optimized_model_path(onyx_session_options *opts,
+                                                                   const char *path);
 /* Disable an optimiser pass by name (ONNX Runtime's disabled_optimizers). */
 ONYX_API onyx_status *onyx_session_options_disable_pass(onyx_session_options *opts,
                                                         const char *name);

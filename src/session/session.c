@@ -1,6 +1,7 @@
 /* Environment, session options, session creation and metadata: the public
  * API of onyx.h that is not about values or running. */
 #include "session/session.h"
+#include "ir/save_model.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->config_values);
     free(o->profile_file);
     free(o->disabled_passes);
+    free(o->optimized_model_path);
     free(o);
 }
 
@@ -145,6 +147,15 @@ onyx_status *onyx_session_options_enable_profiling(onyx_session_options *o, cons
     if (!f) return ONYX_OOM();
     free(o->profile_file);
     o->profile_file = f;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_optimized_model_path(onyx_session_options *o, const char *path) {
+    if (!o || !path) return ONYX_INVALID_ARG("onyx_session_options_set_optimized_model_path: NULL argument");
+    char *p = strdup(path);
+    if (!p) return ONYX_OOM();
+    free(o->optimized_model_path);
+    o->optimized_model_path = p;
     return NULL;
 }
 
@@ -262,6 +273,10 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
         onyx_status *st = onyx_optimize(s->graph, s->env, level, disabled, &s->opt_report);
         free(disabled);
         ONYX_TRY(st);
+    }
+    if (o && o->optimized_model_path) {
+        onyx_status *st = onyx_graph_save(s->graph, s->model, o->optimized_model_path, (size_t)1 << 20);
+        if (st) return onyx_error_wrap(st, "saving the optimized model: ");
     }
     ONYX_TRY(create_providers(s, o));
     ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));

@@ -40,6 +40,7 @@ struct onyx_session_options {
     size_t n_config;
     char *profile_file;                 /* NULL = profiling off */
     char *disabled_passes;              /* comma-separated pass names */
+    char *optimized_model_path;         /* save the optimised graph here */
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);

@@ -80,7 +80,30 @@ def unknown_op():
     onnx.save(m, os.path.join(here, "unknown_op.onnx"))
 
 
+def basic_passes():
+    """Constant folding (c1*c2 folds), identity elimination (Identity, Dropout,
+    Cast to the same type go), a near miss (Cast to another type stays), and a
+    dead branch (Neg whose output nobody reads)."""
+    c1 = numpy_helper.from_array(np.full((4,), 2.0, np.float32), "c1")
+    c2 = numpy_helper.from_array(np.arange(4, dtype=np.float32), "c2")
+    nodes = [helper.make_node("Mul", ["c1", "c2"], ["c12"], name="fold_me"),
+             helper.make_node("Identity", ["x"], ["xi"], name="id"),
+             helper.make_node("Add", ["xi", "c12"], ["s"], name="add"),
+             helper.make_node("Dropout", ["s"], ["d"], name="drop"),
+             helper.make_node("Cast", ["d"], ["dc"], name="cast_same", to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["dc"], ["dd"], name="cast_double", to=TensorProto.DOUBLE),
+             helper.make_node("Neg", ["x"], ["unused"], name="dead"),
+             helper.make_node("Relu", ["dd"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "basic",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [4])],
+                          initializer=[c1, c2])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="onyx-tests"),
+         "basic_passes.onnx")
+
+
 if __name__ == "__main__":
+    basic_passes()
     chain()
     symbolic()
     unordered()
