@@ -102,7 +102,56 @@ def basic_passes():
          "basic_passes.onnx")
 
 
+def model(nodes, name, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onyx-tests"),
+         name + ".onnx")
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def rewrites():
+    rng = np.random.default_rng(1)
+    arr = lambda name, *shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+    pos = lambda name, *shape: numpy_helper.from_array((rng.random(shape) + 0.5).astype(np.float32), name)
+    # Conv -> BN -> Mul(per channel) -> Add(per channel): all fold into the Conv.
+    # Near miss: conv2's output is also a graph output, so its BN stays.
+    model([helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+           helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["bn"], name="bn"),
+           helper.make_node("Mul", ["bn", "k"], ["mu"], name="mul"),
+           helper.make_node("Add", ["mu", "a"], ["y"], name="add"),
+           helper.make_node("Conv", ["x", "W"], ["c2"], name="conv2"),
+           helper.make_node("BatchNormalization", ["c2", "s", "bb", "m", "v"], ["y2"], name="bn2")],
+          "conv_fold", [f32("x", [1, 3, 6, 6])], [f32("y", [1, 4, 6, 6]), f32("y2", [1, 4, 4, 4]), f32("c2", [1, 4, 4, 4])],
+          [arr("W", 4, 3, 3, 3), arr("B", 4), pos("s", 4), arr("bb", 4), arr("m", 4), pos("v", 4),
+           arr("k", 4, 1, 1), arr("a", 1, 4, 1, 1)])
+    # MatMul + Add -> Gemm; near miss: a rank-3 MatMul stays.
+    model([helper.make_node("MatMul", ["x", "W"], ["xw"], name="mm"),
+           helper.make_node("Add", ["xw", "b"], ["y"], name="add"),
+           helper.make_node("MatMul", ["x3", "W"], ["x3w"], name="mm3"),
+           helper.make_node("Add", ["x3w", "b"], ["y3"], name="add3")],
+          "matmul_add", [f32("x", [2, 3]), f32("x3", [2, 2, 3])], [f32("y", [2, 4]), f32("y3", [2, 2, 4])],
+          [arr("W", 3, 4), arr("b", 4)])
+    # CSE: two identical Relu(x) and Sigmoid on each; transposes that cancel;
+    # a Shape of a static tensor that folds; Pad folded into Conv.
+    model([helper.make_node("Relu", ["x"], ["r1"], name="relu1"),
+           helper.make_node("Relu", ["x"], ["r2"], name="relu2"),
+           helper.make_node("Add", ["r1", "r2"], ["s"], name="sum"),
+           helper.make_node("Transpose", ["s"], ["t1"], name="t1", perm=[0, 2, 3, 1]),
+           helper.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[0, 3, 1, 2]),
+           helper.make_node("Shape", ["t2"], ["shp"], name="shape"),
+           helper.make_node("Reshape", ["t2", "shp"], ["rs"], name="reshape"),
+           helper.make_node("Pad", ["rs", "pads"], ["p"], name="pad"),
+           helper.make_node("Conv", ["p", "W"], ["y"], name="conv"),
+           helper.make_node("Transpose", ["x"], ["y2"], name="near_miss", perm=[0, 1, 3, 2])],
+          "misc_rewrites", [f32("x", [1, 3, 5, 5])], [f32("y", [1, 2, 5, 5]), f32("y2", [1, 3, 5, 5])],
+          [arr("W", 2, 3, 3, 3), numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")])
+
+
 if __name__ == "__main__":
+    rewrites()
     basic_passes()
     chain()
     symbolic()

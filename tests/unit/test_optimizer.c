@@ -109,11 +109,92 @@ static void test_save_and_reload(void) {
     unlink(path);
 }
 
+/* Run s on inputs made from its metadata (static shapes, float data). */
+static void run_all(onyx_session *s, onyx_value **outs, size_t max_out) {
+    size_t ni = onyx_session_input_count(s), no = onyx_session_output_count(s);
+    onyx_value *in[8] = {0};
+    const char *in_names[8], *out_names[8];
+    for (size_t i = 0; i < ni && i < 8; i++) {
+        const onyx_type_info *t = onyx_session_input_type(s, i);
+        int64_t shape[8];
+        size_t rank = (size_t)onyx_type_info_rank(t);
+        for (size_t d = 0; d < rank; d++) shape[d] = onyx_type_info_dim(t, d);
+        CHECK_OK(onyx_tensor_create(ONYX_FLOAT, shape, rank, &in[i]));
+        float *p = onyx_tensor_data(in[i]);
+        for (int64_t k = 0; p && k < onyx_tensor_element_count(in[i]); k++) p[k] = (float)sin(0.7 * k + i);
+        in_names[i] = onyx_session_input_name(s, i);
+    }
+    for (size_t o = 0; o < no && o < max_out; o++) out_names[o] = onyx_session_output_name(s, o);
+    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)in, ni, out_names,
+                              no < max_out ? no : max_out, outs));
+    for (size_t i = 0; i < ni && i < 8; i++) onyx_value_free(in[i]);
+}
+
+/* Outputs at `level` equal the unoptimised ones within rtol 1e-4. */
+static void check_same_outputs(const char *path, onyx_optimization_level level) {
+    onyx_session *a = open_at(path, ONYX_OPT_DISABLED, NULL), *b = open_at(path, level, NULL);
+    if (!a || !b) return;
+    onyx_value *oa[8] = {0}, *ob[8] = {0};
+    run_all(a, oa, 8);
+    run_all(b, ob, 8);
+    for (size_t o = 0; o < onyx_session_output_count(a) && o < 8; o++) {
+        if (!oa[o] || !ob[o]) continue;
+        CHECK(onyx_tensor_element_count(oa[o]) == onyx_tensor_element_count(ob[o]));
+        const float *x = onyx_tensor_data(oa[o]), *y = onyx_tensor_data(ob[o]);
+        int bad = 0;
+        for (int64_t k = 0; k < onyx_tensor_element_count(oa[o]); k++)
+            bad += fabsf(x[k] - y[k]) > 1e-5f + 1e-4f * fabsf(x[k]);
+        CHECK(bad == 0);
+        onyx_value_free(oa[o]);
+        onyx_value_free(ob[o]);
+    }
+    onyx_session_free(a);
+    onyx_session_free(b);
+}
+
+static void test_conv_fold(void) {
+    onyx_session *s = open_at("tests/data/conv_fold.onnx", ONYX_OPT_BASIC, NULL);
+    if (!s) return;
+    CHECK(fired(s, "conv_bn_add_mul_fusion") == 3);
+    CHECK(has_op(s, "BatchNormalization", "bn2")); /* near miss: conv2's output is a graph output */
+    CHECK(!has_op(s, "BatchNormalization", "bn") && !has_op(s, "Mul", NULL) && !has_op(s, "Add", NULL));
+    CHECK(onyx_session_node_count(s) == 3);
+    onyx_session_free(s);
+    check_same_outputs("tests/data/conv_fold.onnx", ONYX_OPT_BASIC);
+}
+
+static void test_matmul_add(void) {
+    onyx_session *s = open_at("tests/data/matmul_add.onnx", ONYX_OPT_BASIC, NULL);
+    if (!s) return;
+    CHECK(fired(s, "matmul_add_fusion") == 1);
+    CHECK(has_op(s, "Gemm", "mm"));
+    CHECK(has_op(s, "MatMul", "mm3")); /* near miss: rank 3 */
+    onyx_session_free(s);
+    check_same_outputs("tests/data/matmul_add.onnx", ONYX_OPT_BASIC);
+}
+
+static void test_misc_rewrites(void) {
+    onyx_session *s = open_at("tests/data/misc_rewrites.onnx", ONYX_OPT_BASIC, NULL);
+    if (!s) return;
+    CHECK(fired(s, "common_subexpression_elimination") == 1);
+    CHECK(fired(s, "transpose_optimizer") == 1);
+    CHECK(fired(s, "shape_folding") == 1);
+    CHECK(fired(s, "pad_fusion") == 1);
+    CHECK(!has_op(s, "Pad", NULL) && !has_op(s, "Shape", NULL));
+    CHECK(has_op(s, "Transpose", "near_miss"));
+    CHECK(!has_op(s, "Transpose", "t1") && !has_op(s, "Transpose", "t2"));
+    onyx_session_free(s);
+    check_same_outputs("tests/data/misc_rewrites.onnx", ONYX_OPT_BASIC);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_basic_passes();
     test_disable_by_name();
     test_save_and_reload();
+    test_conv_fold();
+    test_matmul_add();
+    test_misc_rewrites();
     onyx_env_free(env);
     return testlib_finish("test_optimizer");
 }

@@ -1,0 +1,740 @@
+/* SGEMM engine: every micro-kernel the CPU runs against a naive double
+ * reference on many odd sizes, transposes, alpha/beta, pre-packed operands,
+ * generated rows and epilogues. `test_gemm bench` also prints GFLOP/s
+ * (never asserted on). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/threadpool.h"
+#include "core/value.h"
+#include "providers/cpu/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "testlib.h"
+
+static double now_s(void);
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static float frand(void) {   /* uniform in [-1, 1) */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((rng_state >> 40) * (1.0 / (1ull << 23)) - 1.0);
+}
+
+static float *rand_buf(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    for (size_t i = 0; i < n; i++) p[i] = frand();
+    return p;
+}
+
+typedef struct problem {
+    bool ta, tb;
+    size_t M, N, K, lda, ldb, ldc;
+    float alpha, beta;
+    const float *A, *B;
+    onyx_gemm_epilogue ep;   /* bias_kind NONE and act NONE = plain */
+} problem;
+
+static float act_ref(float x, const onyx_gemm_epilogue *ep) {
+    switch (ep->act) {
+    case ONYX_GEMM_ACT_RELU: return x < 0 ? 0 : x;
+    case ONYX_GEMM_ACT_CLIP: return x < ep->act_a ? ep->act_a : (x > ep->act_b ? ep->act_b : x);
+    case ONYX_GEMM_ACT_LEAKY_RELU: return x < 0 ? ep->act_a * x : x;
+    default: return x;
+    }
+}
+
+/* Checks C against the reference computed from C0 (C's contents before). */
+static bool check_result(const problem *p, const float *C0, const float *C, const char *what) {
+    for (size_t i = 0; i < p->M; i++) {
+        for (size_t j = 0; j < p->N; j++) {
+            double acc = 0, mag = 0;
+            for (size_t k = 0; k < p->K; k++) {
+                double a = p->ta ? p->A[k * p->lda + i] : p->A[i * p->lda + k];
+                double b = p->tb ? p->B[j * p->ldb + k] : p->B[k * p->ldb + j];
+                acc += a * b;
+                mag += fabs(a * b);
+            }
+            double ref = p->alpha * acc;
+            mag *= fabs(p->alpha);
+            if (p->beta != 0) {
+                ref += p->beta * C0[i * p->ldc + j];
+                mag += fabs(p->beta * C0[i * p->ldc + j]);
+            }
+            if (p->ep.bias_kind == ONYX_GEMM_BIAS_ROW) ref += p->ep.bias[i];
+            if (p->ep.bias_kind == ONYX_GEMM_BIAS_COL) ref += p->ep.bias[j];
+            ref = act_ref((float)ref, &p->ep);
+            double got = C[i * p->ldc + j];
+            if (!(fabs(got - ref) <= 1e-5 * mag + 1e-5)) {
+                fprintf(stderr, "%s: M=%zu N=%zu K=%zu ta=%d tb=%d alpha=%g beta=%g: C[%zu,%zu] = %g, "
+                        "expected %g\n", what, p->M, p->N, p->K, p->ta, p->tb, p->alpha, p->beta, i, j,
+                        got, ref);
+                return false;
+            }
+        }
+        /* padding between rows must be untouched */
+        for (size_t j = p->N; j < p->ldc && i + 1 < p->M; j++) {
+            if (memcmp(&C[i * p->ldc + j], &C0[i * p->ldc + j], sizeof(float)) != 0) {
+                fprintf(stderr, "%s: wrote C padding at [%zu,%zu]\n", what, i, j);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* C0 for a run: NaN when beta == 0 (C must not be read), random otherwise. */
+static float *make_c(const problem *p) {
+    size_t n = p->M ? (p->M - 1) * p->ldc + p->N : 0;
+    float *c = malloc((n ? n : 1) * sizeof(float));
+    for (size_t i = 0; i < n; i++) c[i] = p->beta == 0 ? NAN : frand();
+    return c;
+}
+
+/* Rows of op(B) generated on demand, to test the row_fn operand. */
+static void gen_row(const void *ctx, size_t k, size_t n0, size_t nc, float *out) {
+    const problem *p = ctx;
+    for (size_t j = 0; j < nc; j++)
+        out[j] = p->tb ? p->B[(n0 + j) * p->ldb + k] : p->B[k * p->ldb + n0 + j];
+}
+
+enum { MODE_PLAIN, MODE_PACK_B, MODE_PACK_A, MODE_PACK_AB, MODE_ROWS, MODE_COUNT };
+static const char *const mode_names[] = {"plain", "packed B", "packed A", "packed A+B", "row_fn"};
+
+static bool run_problem(const problem *p, int mode, onyx_threadpool *tp) {
+    float *C0 = make_c(p);
+    size_t n = p->M ? (p->M - 1) * p->ldc + p->N : 0;
+    float *C = malloc((n ? n : 1) * sizeof(float));
+    memcpy(C, C0, n * sizeof(float));
+    onyx_gemm_operand a = {.data = p->A, .ld = p->lda, .trans = p->ta};
+    onyx_gemm_operand b = {.data = p->B, .ld = p->ldb, .trans = p->tb};
+    onyx_packed_mat *pa = NULL, *pb = NULL;
+    bool ok = true;
+    if (mode == MODE_PACK_A || mode == MODE_PACK_AB) {
+        CHECK_OK(onyx_sgemm_pack_a(p->ta, p->M, p->K, p->A, p->lda, &pa));
+        a = (onyx_gemm_operand){.packed = pa};
+    }
+    if (mode == MODE_PACK_B || mode == MODE_PACK_AB) {
+        CHECK_OK(onyx_sgemm_pack_b(p->tb, p->K, p->N, p->B, p->ldb, &pb));
+        b = (onyx_gemm_operand){.packed = pb};
+    }
+    if (mode == MODE_ROWS) b = (onyx_gemm_operand){.row_fn = gen_row, .row_ctx = p};
+    bool plain_ep = p->ep.bias_kind == ONYX_GEMM_BIAS_NONE && p->ep.act == ONYX_GEMM_ACT_NONE;
+    onyx_status *st;
+    if (mode == MODE_PLAIN && plain_ep)
+        st = onyx_sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb,
+                        p->beta, C, p->ldc, tp);
+    else if (mode == MODE_PACK_B)
+        st = onyx_sgemm_packed(p->ta, p->M, p->alpha, p->A, p->lda, pb, p->beta, C, p->ldc,
+                               plain_ep ? NULL : &p->ep, tp);
+    else
+        st = onyx_sgemm_ex(p->M, p->N, p->K, p->alpha, &a, &b, p->beta, C, p->ldc, &p->ep, tp);
+    if (st) {
+        fprintf(stderr, "%s: %s\n", mode_names[mode], onyx_status_message(st));
+        onyx_status_free(st);
+        ok = false;
+    } else {
+        ok = check_result(p, C0, C, mode_names[mode]);
+    }
+    onyx_packed_mat_free(pa);
+    onyx_packed_mat_free(pb);
+    free(C0);
+    free(C);
+    return ok;
+}
+
+/* One problem with random operands; ld padding varies with the size. */
+static bool run_case(size_t M, size_t N, size_t K, bool ta, bool tb, float alpha, float beta,
+                     int mode, const onyx_gemm_epilogue *ep, onyx_threadpool *tp) {
+    problem p = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha, .beta = beta};
+    p.lda = (ta ? M : K) + (M % 3);
+    p.ldb = (tb ? K : N) + (N % 2);
+    p.ldc = N + (K % 4);
+    if (p.lda == 0) p.lda = 1;
+    if (p.ldb == 0) p.ldb = 1;
+    float *A = rand_buf((ta ? K : M) * p.lda);
+    float *B = rand_buf((tb ? N : K) * p.ldb);
+    float *bias = rand_buf(M > N ? M : N);
+    p.A = A;
+    p.B = B;
+    if (ep) {
+        p.ep = *ep;
+        p.ep.bias = p.ep.bias_kind ? bias : NULL;
+    }
+    bool ok = run_problem(&p, mode, tp);
+    free(A);
+    free(B);
+    free(bias);
+    return ok;
+}
+
+static const size_t odd_sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 23, 31, 32, 33,
+                                   47, 48, 49, 63, 64, 65, 67};
+#define N_ODD (sizeof odd_sizes / sizeof odd_sizes[0])
+
+static void test_sizes(onyx_threadpool *tp) {
+    static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, 0}, {-1.5f, 0.25f}};
+    int failures = 0, cases = 0;
+    for (size_t mi = 0; mi < N_ODD; mi++)
+        for (size_t ni = 0; ni < N_ODD; ni++)
+            for (size_t ki = 0; ki < N_ODD; ki += 1 + (mi + ni) % 3) {
+                size_t M = odd_sizes[mi], N = odd_sizes[ni], K = odd_sizes[ki];
+                unsigned v = (unsigned)(mi * 7 + ni * 3 + ki);
+                bool ta = v & 1, tb = (v >> 1) & 1;
+                const float *s = ab[(v >> 2) % 4];
+                int mode = (int)((v / 3) % MODE_COUNT);
+                cases++;
+                if (!run_case(M, N, K, ta, tb, s[0], s[1], mode, NULL, tp) && failures++ > 5) goto done;
+            }
+done:
+    CHECK(failures == 0);
+    printf("  %s: %d size cases, %d failed\n", onyx_gemm_isa_name(), cases, failures);
+}
+
+/* Every mode and transpose on sizes that cross the K, M and N blocks. */
+static void test_blocks(onyx_threadpool *tp) {
+    static const size_t shapes[][3] = {{100, 1100, 600}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300}};
+    for (size_t s = 0; s < 4; s++)
+        for (int mode = 0; mode < MODE_COUNT; mode++)
+            for (int t = 0; t < 4; t++)
+                CHECK(run_case(shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, 1.0f,
+                               (t & 1) ? 0.5f : 0.0f, mode, NULL, tp));
+}
+
+static void test_epilogues(onyx_threadpool *tp) {
+    static const onyx_gemm_epilogue eps[] = {
+        {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_NONE, 0, 0},
+        {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0},
+        {ONYX_GEMM_BIAS_NONE, NULL, ONYX_GEMM_ACT_CLIP, -0.5f, 0.75f},
+        {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_LEAKY_RELU, 0.1f, 0},
+        {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0},
+    };
+    static const size_t shapes[][3] = {{1, 1, 1}, {7, 33, 5}, {17, 50, 300}, {64, 196, 576}, {3, 5, 0}};
+    for (size_t e = 0; e < sizeof eps / sizeof eps[0]; e++)
+        for (size_t s = 0; s < 5; s++)
+            for (int mode = 0; mode < MODE_COUNT; mode++)
+                CHECK(run_case(shapes[s][0], shapes[s][1], shapes[s][2], s & 1, (s >> 1) & 1, 1.0f,
+                               e == 4 ? 1.0f : 0.0f, mode, &eps[e], tp));
+}
+
+/* K == 0 and alpha == 0 only scale C (and never read A or B). */
+static void test_degenerate(void) {
+    float C[6] = {1, 2, 3, 4, 5, 6};
+    CHECK_OK(onyx_sgemm(false, false, 2, 3, 0, 1.0f, NULL, 1, NULL, 1, 2.0f, C, 3, NULL));
+    CHECK(C[0] == 2 && C[5] == 12);
+    CHECK_OK(onyx_sgemm(false, false, 2, 3, 4, 0.0f, NULL, 4, NULL, 3, 0.0f, C, 3, NULL));
+    CHECK(C[0] == 0 && C[5] == 0);
+    CHECK_OK(onyx_sgemm(false, false, 0, 3, 4, 1.0f, NULL, 4, NULL, 3, 0.0f, NULL, 3, NULL));
+}
+
+static void test_errors(void) {
+    float A[12] = {0}, B[12] = {0}, C[16] = {0};
+    onyx_packed_mat *pb = NULL;
+    CHECK_OK(onyx_sgemm_pack_b(false, 3, 4, B, 4, &pb));
+    onyx_gemm_operand a = {.data = A, .ld = 4};
+    onyx_gemm_operand b = {.packed = pb};
+    /* K = 4 does not match the packed 3 x 4 */
+    CHECK_ERR(onyx_sgemm_ex(2, 4, 4, 1.0f, &a, &b, 0.0f, C, 4, NULL, NULL), "packed B");
+    onyx_gemm_operand none = {0};
+    CHECK_ERR(onyx_sgemm_ex(2, 4, 3, 1.0f, &a, &none, 0.0f, C, 4, NULL, NULL), "exactly one");
+    CHECK_ERR(onyx_sgemm_ex(2, 4, 3, 1.0f, &b, &b, 0.0f, C, 4, NULL, NULL), "packed A");
+    CHECK_ERR(onyx_sgemm_packed(false, 2, 1.0f, A, 3, NULL, 0.0f, C, 4, NULL, NULL), "packed");
+    CHECK(onyx_packed_mat_bytes(pb) >= 12 * sizeof(float));
+    onyx_packed_mat_free(pb);
+    CHECK(!onyx_gemm_select_isa("no-such-kernel"));
+}
+
+/* ------------------------------------------------------------ operator kernels */
+
+/* Runs one operator through the CPU registry the way the executor does:
+ * init with every input constant (when with_init), then compute. */
+static onyx_status *run_op(const char *op, int opset, const onyx_attr_proto *attrs, size_t n_attrs,
+                           const onyx_value **in, size_t n_in, onyx_value **out, bool with_init,
+                           onyx_threadpool *tp) {
+    *out = NULL;
+    const onyx_op_def *def = onyx_cpu_find_kernel("", op, opset, in[0] ? in[0]->dtype : 0);
+    if (!def) return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "no kernel for %s", op);
+    int32_t ids_in[8] = {0}, ids_out[1] = {0};
+    onyx_node node = {.name = "t", .op_type = op, .domain = "", .opset = opset, .n_in = n_in, .n_out = 1,
+                      .in = ids_in, .out = ids_out, .n_attrs = n_attrs, .attrs = attrs, .provider = 0};
+    void *state = NULL;
+    if (with_init && def->init) {
+        onyx_kernel_info info = {.node = &node, .opset = opset, .n_in = n_in, .n_out = 1, .const_in = in};
+        ONYX_TRY(def->init(&info, &state));
+    }
+    onyx_value *outs[1] = {NULL};
+    bool used[1] = {true};
+    onyx_kernel_ctx ctx = {.node = &node, .opset = opset, .n_in = n_in, .n_out = 1, .in = in, .out = outs,
+                           .out_used = used, .state = state, .tp = tp};
+    onyx_status *st = def->compute(&ctx);
+    if (def->free_state) def->free_state(state);
+    if (st) onyx_value_destroy(outs[0]);
+    else *out = outs[0];
+    return st;
+}
+
+static onyx_attr_proto attr_int(const char *name, int64_t v) {
+    return (onyx_attr_proto){.name = (char *)name, .type = ONYX_ATTR_INT, .i = v};
+}
+static onyx_attr_proto attr_ints(const char *name, const int64_t *v, size_t n) {
+    return (onyx_attr_proto){.name = (char *)name, .type = ONYX_ATTR_INTS, .ints = (int64_t *)v, .n_ints = n};
+}
+static onyx_attr_proto attr_float(const char *name, float v) {
+    return (onyx_attr_proto){.name = (char *)name, .type = ONYX_ATTR_FLOAT, .f = v};
+}
+static onyx_attr_proto attr_str(const char *name, const char *v) {
+    return (onyx_attr_proto){.name = (char *)name, .type = ONYX_ATTR_STRING,
+                             .s = {.ptr = (const uint8_t *)v, .len = strlen(v)}};
+}
+
+static onyx_value *rand_tensor(int rank, const int64_t *dims) {
+    onyx_value *v = NULL;
+    CHECK_OK(onyx_tensor_new(ONYX_FLOAT, rank, dims, &v));
+    for (int64_t i = 0; v && i < v->numel; i++) ((float *)v->data)[i] = frand();
+    return v;
+}
+
+static bool close_to(const onyx_value *y, const double *ref, int64_t n, const char *what) {
+    if (!y || y->numel != n) {
+        fprintf(stderr, "%s: output has %lld elements, expected %lld\n", what, y ? (long long)y->numel : -1LL,
+                (long long)n);
+        return false;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double got = ((const float *)y->data)[i];
+        if (!(fabs(got - ref[i]) <= 1e-4 * (1 + fabs(ref[i])))) {
+            fprintf(stderr, "%s: element %lld = %g, expected %g\n", what, (long long)i, got, ref[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A convolution case: explicit pads (pb, pe), or auto_pad when set. */
+typedef struct conv_case {
+    int nd;
+    int64_t N, C, M, G;
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], opad[3];
+    const char *auto_pad;
+    bool bias;
+} conv_case;
+
+/* Output size and effective start pads of a case. */
+static void conv_case_out(const conv_case *c, bool transpose, int64_t *out, int64_t *pb) {
+    for (int i = 0; i < c->nd; i++) {
+        int64_t dk = (c->k[i] - 1) * c->d[i] + 1;
+        pb[i] = c->pb[i];
+        if (transpose) {
+            out[i] = c->s[i] * (c->in[i] - 1) + c->opad[i] + dk - c->pb[i] - c->pe[i];
+        } else if (c->auto_pad) {
+            out[i] = (c->in[i] + c->s[i] - 1) / c->s[i];
+            int64_t total = (out[i] - 1) * c->s[i] + dk - c->in[i];
+            if (total < 0) total = 0;
+            pb[i] = strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else {
+            out[i] = (c->in[i] + c->pb[i] + c->pe[i] - dk) / c->s[i] + 1;
+        }
+    }
+}
+
+/* Naive N-d (transposed) convolution in double. */
+static void conv_reference(const conv_case *c, bool transpose, const float *x, const float *w, const float *b,
+                           double *y) {
+    int64_t out[3], pb[3], osz = 1, isz = 1, ksz = 1;
+    conv_case_out(c, transpose, out, pb);
+    for (int i = 0; i < c->nd; i++) {
+        osz *= out[i];
+        isz *= c->in[i];
+        ksz *= c->k[i];
+    }
+    int64_t Cg = c->C / c->G, Mg = c->M / c->G;
+    for (int64_t i = 0; i < c->N * c->M * osz; i++) y[i] = b ? b[(i / osz) % c->M] : 0.0;
+    for (int64_t n = 0; n < c->N; n++)
+        for (int64_t ci = 0; ci < c->C; ci++)
+            for (int64_t mi = 0; mi < Mg; mi++) {
+                int64_t g = ci / Cg, m = g * Mg + mi;
+                const float *wk = transpose ? w + (ci * Mg + mi) * ksz : w + (m * Cg + ci % Cg) * ksz;
+                for (int64_t ip = 0; ip < isz; ip++)
+                    for (int64_t q = 0; q < ksz; q++) {
+                        /* input position ip meets kernel tap q at output position op */
+                        int64_t op = 0, rem_i = ip, rem_q = q, scale = 1;
+                        bool ok = true;
+                        for (int dd = c->nd - 1; dd >= 0; dd--) {
+                            int64_t iv = rem_i % c->in[dd], kv = rem_q % c->k[dd];
+                            rem_i /= c->in[dd];
+                            rem_q /= c->k[dd];
+                            int64_t o;
+                            if (transpose) {
+                                o = iv * c->s[dd] + kv * c->d[dd] - pb[dd];
+                            } else {
+                                int64_t t = iv + pb[dd] - kv * c->d[dd];
+                                ok &= t >= 0 && t % c->s[dd] == 0;
+                                o = t / c->s[dd];
+                            }
+                            ok &= o >= 0 && o < out[dd];
+                            op += o * scale;
+                            scale *= out[dd];
+                        }
+                        if (ok) y[(n * c->M + m) * osz + op] += (double)x[(n * c->C + ci) * isz + ip] * wk[q];
+                    }
+            }
+}
+
+static bool run_conv_case(const conv_case *c, bool transpose, bool with_init, onyx_threadpool *tp) {
+    int64_t xd[5] = {c->N, c->C}, wd[5] = {transpose ? c->C : c->M, transpose ? c->M / c->G : c->C / c->G};
+    int64_t pads[6], out[3], pb[3], osz = 1;
+    for (int i = 0; i < c->nd; i++) {
+        xd[2 + i] = c->in[i];
+        wd[2 + i] = c->k[i];
+        pads[i] = c->pb[i];
+        pads[c->nd + i] = c->pe[i];
+    }
+    conv_case_out(c, transpose, out, pb);
+    for (int i = 0; i < c->nd; i++) osz *= out[i];
+    onyx_value *x = rand_tensor(c->nd + 2, xd), *w = rand_tensor(c->nd + 2, wd), *b = rand_tensor(1, &c->M);
+    onyx_attr_proto attrs[8];
+    size_t na = 0;
+    attrs[na++] = attr_int("group", c->G);
+    attrs[na++] = attr_ints("strides", c->s, (size_t)c->nd);
+    attrs[na++] = attr_ints("dilations", c->d, (size_t)c->nd);
+    if (c->auto_pad) attrs[na++] = attr_str("auto_pad", c->auto_pad);
+    else attrs[na++] = attr_ints("pads", pads, 2 * (size_t)c->nd);
+    if (transpose) attrs[na++] = attr_ints("output_padding", c->opad, (size_t)c->nd);
+    const onyx_value *in[3] = {x, w, c->bias ? b : NULL};
+    onyx_value *y = NULL;
+    double *ref = malloc((size_t)(c->N * c->M * osz) * sizeof(double));
+    conv_reference(c, transpose, x->data, w->data, c->bias ? b->data : NULL, ref);
+    onyx_status *st = run_op(transpose ? "ConvTranspose" : "Conv", 17, attrs, na, in, 3, &y, with_init, tp);
+    bool ok = st == NULL && close_to(y, ref, c->N * c->M * osz, transpose ? "ConvTranspose" : "Conv");
+    if (st) {
+        fprintf(stderr, "conv case: %s\n", onyx_status_message(st));
+        onyx_status_free(st);
+    }
+    if (!ok)
+        fprintf(stderr, "  case nd=%d N=%lld C=%lld M=%lld G=%lld in0=%lld k0=%lld s0=%lld d0=%lld pads0=%lld,%lld %s\n",
+                c->nd, (long long)c->N, (long long)c->C, (long long)c->M, (long long)c->G, (long long)c->in[0],
+                (long long)c->k[0], (long long)c->s[0], (long long)c->d[0], (long long)c->pb[0],
+                (long long)c->pe[0], c->auto_pad ? c->auto_pad : "");
+    free(ref);
+    onyx_value_destroy(x);
+    onyx_value_destroy(w);
+    onyx_value_destroy(b);
+    onyx_value_destroy(y);
+    return ok;
+}
+
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1); }
+
+/* Random convolutions of every kind against the naive reference. */
+static void test_conv_random(onyx_threadpool *tp) {
+    int failures = 0;
+    for (int t = 0; t < 300 && failures < 5; t++) {
+        conv_case c = {.nd = 1 + t % 3, .N = rnd(1, 2), .bias = t % 4 != 0};
+        c.G = t % 5 == 0 ? rnd(2, 3) : 1;
+        c.C = c.G * rnd(1, 4);
+        c.M = c.G * rnd(1, 5);
+        if (t % 7 == 0) {   /* depthwise */
+            c.G = c.C = rnd(2, 6);
+            c.M = c.C * rnd(1, 2);
+        }
+        for (int i = 0; i < c.nd; i++) {
+            c.k[i] = rnd(1, c.nd == 3 ? 2 : 3);
+            c.s[i] = rnd(1, 2);
+            c.d[i] = t % 3 == 0 ? rnd(1, 2) : 1;
+            c.pb[i] = rnd(0, 2);
+            c.pe[i] = rnd(0, 2);
+            int64_t dk = (c.k[i] - 1) * c.d[i] + 1;
+            c.in[i] = dk + rnd(0, c.nd == 3 ? 4 : 9);
+            c.opad[i] = rnd(0, c.s[i] - 1);
+        }
+        if (t % 11 == 5) c.auto_pad = t % 2 ? "SAME_UPPER" : "SAME_LOWER";
+        if (t % 13 == 3)   /* pointwise: the GEMM runs directly on X */
+            for (int i = 0; i < c.nd; i++) c.k[i] = c.s[i] = 1, c.pb[i] = c.pe[i] = 0;
+        bool init = t % 2 == 0;
+        if (!run_conv_case(&c, false, init, tp)) failures++;
+        if (!c.auto_pad) {
+            for (int i = 0; i < c.nd; i++) {   /* ConvTranspose needs pads within the full output */
+                int64_t full = c.s[i] * (c.in[i] - 1) + c.opad[i] + (c.k[i] - 1) * c.d[i] + 1;
+                if (c.pb[i] + c.pe[i] >= full) c.pb[i] = c.pe[i] = 0;
+            }
+            if (!run_conv_case(&c, true, !init, tp)) failures++;
+        }
+    }
+    CHECK(failures == 0);
+    /* sizes that cross the GEMM blocks: 300 output positions, K = 16 * 9 */
+    conv_case big = {.nd = 2, .N = 2, .C = 16, .M = 20, .G = 1, .in = {15, 20}, .k = {3, 3}, .s = {1, 1},
+                     .d = {1, 1}, .pb = {1, 1}, .pe = {1, 1}, .bias = true};
+    CHECK(run_conv_case(&big, false, true, tp));
+    CHECK(run_conv_case(&big, false, false, tp));
+    CHECK(run_conv_case(&big, true, false, tp));
+}
+
+static void test_conv_errors(void) {
+    int64_t xd[4] = {1, 4, 5, 5}, wd[4] = {6, 2, 3, 3}, wbad[4] = {6, 3, 3, 3}, wbig[4] = {6, 4, 7, 7};
+    int64_t bd = 5, x3d[3] = {1, 4, 5};
+    onyx_value *x = rand_tensor(4, xd), *w = rand_tensor(4, wd), *wb = rand_tensor(4, wbad);
+    onyx_value *wg = rand_tensor(4, wbig), *b = rand_tensor(1, &bd), *x3 = rand_tensor(3, x3d);
+    onyx_value *y = NULL;
+    onyx_attr_proto g2 = attr_int("group", 2), g3 = attr_int("group", 3), g0 = attr_int("group", 0);
+    int64_t negpads[4] = {0, -1, 0, 0}, s0[2] = {0, 1}, s3[3] = {1, 1, 1};
+    onyx_attr_proto pads = attr_ints("pads", negpads, 4), strides = attr_ints("strides", s0, 2);
+    onyx_attr_proto strides3 = attr_ints("strides", s3, 3), autopad = attr_str("auto_pad", "SAME");
+    const onyx_value *ok_in[3] = {x, w, NULL}, *bad_w[3] = {x, wb, NULL}, *bias[3] = {x, w, b};
+    const onyx_value *big_w[3] = {x, wg, NULL}, *rank_mix[3] = {x3, w, NULL};
+    CHECK_ERR(run_op("Conv", 17, &g3, 1, ok_in, 3, &y, false, NULL), "divisible by group");
+    CHECK_ERR(run_op("Conv", 17, &g0, 1, ok_in, 3, &y, false, NULL), "group 0");
+    CHECK_ERR(run_op("Conv", 17, &g2, 1, bad_w, 3, &y, false, NULL), "does not fit");
+    CHECK_ERR(run_op("Conv", 17, NULL, 0, ok_in, 3, &y, false, NULL), "does not fit");
+    CHECK_ERR(run_op("Conv", 17, &g2, 1, bias, 3, &y, false, NULL), "bias");
+    onyx_attr_proto gp[2] = {g2, pads}, gs[2] = {g2, strides}, gs3[2] = {g2, strides3}, ga[2] = {g2, autopad};
+    CHECK_ERR(run_op("Conv", 17, gp, 2, ok_in, 3, &y, false, NULL), "pads[1]");
+    CHECK_ERR(run_op("Conv", 17, gs, 2, ok_in, 3, &y, false, NULL), "strides[0]");
+    CHECK_ERR(run_op("Conv", 17, gs3, 2, ok_in, 3, &y, false, NULL), "3 values");
+    CHECK_ERR(run_op("Conv", 17, ga, 2, ok_in, 3, &y, false, NULL), "auto_pad");
+    CHECK_ERR(run_op("Conv", 17, NULL, 0, big_w, 3, &y, false, NULL), "smaller than the dilated kernel");
+    CHECK_ERR(run_op("Conv", 17, &g2, 1, rank_mix, 3, &y, false, NULL), "rank");
+    CHECK_ERR(run_op("ConvTranspose", 17, &g3, 1, ok_in, 3, &y, false, NULL), "divisible by group");
+    CHECK_OK(run_op("Conv", 17, &g2, 1, ok_in, 3, &y, true, NULL));
+    CHECK(y && y->rank == 4 && y->dims[1] == 6 && y->dims[2] == 3 && y->dims[3] == 3);
+    onyx_value_destroy(y);
+    onyx_value_destroy(x);
+    onyx_value_destroy(w);
+    onyx_value_destroy(wb);
+    onyx_value_destroy(wg);
+    onyx_value_destroy(b);
+    onyx_value_destroy(x3);
+}
+
+/* MatMul with broadcast batch dims, 1-D operands and a packed constant B. */
+static void test_matmul_op(onyx_threadpool *tp) {
+    static const int64_t shapes[][2][5] = {
+        /* rank, dims... for A then B */
+        {{2, 5, 7}, {2, 7, 9}},           {{1, 7}, {2, 7, 9}},           {{2, 5, 7}, {1, 7}},
+        {{1, 7}, {1, 7}},                 {{3, 2, 5, 7}, {2, 7, 3}},     {{4, 2, 1, 5, 7}, {3, 3, 7, 4}},
+        {{3, 1, 33, 20}, {3, 4, 20, 50}}, {{3, 6, 30, 40}, {2, 40, 70}}, {{2, 0, 7}, {2, 7, 3}},
+    };
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const int64_t *sa = shapes[t][0], *sb = shapes[t][1];
+        onyx_value *a = rand_tensor((int)sa[0], sa + 1), *b = rand_tensor((int)sb[0], sb + 1), *y = NULL;
+        const onyx_value *in[2] = {a, b};
+        for (int init = 0; init < 2; init++) {
+            CHECK_OK(run_op("MatMul", 13, NULL, 0, in, 2, &y, init, tp));
+            if (!y) continue;
+            /* reference via numpy-style loops over the output */
+            int ra = a->rank, rb = b->rank, ry = y->rank;
+            int64_t M = ra == 1 ? 1 : a->dims[ra - 2], K = a->dims[ra - 1], N = rb == 1 ? 1 : b->dims[rb - 1];
+            int nbatch = ry - (ra > 1) - (rb > 1);
+            int64_t batches = 1;
+            for (int i = 0; i < nbatch; i++) batches *= y->dims[i];
+            double *ref = calloc((size_t)y->numel + 1, sizeof(double));
+            for (int64_t bt = 0; bt < batches; bt++) {
+                int64_t ia = 0, ib = 0, sa_ = 1, sb_ = 1, rem = bt;
+                for (int i = nbatch - 1; i >= 0; i--) {
+                    int64_t c = rem % y->dims[i];
+                    rem /= y->dims[i];
+                    int ka = i - (nbatch - (ra - 2)), kb = i - (nbatch - (rb - 2));
+                    if (ra > 2 && ka >= 0) {
+                        if (a->dims[ka] != 1) ia += c * sa_;
+                        sa_ *= a->dims[ka];
+                    }
+                    if (rb > 2 && kb >= 0) {
+                        if (b->dims[kb] != 1) ib += c * sb_;
+                        sb_ *= b->dims[kb];
+                    }
+                }
+                const float *am = (const float *)a->data + ia * M * K, *bm = (const float *)b->data + ib * K * N;
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++)
+                        for (int64_t k = 0; k < K; k++) ref[(bt * M + i) * N + j] += (double)am[i * K + k] * bm[k * N + j];
+            }
+            CHECK(close_to(y, ref, y->numel, "MatMul"));
+            free(ref);
+            onyx_value_destroy(y);
+        }
+        onyx_value_destroy(a);
+        onyx_value_destroy(b);
+    }
+    int64_t d1[2] = {3, 4}, d2[2] = {5, 6}, d0[1] = {4};
+    onyx_value *a = rand_tensor(2, d1), *b = rand_tensor(2, d2), *s = rand_tensor(0, d0), *y = NULL;
+    const onyx_value *bad[2] = {a, b}, *scalar[2] = {s, a};
+    CHECK_ERR(run_op("MatMul", 13, NULL, 0, bad, 2, &y, false, NULL), "do not match");
+    CHECK_ERR(run_op("MatMul", 13, NULL, 0, scalar, 2, &y, false, NULL), "rank >= 1");
+    onyx_value_destroy(a);
+    onyx_value_destroy(b);
+    onyx_value_destroy(s);
+}
+
+/* Gemm with every C broadcast form, transposes, alpha/beta, packed B. */
+static void test_gemm_op(onyx_threadpool *tp) {
+    static const int64_t cshapes[][3] = {{0}, {1, 1}, {1, 11}, {2, 1, 11}, {2, 9, 1}, {2, 9, 11}, {2, 1, 1}, {-1}};
+    for (size_t ci = 0; ci < sizeof cshapes / sizeof cshapes[0]; ci++)
+        for (int t = 0; t < 8; t++) {
+            bool ta = t & 1, tb = t & 2, init = t & 4;
+            int64_t M = 9, N = 11, K = 13;
+            int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N};
+            onyx_value *a = rand_tensor(2, ad), *b = rand_tensor(2, bd), *c = NULL, *y = NULL;
+            if (cshapes[ci][0] >= 0) c = rand_tensor((int)cshapes[ci][0], cshapes[ci] + 1);
+            float alpha = t % 3 ? 0.5f : 1.0f, beta = t % 2 ? 2.0f : 1.0f;
+            onyx_attr_proto attrs[4] = {attr_int("transA", ta), attr_int("transB", tb), attr_float("alpha", alpha),
+                                        attr_float("beta", beta)};
+            const onyx_value *in[3] = {a, b, c};
+            CHECK_OK(run_op("Gemm", 13, attrs, 4, in, 3, &y, init, tp));
+            double ref[99];
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        acc += (double)((float *)a->data)[ta ? k * M + i : i * K + k] *
+                               ((float *)b->data)[tb ? j * K + k : k * N + j];
+                    double cv = 0;
+                    if (c) {
+                        int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank ? c->dims[c->rank - 1] : 1;
+                        cv = ((float *)c->data)[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+                    }
+                    ref[i * N + j] = alpha * acc + beta * cv;
+                }
+            CHECK(close_to(y, ref, M * N, "Gemm"));
+            onyx_value_destroy(y);
+            onyx_value_destroy(a);
+            onyx_value_destroy(b);
+            onyx_value_destroy(c);
+        }
+    int64_t ad[2] = {3, 4}, bd[2] = {4, 5}, cd[2] = {2, 5};
+    onyx_value *a = rand_tensor(2, ad), *b = rand_tensor(2, bd), *c = rand_tensor(2, cd), *y = NULL;
+    const onyx_value *in[3] = {a, b, c}, *noc[3] = {a, b, NULL};
+    CHECK_ERR(run_op("Gemm", 13, NULL, 0, in, 3, &y, false, NULL), "cannot be broadcast");
+    CHECK_ERR(run_op("Gemm", 9, NULL, 0, noc, 3, &y, false, NULL), "required");
+    onyx_attr_proto ta = attr_int("transA", 1);
+    CHECK_ERR(run_op("Gemm", 13, &ta, 1, noc, 3, &y, false, NULL), "op(A)");
+    onyx_value_destroy(a);
+    onyx_value_destroy(b);
+    onyx_value_destroy(c);
+}
+
+/* Convolution throughput on ResNet-50's layer shapes (batch 1). */
+static void bench_conv(onyx_threadpool *tp) {
+    static const int64_t layers[][6] = {   /* C, H(=W), M, k, stride, count in the net */
+        {3, 224, 64, 7, 2, 1},   {64, 56, 64, 1, 1, 3},    {64, 56, 64, 3, 1, 3},    {64, 56, 256, 1, 1, 4},
+        {256, 56, 64, 1, 1, 2},  {256, 56, 128, 1, 1, 1}, {128, 56, 128, 3, 2, 1},  {128, 28, 128, 3, 1, 3},
+        {128, 28, 512, 1, 1, 4}, {256, 56, 512, 1, 2, 1}, {512, 28, 128, 1, 1, 3}, {512, 28, 256, 1, 1, 1},
+        {256, 28, 256, 3, 2, 1}, {256, 14, 256, 3, 1, 5}, {256, 14, 1024, 1, 1, 6}, {512, 28, 1024, 1, 2, 1},
+        {1024, 14, 256, 1, 1, 5}, {1024, 14, 512, 1, 1, 1}, {512, 14, 512, 3, 2, 1}, {512, 7, 512, 3, 1, 2},
+        {512, 7, 2048, 1, 1, 3}, {1024, 14, 2048, 1, 2, 1}, {2048, 7, 512, 1, 1, 2},
+    };
+    double total_s[2] = {0, 0}, total_flops = 0;
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+        int64_t C = layers[l][0], H = layers[l][1], M = layers[l][2], k = layers[l][3], s = layers[l][4];
+        int64_t xd[4] = {1, C, H, H}, wd[4] = {M, C, k, k}, p = k / 2, pads[4] = {p, p, p, p}, st[2] = {s, s};
+        onyx_value *x = rand_tensor(4, xd), *w = rand_tensor(4, wd), *b = rand_tensor(1, &M), *y = NULL;
+        onyx_attr_proto attrs[2] = {attr_ints("pads", pads, 4), attr_ints("strides", st, 2)};
+        const onyx_value *in[3] = {x, w, b};
+        int64_t OH = (H + 2 * p - k) / s + 1;
+        double flops = 2.0 * M * C * k * k * OH * OH;
+        printf("  conv C=%-4lld H=%-3lld M=%-4lld k=%lld s=%lld x%lld:", (long long)C, (long long)H, (long long)M,
+               (long long)k, (long long)s, (long long)layers[l][5]);
+        for (int th = 0; th < (tp ? 2 : 1); th++) {
+            double best = 1e30;
+            for (int r = 0; r < 5; r++) {
+                double t0 = now_s();
+                CHECK_OK(run_op("Conv", 17, attrs, 2, in, 3, &y, false, th ? tp : NULL));
+                double t = now_s() - t0;
+                if (t < best) best = t;
+                onyx_value_destroy(y);
+                y = NULL;
+            }
+            total_s[th] += best * (double)layers[l][5];
+            printf("  %s %6.2f ms %6.1f GFLOP/s", th ? "2T" : "1T", best * 1e3, flops / best * 1e-9);
+        }
+        total_flops += flops * (double)layers[l][5];
+        printf("\n");
+        onyx_value_destroy(x);
+        onyx_value_destroy(w);
+        onyx_value_destroy(b);
+    }
+    printf("  resnet50 convs: %.2f GFLOP, 1 thread %.1f ms (%.1f GFLOP/s)", total_flops * 1e-9, total_s[0] * 1e3,
+           total_flops / total_s[0] * 1e-9);
+    if (tp) printf(", %d threads %.1f ms", onyx_threadpool_threads(tp), total_s[1] * 1e3);
+    printf("\n");
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Best of a few runs of C = A B (beta 0), in GFLOP/s. */
+static double bench_one(size_t M, size_t N, size_t K, bool packed, onyx_threadpool *tp) {
+    float *A = rand_buf(M * K), *B = rand_buf(K * N), *C = rand_buf(M * N);
+    onyx_packed_mat *pb = NULL;
+    if (packed) CHECK_OK(onyx_sgemm_pack_b(false, K, N, B, N, &pb));
+    double best = 1e30, flops = 2.0 * M * N * K;
+    int reps = 0;
+    for (double t_total = 0; reps < 3 || (t_total < 1.0 && reps < 50); reps++) {
+        double t0 = now_s();
+        onyx_status *st = packed ? onyx_sgemm_packed(false, M, 1.0f, A, K, pb, 0.0f, C, N, NULL, tp)
+                                 : onyx_sgemm(false, false, M, N, K, 1.0f, A, K, B, N, 0.0f, C, N, tp);
+        double t = now_s() - t0;
+        CHECK_OK(st);
+        t_total += t;
+        if (t < best) best = t;
+    }
+    onyx_packed_mat_free(pb);
+    free(A);
+    free(B);
+    free(C);
+    return flops / best * 1e-9;
+}
+
+static void bench(onyx_threadpool *tp) {
+    static const size_t shapes[][3] = {{1024, 1024, 1024}, {64, 3136, 576}, {256, 784, 1152},
+                                       {512, 49, 4608}, {128, 768, 768}, {128, 3072, 768},
+                                       {1, 1000, 2048}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        printf("  bench %-8s M=%-5zu N=%-5zu K=%-5zu 1 thread: %6.1f GFLOP/s (packed B %6.1f)",
+               onyx_gemm_isa_name(), M, N, K, bench_one(M, N, K, false, NULL),
+               bench_one(M, N, K, true, NULL));
+        if (tp) printf("  %d threads: %6.1f GFLOP/s", onyx_threadpool_threads(tp), bench_one(M, N, K, false, tp));
+        printf("\n");
+    }
+}
+
+int main(int argc, char **argv) {
+    bool do_bench = argc > 1 && strcmp(argv[1], "bench") == 0;
+    const char *isa_arg = argc > 2 ? argv[2] : NULL;
+    const char *default_isa = onyx_gemm_isa_name();
+    onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
+    static const char *const isas[] = {"avx512f", "avx2", "generic"};
+    for (size_t i = 0; i < 3; i++) {
+        if (isa_arg && strcmp(isa_arg, isas[i]) != 0) continue;
+        if (!onyx_gemm_select_isa(isas[i])) {
+            printf("  %s: not supported by this CPU, skipped\n", isas[i]);
+            continue;
+        }
+        if (do_bench) {
+            bench(tp);
+            continue;
+        }
+        test_sizes(NULL);
+        test_sizes(tp);
+        test_blocks(tp);
+        test_epilogues(tp);
+    }
+    CHECK(onyx_gemm_select_isa(default_isa));
+    if (do_bench) {
+        bench_conv(tp);
+    } else {
+        test_degenerate();
+        test_errors();
+        test_conv_random(NULL);
+        test_conv_random(tp);
+        test_conv_errors();
+        test_matmul_op(tp);
+        test_gemm_op(tp);
+    }
+    onyx_threadpool_free(tp);
+    return testlib_finish("test_gemm");
+}
