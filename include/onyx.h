@@ -11,6 +11,13 @@
  *   - Strings returned by getters are owned by the object they came from and
  *     live as long as it does.
  *
+ * Configuration entries (onyx_session_options_add_config)
+ *   "session.intra_op.allow_spinning" = "0": idle workers sleep at once.
+ *   "session.disabled_optimizers" = "a,b": passes not to run.
+ *   "session.disable_memory_plan" = "1": allocate every intermediate.
+ *   "session.model_dir" = DIR: where external data of a model loaded
+ *       from memory may be read.
+ *
  * Thread safety
  *   - onyx_session_run may be called from any number of threads at once on
  *     the same session. A session is immutable after creation; each run has
@@ -95,6 +102,10 @@ typedef void (*onyx_log_fn)(void *user, onyx_log_level level, const char *logid,
 typedef struct onyx_env onyx_env;
 
 ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, onyx_env **out);
+/* Give the environment one intra-op thread pool (threads = 0: one per core)
+ * that sessions share when their options say so
+ * (onyx_session_options_use_env_threads), instead of a pool each. */
+ONYX_API onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads);
 /* Replace the default logger (stderr). fn may be NULL to silence logging. */
 ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
 ONYX_API void onyx_env_free(onyx_env *env);
@@ -133,6 +144,8 @@ ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts
  * (or when the session is freed). */
 ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options *opts,
                                                             const char *file);
+/* Run this session's operators on the environment's shared thread pool. */
+ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options *opts);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 

@@ -26,6 +26,7 @@ static inline void cpu_relax(void) {
 
 struct onyx_threadpool {
     int threads; /* including the caller */
+    int spin;    /* iterations a worker spins before sleeping */
     pthread_t *workers;
     pthread_mutex_t job_lock;   /* held by the caller that owns the pool for one job */
     pthread_mutex_t mu;
@@ -55,7 +56,7 @@ static void *worker_main(void *p) {
     uint64_t seen = 0;
     for (;;) {
         uint64_t gen = atomic_load(&tp->generation);
-        for (int i = 0; gen == seen && i < SPIN_ITERATIONS; i++) {
+        for (int i = 0; gen == seen && i < tp->spin; i++) {
             cpu_relax();
             gen = atomic_load(&tp->generation);
         }
@@ -86,12 +87,15 @@ int onyx_cpu_count(void) {
     return n > 0 ? (int)n : 1;
 }
 
-onyx_threadpool *onyx_threadpool_create(int threads) {
+onyx_threadpool *onyx_threadpool_create(int threads) { return onyx_threadpool_create_ex(threads, true); }
+
+onyx_threadpool *onyx_threadpool_create_ex(int threads, bool spin) {
     if (threads <= 0) threads = onyx_cpu_count();
     if (threads > 256) threads = 256;
     onyx_threadpool *tp = calloc(1, sizeof *tp);
     if (!tp) return NULL;
     tp->threads = threads;
+    tp->spin = spin ? SPIN_ITERATIONS : 0;
     pthread_mutex_init(&tp->job_lock, NULL);
     pthread_mutex_init(&tp->mu, NULL);
     pthread_cond_init(&tp->wake, NULL);

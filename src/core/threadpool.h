@@ -6,13 +6,17 @@
 #ifndef ONYX_CORE_THREADPOOL_H
 #define ONYX_CORE_THREADPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct onyx_threadpool onyx_threadpool;
 typedef void (*onyx_range_fn)(void *arg, size_t begin, size_t end);
 
-/* threads: total threads including the caller (1 = no workers). */
+/* threads: total threads including the caller (1 = no workers; 0 = one
+ * per core). Workers spin briefly for the next job before sleeping. */
 onyx_threadpool *onyx_threadpool_create(int threads);
+/* spin = false: workers sleep as soon as they are idle (no busy CPU). */
+onyx_threadpool *onyx_threadpool_create_ex(int threads, bool spin);
 void onyx_threadpool_free(onyx_threadpool *tp);
 int onyx_threadpool_threads(const onyx_threadpool *tp);  /* 1 when tp is NULL */
 

@@ -47,8 +47,17 @@ void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user) {
     env->log_user = user;
 }
 
+onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads) {
+    if (!env) return ONYX_INVALID_ARG("env is NULL");
+    if (env->pool) return ONYX_INVALID_ARG("the environment already has a thread pool");
+    if (threads < 0 || threads > 256) return ONYX_INVALID_ARG("threads must be in [0, 256], got %d", threads);
+    env->pool = onyx_threadpool_create(threads);
+    return env->pool ? NULL : ONYX_OOM();
+}
+
 void onyx_env_free(onyx_env *env) {
     if (!env) return;
+    onyx_threadpool_free(env->pool);
     free(env->logid);
     free(env);
 }
@@ -147,6 +156,12 @@ onyx_status *onyx_session_options_enable_profiling(onyx_session_options *o, cons
     if (!f) return ONYX_OOM();
     free(o->profile_file);
     o->profile_file = f;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_use_env_threads(onyx_session_options *o) {
+    if (!o) return ONYX_INVALID_ARG("session options are NULL");
+    o->use_env_threads = true;
     return NULL;
 }
 
@@ -283,8 +298,17 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     ONYX_TRY(collect_io(s));
     const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
     s->memplan_disabled = nomp && !strcmp(nomp, "1");
-    s->tp = onyx_threadpool_create(o ? o->intra_op_threads : 0);
-    if (!s->tp) return ONYX_OOM();
+    if (o && o->use_env_threads) {
+        if (!s->env || !s->env->pool)
+            return ONYX_INVALID_ARG("the session asks for the environment's thread pool, but it has none "
+                                    "(onyx_env_create_thread_pool)");
+        s->tp = s->env->pool;
+    } else {
+        const char *spin = onyx_session_options_config(o, "session.intra_op.allow_spinning");
+        s->tp = onyx_threadpool_create_ex(o ? o->intra_op_threads : 0, !(spin && !strcmp(spin, "0")));
+        if (!s->tp) return ONYX_OOM();
+        s->owns_tp = true;
+    }
     return NULL;
 }
 
@@ -362,7 +386,7 @@ void onyx_session_free(onyx_session *s) {
     onyx_graph_free(s->graph);
     onyx_model_free(s->model);
     onyx_opt_report_free(&s->opt_report);
-    onyx_threadpool_free(s->tp);
+    if (s->owns_tp) onyx_threadpool_free(s->tp);
     free(s->input_ids);
     free(s->input_types);
     free(s->output_types);

@@ -20,6 +20,7 @@ struct onyx_env {
     char *logid;
     onyx_log_fn log_fn;
     void *log_user;
+    onyx_threadpool *pool;              /* shared by sessions that ask for it */
 };
 
 void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
@@ -41,6 +42,7 @@ struct onyx_session_options {
     char *profile_file;                 /* NULL = profiling off */
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
+    bool use_env_threads;
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
@@ -95,6 +97,7 @@ struct onyx_session {
     size_t n_providers;
     onyx_plan *plan;
     onyx_threadpool *tp;
+    bool owns_tp;
     /* public inputs: graph inputs without an initializer default */
     int32_t *input_ids;
     size_t n_inputs;

@@ -182,6 +182,38 @@ static void test_profiler(void) {
     onyx_session_free(s);
 }
 
+/* Two sessions on the environment's shared pool give the same results as
+ * a session with its own pool; asking for a pool the env lacks fails. */
+static void test_shared_pool(void) {
+    onyx_env *e;
+    CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "pool", &e));
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_use_env_threads(o));
+    onyx_session *s = NULL;
+    CHECK_ERR(onyx_session_create(e, "tests/data/chain.onnx", o, &s), "thread pool");
+    CHECK_OK(onyx_env_create_thread_pool(e, 2));
+    onyx_session *a = NULL, *b = NULL;
+    CHECK_OK(onyx_session_create(e, "tests/data/chain.onnx", o, &a));
+    CHECK_OK(onyx_session_create(e, "tests/data/chain.onnx", o, &b));
+    static float x[4096];
+    for (int i = 0; i < 4096; i++) x[i] = (float)(i % 5) - 2.0f;
+    int64_t shape[2] = {1, 4096};
+    onyx_value *xv, *ya = NULL, *yb = NULL;
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &xv));
+    const char *in = "x", *out = "y";
+    if (a) CHECK_OK(onyx_session_run(a, NULL, &in, (const onyx_value *const *)&xv, 1, &out, 1, &ya));
+    if (b) CHECK_OK(onyx_session_run(b, NULL, &in, (const onyx_value *const *)&xv, 1, &out, 1, &yb));
+    if (ya && yb) CHECK(!memcmp(onyx_tensor_data(ya), onyx_tensor_data(yb), sizeof x));
+    onyx_value_free(ya);
+    onyx_value_free(yb);
+    onyx_value_free(xv);
+    onyx_session_free(a);
+    onyx_session_free(b);
+    onyx_session_options_free(o);
+    onyx_env_free(e);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_unordered();
@@ -191,6 +223,7 @@ int main(void) {
     test_memory_plan();
     test_options();
     test_profiler();
+    test_shared_pool();
     onyx_env_free(env);
     return testlib_finish("test_session");
 }
