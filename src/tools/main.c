@@ -1,0 +1,117 @@
+/* onyx: command-line front end of the runtime.
+ *
+ *   onyx run MODEL ...     run once, print / save the outputs
+ *   onyx test DIR ...      run ONNX backend-test folders
+ *   onyx perf MODEL ...    time load and runs (onnxruntime_perf_test style)
+ *   onyx info MODEL        describe a model */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+static const char *const general_help =
+    "usage: onyx COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL    run a model once and print its outputs\n"
+    "  test DIR...  run ONNX backend-test folders and compare with the expected outputs\n"
+    "  perf MODEL   measure load time, latency and peak memory\n"
+    "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
+    "  help [CMD]   show help for a command\n"
+    "\n"
+    "  onyx --version   print the version\n";
+
+static const char *const run_help =
+    "usage: onyx run MODEL [options]\n"
+    "  --inputs FILE         inputs: .npz (arrays keyed by input name), .npy (one-input models)\n"
+    "                        or a folder of input_K.pb files\n"
+    "  --input NAME=FILE     one input from .npy, .npz or .pb (TensorProto, SequenceProto, ...)\n"
+    "  --output FILE.npz     save all outputs to an .npz that numpy.load reads\n"
+    "  --dump DIR            save outputs as DIR/outputs.json + DIR/NAME.bin (ort_run.js layout)\n"
+    "  --dim NAME=V          value of a symbolic dimension for generated inputs (default 1)\n"
+    "  -x THREADS            intra-op threads (default: one per core)\n"
+    "  -o LEVEL              optimization: disabled|basic|extended|all\n"
+    "  -e PROVIDER           execution provider to add before cpu\n"
+    "  --show N              values to print per output (default 8)\n"
+    "  -S SEED               seed for generated inputs (default 0)\n"
+    "Inputs not given are generated: floats uniform in [-1,1), integers 0..9 (1 for *mask*\n"
+    "inputs), bools alternating.\n";
+
+static const char *const test_help =
+    "usage: onyx test DIR... [options]\n"
+    "  DIR is a test folder (model.onnx + test_data_set_N/), or a folder of them; X.onnx\n"
+    "  beside X_output_0.pb is a test too (the 'light' layout).\n"
+    "  --filter REGEX        run only tests whose name matches (POSIX extended regex)\n"
+    "  --exclude-file F      known failures, lines 'test_name  reason'; reported as SKIP when\n"
+    "                        they fail, as UNEXPECTED-PASS (a failure) when they pass\n"
+    "  --timeout S           seconds per test (default 60)\n"
+    "  -j N                  tests run in parallel (default 1)\n"
+    "  --rtol R --atol A     tolerance |got - expected| <= A + R*|expected| (1e-3, 1e-7)\n"
+    "  -x THREADS, -o LEVEL  as for run\n"
+    "  --verbose             timings and more detail\n"
+    "  --no-fork             run tests in this process (for debugging: no isolation/timeout)\n"
+    "Prints PASS/FAIL/ERROR/SKIP per test and 'N passed, N failed, N skipped'; exits 0 iff\n"
+    "nothing failed.\n";
+
+static const char *const perf_help =
+    "usage: onyx perf MODEL [result_file] [options]\n"
+    "  -x THREADS            intra-op threads (default: one per core)\n"
+    "  -r RUNS               timed runs (default 10)\n"
+    "  -w WARMUP             untimed runs first (default 1; the first run is first_run_ms)\n"
+    "  -m times|duration     fixed run count, or run for -t SECONDS (default 10)\n"
+    "  --inputs FILE         inputs (.npz, .npy or folder of input_K.pb); default: generated\n"
+    "  --input NAME=FILE     one input\n"
+    "  --dim NAME=V, -f NAME:V   symbolic dimension value for generated inputs\n"
+    "  -S SEED               seed for generated inputs; -I generate inputs (the default)\n"
+    "  -o LEVEL              optimization level; -e PROVIDER execution provider\n"
+    "  -s                    percentile statistics on stderr\n"
+    "  -n                    load only\n"
+    "  -y                    accepted for onnxruntime_perf_test compatibility, ignored\n"
+    "Prints one JSON line: model, threads, load_ms, first_run_ms, median_ms, min_ms, p90_ms,\n"
+    "peak_rss_mb.\n";
+
+static const char *const info_help =
+    "usage: onyx info MODEL [-x THREADS] [-o LEVEL]\n"
+    "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
+    "  operator counts, initializers, and the provider of each node.\n";
+
+static const char *help_text(const char *cmd) {
+    static const struct {
+        const char *cmd, *text;
+    } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help}};
+    for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
+    return general_help;
+}
+
+void cli_print_help(FILE *f, const char *cmd) { fputs(help_text(cmd), f); }
+
+void cli_print_usage(FILE *f, const char *cmd) {
+    const char *help = help_text(cmd);
+    fprintf(f, "%.*s\n", (int)strcspn(help, "\n"), help);
+    fprintf(f, "(run 'onyx help%s%s' for the options)\n", cmd ? " " : "", cmd ? cmd : "");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        cli_print_help(stderr, NULL);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+        printf("onyx %s\n", onyx_version());
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        cli_print_help(stdout, argc > 2 ? argv[2] : NULL);
+        return CLI_EXIT_OK;
+    }
+    /* each command parses argv[2..] */
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "test") == 0) return cmd_test(argc - 2, argv + 2);
+    if (strcmp(cmd, "perf") == 0) return cmd_perf(argc - 2, argv + 2);
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);
+    cli_print_help(stderr, NULL);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,192 @@
+/* CLI helpers that involve flags, messages and sessions. */
+#include "tools/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/model.h"
+
+int cli_fail(onyx_status *st) {
+    fprintf(stderr, "onyx: error: %s\n", st ? onyx_status_message(st) : "unknown error");
+    onyx_status_free(st);
+    return CLI_EXIT_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "onyx %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    cli_print_usage(stderr, cmd);
+    return CLI_EXIT_USAGE;
+}
+
+bool cli_flag(cli_args *a, const char *name, bool takes_value) {
+    const char *arg = a->argv[a->i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0) return false;
+    a->flag = name;
+    bool short_flag = n == 2 && name[1] != '-';
+    if (takes_value && arg[n] != 0 && (short_flag || arg[n] == '=')) {
+        /* "-x4" (as getopt allows) or "--dump=DIR" */
+        a->value = arg + n + (short_flag ? 0 : 1);
+        return true;
+    }
+    if (arg[n] != 0) return false;
+    if (!takes_value) return true;
+    if (a->i + 1 >= a->argc) {
+        cli_usage_error(a->cmd, "option %s needs a value", name);
+        a->failed = true;
+        a->value = NULL;
+        return true;
+    }
+    a->value = a->argv[++a->i];
+    return true;
+}
+
+void cli_bad_arg(cli_args *a, const char *why) {
+    cli_usage_error(a->cmd, "%s '%s'", why, a->argv[a->i]);
+    a->failed = true;
+}
+
+bool cli_flag_int(cli_args *a, int lo, int hi, int *out) {
+    if (a->failed) return false;
+    if (cli_parse_int(a->value, lo, hi, out)) return true;
+    cli_usage_error(a->cmd, "bad value '%s' for %s (expected an integer in [%d, %d])", a->value,
+                    a->flag, lo, hi);
+    a->failed = true;
+    return false;
+}
+
+bool cli_flag_double(cli_args *a, double *out) {
+    if (a->failed) return false;
+    if (cli_parse_double(a->value, out) && *out >= 0) return true;
+    cli_usage_error(a->cmd, "bad value '%s' for %s (expected a non-negative number)", a->value,
+                    a->flag);
+    a->failed = true;
+    return false;
+}
+
+/* --------------------------------------------------------------- session */
+
+bool cli_parse_opt_level(const char *s, onyx_optimization_level *out) {
+    static const struct {
+        const char *name, *num;
+        onyx_optimization_level level;
+    } levels[] = {
+        {"disabled", "0", ONYX_OPT_DISABLED},
+        {"basic", "1", ONYX_OPT_BASIC},
+        {"extended", "2", ONYX_OPT_EXTENDED},
+        {"all", "99", ONYX_OPT_ALL},
+    };
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        if (strcmp(s, levels[i].name) == 0 || strcmp(s, levels[i].num) == 0) {
+            *out = levels[i].level;
+            return true;
+        }
+    }
+    return false;
+}
+
+onyx_status *cli_open_env(const cli_session_args *a, onyx_env **env) {
+    ONYX_TRY(onyx_env_create(a->quiet_log ? ONYX_LOG_ERROR : ONYX_LOG_WARNING, "onyx", env));
+    if (a->quiet_log) onyx_env_set_logger(*env, NULL, NULL);
+    return NULL;
+}
+
+static onyx_status *configure(onyx_session_options *o, const cli_session_args *a) {
+    ONYX_TRY(onyx_session_options_set_intra_op_threads(o, a->threads));
+    if (a->opt_set) ONYX_TRY(onyx_session_options_set_optimization_level(o, a->opt));
+    if (a->provider && strcmp(a->provider, "cpu") != 0)
+        ONYX_TRY(onyx_session_options_append_provider(o, a->provider, NULL, NULL, 0));
+    return NULL;
+}
+
+onyx_status *cli_open_session(onyx_env *env, const char *model, const cli_session_args *a,
+                              onyx_session **out) {
+    onyx_session_options *o;
+    ONYX_TRY(onyx_session_options_create(&o));
+    onyx_status *st = configure(o, a);
+    if (!st) st = onyx_session_create(env, model, o, out);
+    onyx_session_options_free(o);
+    return st;
+}
+
+bool cli_model_flag(cli_args *a, cli_model_opts *o) {
+    if (cli_flag(a, "-x", true)) {
+        cli_flag_int(a, 0, 4096, &o->session.threads);
+    } else if (cli_flag(a, "-o", true)) {
+        if (!a->failed && !cli_parse_opt_level(a->value, &o->session.opt)) {
+            cli_usage_error(a->cmd, "bad optimization level '%s' (disabled|basic|extended|all)",
+                            a->value);
+            a->failed = true;
+        }
+        o->session.opt_set = true;
+    } else if (cli_flag(a, "-e", true)) {
+        o->session.provider = a->value;
+    } else if (cli_flag(a, "--inputs", true)) {
+        o->inputs_path = a->value;
+    } else if (cli_flag(a, "--input", true)) {
+        if (!a->failed && cli_strlist_add(&o->singles, a->value)) a->failed = true;
+    } else if (cli_flag(a, "--dim", true)) {
+        if (!a->failed && !cli_dims_add(&o->dims, a->value, '=')) {
+            cli_usage_error(a->cmd, "--dim expects NAME=VALUE, got '%s'", a->value);
+            a->failed = true;
+        }
+    } else if (cli_flag(a, "-S", true)) {
+        int seed = 0;
+        if (cli_flag_int(a, 0, INT32_MAX, &seed)) o->seed = (uint64_t)seed;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void cli_model_opts_free(cli_model_opts *o) {
+    cli_strlist_free(&o->singles);
+    cli_dims_free(&o->dims);
+}
+
+static bool is_initializer(const onyx_graph_proto *g, const char *name) {
+    for (size_t i = 0; i < g->n_initializers; i++)
+        if (g->initializers[i].name && strcmp(g->initializers[i].name, name) == 0) return true;
+    for (size_t i = 0; i < g->n_sparse_initializers; i++) {
+        const char *n = g->sparse_initializers[i].values.name;
+        if (n && strcmp(n, name) == 0) return true;
+    }
+    return false;
+}
+
+onyx_status *cli_model_feed_inputs(const char *model_path, cli_strlist *out) {
+    onyx_model *m;
+    ONYX_TRY(onyx_model_load_file(model_path, &m));
+    onyx_status *st = NULL;
+    const onyx_graph_proto *g = m->graph;
+    for (size_t i = 0; g && i < g->n_inputs && !st; i++) {
+        const char *name = g->inputs[i].name ? g->inputs[i].name : "";
+        if (!is_initializer(g, name)) st = cli_strlist_add(out, name);
+    }
+    onyx_model_free(m);
+    return st;
+}
+
+long cli_session_input_index(const onyx_session *s, const char *name) {
+    size_t n = onyx_session_input_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const char *in = onyx_session_input_name(s, i);
+        if (in && strcmp(in, name) == 0) return (long)i;
+    }
+    return -1;
+}
+
+long cli_session_output_index(const onyx_session *s, const char *name) {
+    size_t n = onyx_session_output_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const char *out = onyx_session_output_name(s, i);
+        if (out && strcmp(out, name) == 0) return (long)i;
+    }
+    return -1;
+}
