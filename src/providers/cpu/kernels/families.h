@@ -17,3 +17,11 @@ ONYX_FAMILY(controlflow)   /* If, Loop, Scan (run subgraphs through session/subg
 ONYX_FAMILY(sequence)      /* Sequence*, SplitToSequence, ConcatFromSequence, Optional* */
 ONYX_FAMILY(tensor_slice)  /* Slice, Pad, CenterCropPad, Trilu, ReverseSequence, Compress */
 ONYX_FAMILY(tensor_index)  /* Gather*, Scatter*, NonZero, TopK */
+ONYX_FAMILY(rnn)           /* RNN, GRU, LSTM */
+ONYX_FAMILY(resize)        /* Resize, Upsample */
+ONYX_FAMILY(einsum)        /* Einsum */
+ONYX_FAMILY(spatial)       /* GridSample, AffineGrid, Col2Im, DeformConv */
+ONYX_FAMILY(detection)     /* RoiAlign, NonMaxSuppression */
+ONYX_FAMILY(math_misc)     /* CumSum, CumProd, Det, BitCast, Unique, Random*, Bernoulli, Multinomial */
+ONYX_FAMILY(loss)          /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+ONYX_FAMILY(training)      /* ai.onnx.preview.training: Adagrad, Adam, Momentum */
