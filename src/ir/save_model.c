@@ -261,10 +261,14 @@ static void put_graph_body(saver *s, const onyx_graph *g) {
 
 static void put_graph(saver *s, const onyx_graph *g, uint32_t field) {
     size_t m = pb_begin_message(s->b, field);
-    saver sub = *s;
-    sub.ext = NULL; /* subgraph constants stay inline */
-    put_graph_body(&sub, g);
-    if (sub.err) fail(s, sub.err);
+    if (!g->parent) {
+        put_graph_body(s, g);
+    } else {
+        saver sub = *s;
+        sub.ext = NULL; /* subgraph constants stay inline */
+        put_graph_body(&sub, g);
+        if (sub.err) fail(s, sub.err);
+    }
     pb_end_message(s->b, m);
 }
 

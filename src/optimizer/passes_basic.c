@@ -18,6 +18,8 @@ static bool nondeterministic(const onyx_node *n) {
 
 static bool foldable(const onyx_graph *g, const onyx_node *n) {
     if (n->dead || n->n_subgraphs || nondeterministic(n)) return false;
+    /* Identity of a constant: identity_elimination drops it without a copy */
+    if (!strcmp(n->op_type, "Identity") && n->out[0] >= 0 && !g->values[n->out[0]].is_output) return false;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "ai.onnx.ml")) return false;
     for (size_t k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0 && !onyx_opt_is_const(g, n->in[k])) return false;

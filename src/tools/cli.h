@@ -93,6 +93,9 @@ typedef struct cli_session_args {
     bool opt_set;
     const char *provider; /* -e NAME; NULL or "cpu" = CPU only */
     bool quiet_log;       /* silence the library logger */
+    const char *profile;  /* -p/--profile FILE: Chrome-trace profile */
+    const char *save_optimized;  /* write the optimised model here */
+    cli_strlist disabled_passes; /* --disable-pass NAME */
 } cli_session_args;
 
 /* disabled|basic|extended|all, or 0|1|2|99. */
@@ -127,6 +130,7 @@ int cmd_run(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_optimize(int argc, char **argv);
 void cli_print_help(FILE *f, const char *cmd);
 /* The help's first (usage) line and a pointer to `onyx help CMD`. */
 void cli_print_usage(FILE *f, const char *cmd);

@@ -270,7 +270,37 @@ static void print_providers(const onyx_session *s) {
     }
 }
 
-static onyx_status *describe_session(const char *path, const cli_session_args *a) {
+/* Operator histogram of the session's (optimised) graph and the passes
+ * that fired. */
+static void print_optimized(const onyx_session *s) {
+    size_t before, after;
+    onyx_session_optimizer_nodes(s, &before, &after);
+    printf("optimized graph: %zu nodes before, %zu after\n", before, after);
+    static const char *levels[] = {"disabled", "basic", "extended"};
+    for (size_t i = 0; i < onyx_session_optimizer_pass_count(s); i++) {
+        int level;
+        size_t fired;
+        const char *name = onyx_session_optimizer_pass(s, i, &level, &fired);
+        if (fired)
+            printf("  pass %-36s %-8s fired %zu\n", name, level >= 0 && level < 3 ? levels[level] : "all", fired);
+    }
+    const char *ops[512];
+    size_t counts[512] = {0}, n_ops = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) {
+        const char *op = onyx_session_node_op_type(s, i);
+        size_t k = 0;
+        while (k < n_ops && strcmp(ops[k], op)) k++;
+        if (k == n_ops) {
+            if (n_ops == 512) continue;
+            ops[n_ops++] = op;
+        }
+        counts[k]++;
+    }
+    printf("operators after optimization (%zu types):\n", n_ops);
+    for (size_t k = 0; k < n_ops; k++) printf("  %7zu  %s\n", counts[k], ops[k]);
+}
+
+static onyx_status *describe_session(const char *path, const cli_session_args *a, bool optimized) {
     onyx_env *env;
     ONYX_TRY(cli_open_env(a, &env));
     onyx_session *s;
@@ -279,6 +309,7 @@ static onyx_status *describe_session(const char *path, const cli_session_args *a
         onyx_env_free(env);
         return onyx_error_wrap(st, "cannot create a session (no provider assignment): ");
     }
+    if (optimized) print_optimized(s);
     print_providers(s);
     onyx_session_free(s);
     onyx_env_free(env);
@@ -289,8 +320,13 @@ int cmd_info(int argc, char **argv) {
     cli_args a = {.argc = argc, .argv = argv, .cmd = "info"};
     cli_model_opts o = {0};
     const char *model = NULL;
+    bool optimized = false;
     for (a.i = 0; a.i < argc && !a.failed; a.i++) {
         if (cli_model_flag(&a, &o)) continue;
+        if (cli_flag(&a, "--optimized", false)) {
+            optimized = true;
+            continue;
+        }
         if (cli_flag(&a, "-h", false) || cli_flag(&a, "--help", false)) {
             cli_print_help(stdout, "info");
             cli_model_opts_free(&o);
@@ -307,7 +343,7 @@ int cmd_info(int argc, char **argv) {
     onyx_status *st = NULL;
     if (!a.failed) {
         st = describe_model(model);
-        if (!st) st = describe_session(model, &o.session);
+        if (!st) st = describe_session(model, &o.session, optimized);
         fflush(stdout);
     }
     cli_model_opts_free(&o);

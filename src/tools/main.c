@@ -17,6 +17,7 @@ static const char *const general_help =
     "  test DIR...  run ONNX backend-test folders and compare with the expected outputs\n"
     "  perf MODEL   measure load time, latency and peak memory\n"
     "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
+    "  optimize MODEL OUT   optimise a model and save it\n"
     "  help [CMD]   show help for a command\n"
     "\n"
     "  onyx --version   print the version\n";
@@ -31,6 +32,8 @@ static const char *const run_help =
     "  --dim NAME=V          value of a symbolic dimension for generated inputs (default 1)\n"
     "  -x THREADS            intra-op threads (default: one per core)\n"
     "  -o LEVEL              optimization: disabled|basic|extended|all\n"
+    "  --disable-pass NAME   skip an optimiser pass (repeatable)\n"
+    "  -p, --profile FILE    write a Chrome-trace profile (ONNX Runtime's format)\n"
     "  -e PROVIDER           execution provider to add before cpu\n"
     "  --show N              values to print per output (default 8)\n"
     "  -S SEED               seed for generated inputs (default 0)\n"
@@ -64,6 +67,7 @@ static const char *const perf_help =
     "  --dim NAME=V, -f NAME:V   symbolic dimension value for generated inputs\n"
     "  -S SEED               seed for generated inputs; -I generate inputs (the default)\n"
     "  -o LEVEL              optimization level; -e PROVIDER execution provider\n"
+    "  -p, --profile FILE    write a Chrome-trace profile of load and runs\n"
     "  -s                    percentile statistics on stderr\n"
     "  -n                    load only\n"
     "  -y                    accepted for onnxruntime_perf_test compatibility, ignored\n"
@@ -71,14 +75,21 @@ static const char *const perf_help =
     "peak_rss_mb.\n";
 
 static const char *const info_help =
-    "usage: onyx info MODEL [-x THREADS] [-o LEVEL]\n"
+    "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized]\n"
     "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
-    "  operator counts, initializers, and the provider of each node.\n";
+    "  operator counts, initializers, and the provider of each node.\n"
+    "  --optimized           also the operator counts after optimisation and the passes that fired\n";
+
+static const char *const optimize_help =
+    "usage: onyx optimize MODEL OUT [--level disabled|basic|extended|all] [--disable-pass NAME]...\n"
+    "  optimises MODEL at the level (default all) and writes OUT, a valid ONNX model (initializers\n"
+    "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
 static const char *help_text(const char *cmd) {
     static const struct {
         const char *cmd, *text;
-    } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help}};
+    } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
+                 {"optimize", optimize_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -111,6 +122,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "test") == 0) return cmd_test(argc - 2, argv + 2);
     if (strcmp(cmd, "perf") == 0) return cmd_perf(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
     fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);
     cli_print_help(stderr, NULL);
     return CLI_EXIT_USAGE;

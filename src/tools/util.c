@@ -102,6 +102,10 @@ static onyx_status *configure(onyx_session_options *o, const cli_session_args *a
     if (a->opt_set) ONYX_TRY(onyx_session_options_set_optimization_level(o, a->opt));
     if (a->provider && strcmp(a->provider, "cpu") != 0)
         ONYX_TRY(onyx_session_options_append_provider(o, a->provider, NULL, NULL, 0));
+    if (a->profile) ONYX_TRY(onyx_session_options_enable_profiling(o, a->profile));
+    if (a->save_optimized) ONYX_TRY(onyx_session_options_set_optimized_model_path(o, a->save_optimized));
+    for (size_t i = 0; i < a->disabled_passes.n; i++)
+        ONYX_TRY(onyx_session_options_disable_pass(o, a->disabled_passes.items[i]));
     return NULL;
 }
 
@@ -127,6 +131,10 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
         o->session.opt_set = true;
     } else if (cli_flag(a, "-e", true)) {
         o->session.provider = a->value;
+    } else if (cli_flag(a, "-p", true) || cli_flag(a, "--profile", true)) {
+        o->session.profile = a->value;
+    } else if (cli_flag(a, "--disable-pass", true)) {
+        if (!a->failed && cli_strlist_add(&o->session.disabled_passes, a->value)) a->failed = true;
     } else if (cli_flag(a, "--inputs", true)) {
         o->inputs_path = a->value;
     } else if (cli_flag(a, "--input", true)) {
@@ -147,6 +155,7 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
 
 void cli_model_opts_free(cli_model_opts *o) {
     cli_strlist_free(&o->singles);
+    cli_strlist_free(&o->session.disabled_passes);
     cli_dims_free(&o->dims);
 }
 
