@@ -195,7 +195,8 @@ static bool is_uz(int dt) { return dt == ONYX_FLOAT8E4M3FNUZ || dt == ONYX_FLOAT
  * found by searching all 256 codes; then the saturate rules of the spec. */
 static uint8_t ref_f8(int dt, double x, bool saturate) {
     bool uz = is_uz(dt);
-    if (isnan(x)) return uz ? 0x80 : (uint8_t)((signbit(x) ? 0x80 : 0) | (dt == ONYX_FLOAT8E5M2 ? 0x7e : 0x7f));
+    if (isnan(x))
+        return uz ? 0x80 : (uint8_t)((signbit(x) ? 0x80 : 0) | (dt == ONYX_FLOAT8E5M2 ? 0x7e : 0x7f));
     double maxv = 0;
     int best = -1;
     double best_d = INFINITY;
@@ -348,7 +349,10 @@ static void test_e8m0(void) {
     CHECK(onyx_f32_to_e8m0(INFINITY, true, ONYX_E8M0_ROUND_UP) == 0xfe);
     CHECK(onyx_f32_to_e8m0(INFINITY, false, ONYX_E8M0_ROUND_UP) == 0xff);
     CHECK(onyx_f32_to_e8m0(NAN, true, ONYX_E8M0_ROUND_UP) == 0xff);
-    for (int c = 0; c < 255; c++) bad += onyx_f32_to_f8(ONYX_FLOAT8E8M0, onyx_f8_to_f32(ONYX_FLOAT8E8M0, (uint8_t)c), true) != c;
+    for (int c = 0; c < 255; c++) {
+        float v = onyx_f8_to_f32(ONYX_FLOAT8E8M0, (uint8_t)c);
+        bad += onyx_f32_to_f8(ONYX_FLOAT8E8M0, v, true) != c;
+    }
     CHECK(bad == 0);
 }
 
@@ -452,6 +456,34 @@ static void test_load_store(void) {
     CHECK(c64[0] == 1.5f);
 }
 
+static void test_ext_helpers(void) {
+    /* the inline float16/bfloat16 conversions are the library's */
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float a = onyx_f16_to_f32_inline((uint16_t)h), b = onyx_f16_to_f32((uint16_t)h);
+        if (fbits(a) != fbits(b)) bad++;
+        if (fbits(onyx_bf16_to_f32_inline((uint16_t)h)) != (h << 16)) bad++;
+    }
+    for (int i = 0; i < 200000; i++) {
+        float f = from_bits((uint32_t)rng());
+        if (onyx_f32_to_f16_inline(f) != onyx_f32_to_f16(f)) bad++;
+        if (onyx_f32_to_bf16_inline(f) != onyx_f32_to_bf16(f)) bad++;
+    }
+    CHECK(bad == 0);
+    CHECK(onyx_select_u32(1, 5, 7) == 5 && onyx_select_u32(0, 5, 7) == 7);
+    /* float -> integer conversions are defined for every input */
+    CHECK(onyx_f64_to_i64_safe(-2.9) == -2);
+    CHECK(onyx_f64_to_i64_safe(2.9) == 2);
+    CHECK(onyx_f64_to_i64_safe(NAN) == INT64_MIN);
+    CHECK(onyx_f64_to_i64_safe(1e300) == INT64_MIN);
+    CHECK(onyx_f64_to_i64_safe(-0x1p63) == INT64_MIN);
+    CHECK(onyx_f64_to_i64_safe(0x1p62) == (int64_t)1 << 62);
+    CHECK(onyx_f64_to_u64_safe(0x1p63) == (uint64_t)1 << 63);
+    CHECK(onyx_f64_to_u64_safe(1.8e19) == 18000000000000000000ull);
+    CHECK(onyx_f64_to_u64_safe(-1.0) == UINT64_MAX);
+    CHECK(onyx_f64_to_u64_safe(1e30) == (uint64_t)INT64_MIN);
+}
+
 int main(void) {
     test_traits();
     test_nbytes();
@@ -461,5 +493,6 @@ int main(void) {
     test_e8m0();
     test_f4();
     test_load_store();
+    test_ext_helpers();
     return testlib_finish("test_dtype");
 }
