@@ -3,6 +3,7 @@
  * the child sends its verdict through a pipe. Results are printed in test
  * order however many run in parallel. */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <poll.h>
 #include <regex.h>
@@ -28,6 +29,7 @@ typedef struct test_opts {
     cli_session_args session;
     bool verbose;
     bool no_fork; /* debugging: run tests in this process, without isolation */
+    int concurrent; /* --concurrent N: every run from N threads at once on one session */
 } test_opts;
 
 static bool test_flag(cli_args *a, test_opts *o) {
@@ -35,6 +37,8 @@ static bool test_flag(cli_args *a, test_opts *o) {
         o->filter = a->value;
     else if (cli_flag(a, "--exclude-file", true))
         o->exclude_file = a->value;
+    else if (cli_flag(a, "--concurrent", true))
+        cli_flag_int(a, 1, 64, &o->concurrent);
     else if (cli_flag(a, "--timeout", true)) {
         if (cli_flag_double(a, &o->timeout_s) && o->timeout_s <= 0) {
             cli_usage_error("test", "--timeout needs a positive number of seconds");
@@ -355,9 +359,60 @@ static onyx_status *run_session(const test_env *te, const cli_feeds *feeds, onyx
     return st;
 }
 
+static void prefix_message(verdict *v, const char *prefix);
+
+/* --concurrent: the same run from several threads at once on one session;
+ * every thread's outputs are checked. */
+typedef struct concurrent_run {
+    const test_env *te;
+    const cli_feeds *feeds;
+    onyx_value **outputs;
+    onyx_status *st;
+} concurrent_run;
+
+static void *concurrent_main(void *p) {
+    concurrent_run *c = p;
+    c->st = run_session(c->te, c->feeds, c->outputs);
+    return NULL;
+}
+
+static char run_concurrently(const test_env *te, const cli_feeds *feeds, const char *dir,
+                             const char *prefix, verdict *v) {
+    int n_threads = te->opts->concurrent;
+    size_t n = onyx_session_output_count(te->session);
+    concurrent_run runs[64];
+    pthread_t tids[64];
+    bool started[64] = {false};
+    char code = VERDICT_PASS;
+    for (int t = 0; t < n_threads; t++) {
+        runs[t] = (concurrent_run){te, feeds, calloc(n ? n : 1, sizeof(onyx_value *)), NULL};
+        if (runs[t].outputs) started[t] = pthread_create(&tids[t], NULL, concurrent_main, &runs[t]) == 0;
+    }
+    for (int t = 0; t < n_threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else if (code == VERDICT_PASS) code = set_error(v, VERDICT_ERROR, ONYX_OOM(), "starting a thread: ");
+    }
+    for (int t = 0; t < n_threads; t++) {
+        if (code == VERDICT_PASS && started[t]) {
+            code = runs[t].st ? set_error(v, VERDICT_ERROR, runs[t].st, "") : check_outputs(te, dir, prefix, runs[t].outputs, v);
+            runs[t].st = NULL;
+            if (code != VERDICT_PASS) {
+                char tag[48];
+                snprintf(tag, sizeof tag, "thread %d of %d", t, n_threads);
+                prefix_message(v, tag);
+            }
+        }
+        onyx_status_free(runs[t].st);
+        for (size_t i = 0; runs[t].outputs && i < n; i++) onyx_value_free(runs[t].outputs[i]);
+        free(runs[t].outputs);
+    }
+    return code;
+}
+
 /* Run with the given inputs and compare: the core of every test. */
 static char run_and_check(const test_env *te, const cli_feeds *feeds, const char *dir,
                           const char *prefix, verdict *v) {
+    if (te->opts->concurrent > 1) return run_concurrently(te, feeds, dir, prefix, v);
     size_t n = onyx_session_output_count(te->session);
     onyx_value **outputs = calloc(n ? n : 1, sizeof *outputs);
     if (!outputs) return set_error(v, VERDICT_ERROR, ONYX_OOM(), "");

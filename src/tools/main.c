@@ -53,6 +53,7 @@ static const char *const test_help =
     "  -x THREADS, -o LEVEL  as for run\n"
     "  --verbose             timings and more detail\n"
     "  --no-fork             run tests in this process (for debugging: no isolation/timeout)\n"
+    "  --concurrent N        run every test from N threads at once on one session\n"
     "Prints PASS/FAIL/ERROR/SKIP per test and 'N passed, N failed, N skipped'; exits 0 iff\n"
     "nothing failed.\n";
 
