@@ -1,6 +1,7 @@
 /* Environment, session options, session creation and metadata: the public
  * API of onyx.h that is not about values or running. */
 #include "session/session.h"
+#include "ir/gradient.h"
 #include "ir/save_model.h"
 
 #include <stdarg.h>
@@ -275,6 +276,7 @@ static onyx_status *collect_io(onyx_session *s) {
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     onyx_infer_graph(s->graph, s->env);
+    ONYX_TRY(onyx_expand_gradients(s->graph));
     int level = o ? (int)o->opt_level : ONYX_OPT_ALL;
     if (level > ONYX_OPT_DISABLED) {
         const char *cfg = onyx_session_options_config(o, "session.disabled_optimizers");
