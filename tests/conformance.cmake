@@ -4,6 +4,7 @@
 #   conformance.light    onyx test ../shared/onnx-tests/light (model-zoo architectures)
 #   conformance.node     onyx test ../shared/onnx-tests/node, the tests that tests/node_filter.txt
 #                        selects minus those listed in tests/node_exclude.txt
+#   conformance.pytorch-converted, conformance.pytorch-operator   the whole folders
 #   example.run_model    build/onyx_example models/digits.onnx
 #   example.missing_model  onyx_example on a missing file: an error that names the file
 #   example.digits       build/onyx_digits on the demo test set, accuracy >= 97%
@@ -34,6 +35,16 @@ if(EXISTS "${ONYX_TESTDATA_DIR}/node")
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(conformance.node PROPERTIES TIMEOUT 1800 LABELS conformance)
 endif()
+
+# Multi-node models converted from PyTorch: every one passes, so the whole folders run.
+foreach(suite pytorch-converted pytorch-operator)
+  if(EXISTS "${ONYX_TESTDATA_DIR}/${suite}")
+    add_test(NAME conformance.${suite}
+             COMMAND $<TARGET_FILE:onyx> test "${ONYX_TESTDATA_DIR}/${suite}"
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(conformance.${suite} PROPERTIES TIMEOUT 600 LABELS conformance)
+  endif()
+endforeach()
 
 add_test(NAME example.run_model
          COMMAND $<TARGET_FILE:onyx_example> models/digits.onnx

@@ -94,10 +94,14 @@ static float *make_c(const problem *p) {
 }
 
 /* Rows of op(B) generated on demand, to test the row_fn operand. */
-static void gen_row(const void *ctx, size_t k, size_t n0, size_t nc, float *out) {
+static void gen_row(const void *ctx, size_t k, size_t n0, size_t nc, onyx_gemm_row_out *out) {
     const problem *p = ctx;
-    for (size_t j = 0; j < nc; j++)
-        out[j] = p->tb ? p->B[(n0 + j) * p->ldb + k] : p->B[k * p->ldb + n0 + j];
+    if (p->tb) onyx_gemm_row_put_strided(out, p->B + n0 * p->ldb + k, p->ldb, nc);
+    else if (nc > 2) {   /* exercise the zero and put helpers too */
+        onyx_gemm_row_put(out, p->B + k * p->ldb + n0, nc - 1);
+        if (p->B[k * p->ldb + n0 + nc - 1] == 0.0f) onyx_gemm_row_zero(out, 1);
+        else onyx_gemm_row_put(out, p->B + k * p->ldb + n0 + nc - 1, 1);
+    } else onyx_gemm_row_put(out, p->B + k * p->ldb + n0, nc);
 }
 
 enum { MODE_PLAIN, MODE_PACK_B, MODE_PACK_A, MODE_PACK_AB, MODE_ROWS, MODE_COUNT };
@@ -261,7 +265,17 @@ static onyx_status *run_op(const char *op, int opset, const onyx_attr_proto *att
                       .in = ids_in, .out = ids_out, .n_attrs = n_attrs, .attrs = attrs, .provider = 0};
     void *state = NULL;
     if (with_init && def->init) {
-        onyx_kernel_info info = {.node = &node, .opset = opset, .n_in = n_in, .n_out = 1, .const_in = in};
+        onyx_type types[8] = {{0}};
+        const onyx_type *tps[8] = {NULL};
+        for (size_t i = 0; i < n_in && i < 8; i++) {
+            if (!in[i]) continue;
+            types[i] = (onyx_type){.kind = ONYX_VALUE_TENSOR, .dtype = in[i]->dtype, .rank = in[i]->rank};
+            memcpy(types[i].dims, in[i]->dims, sizeof types[i].dims);
+            types[i].dims[0] = ONYX_DIM_SYMBOL_BASE;   /* a symbolic batch, as exported models have */
+            tps[i] = &types[i];
+        }
+        onyx_kernel_info info = {.node = &node, .opset = opset, .n_in = n_in, .n_out = 1, .in_types = tps,
+                                 .const_in = in};
         ONYX_TRY(def->init(&info, &state));
     }
     onyx_value *outs[1] = {NULL};
@@ -469,6 +483,27 @@ static void test_conv_random(onyx_threadpool *tp) {
     CHECK(run_conv_case(&big, false, true, tp));
     CHECK(run_conv_case(&big, false, false, tp));
     CHECK(run_conv_case(&big, true, false, tp));
+    /* small outputs with many channels: the transposed product (W packed as
+     * the right operand in init), shifted im2col, strided, pointwise, groups */
+    static const conv_case small[] = {
+        {.nd = 2, .N = 2, .C = 8, .M = 64, .G = 1, .in = {7, 7}, .k = {3, 3}, .s = {1, 1}, .d = {1, 1},
+         .pb = {1, 1}, .pe = {1, 1}, .bias = true},
+        {.nd = 2, .N = 1, .C = 6, .M = 96, .G = 2, .in = {13, 14}, .k = {3, 3}, .s = {2, 2}, .d = {1, 1},
+         .pb = {1, 1}, .pe = {0, 1}, .bias = true},
+        {.nd = 2, .N = 2, .C = 40, .M = 48, .G = 1, .in = {5, 5}, .k = {1, 1}, .s = {1, 1}, .d = {1, 1}},
+        {.nd = 1, .N = 1, .C = 5, .M = 64, .G = 1, .in = {9}, .k = {3}, .s = {1}, .d = {2}, .pb = {2},
+         .pe = {2}, .bias = true},
+        /* depthwise rows wide enough for the 16-wide interior */
+        {.nd = 2, .N = 1, .C = 4, .M = 8, .G = 4, .in = {6, 40}, .k = {3, 3}, .s = {1, 1}, .d = {1, 2},
+         .pb = {1, 2}, .pe = {1, 1}, .bias = true},
+        {.nd = 2, .N = 2, .C = 3, .M = 3, .G = 3, .in = {7, 45}, .k = {3, 5}, .s = {2, 2}, .d = {1, 1},
+         .pb = {1, 2}, .pe = {0, 2}},
+    };
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        for (int init = 0; init < 2; init++) {
+            CHECK(run_conv_case(&small[i], false, init, tp));
+            CHECK(run_conv_case(&small[i], false, init, NULL));
+        }
 }
 
 static void test_conv_errors(void) {
@@ -496,6 +531,26 @@ static void test_conv_errors(void) {
     CHECK_ERR(run_op("Conv", 17, NULL, 0, big_w, 3, &y, false, NULL), "smaller than the dilated kernel");
     CHECK_ERR(run_op("Conv", 17, &g2, 1, rank_mix, 3, &y, false, NULL), "rank");
     CHECK_ERR(run_op("ConvTranspose", 17, &g3, 1, ok_in, 3, &y, false, NULL), "divisible by group");
+    /* hostile sizes: overflow must be caught, not computed */
+    int64_t huge2[2] = {INT64_MAX / 2, 1}, hugepads[4] = {INT64_MAX, 0, INT64_MAX, 0}, one2[2] = {1, 1};
+    onyx_attr_proto hd[2] = {g2, attr_ints("dilations", huge2, 2)}, hp[2] = {g2, attr_ints("pads", hugepads, 4)};
+    onyx_attr_proto hs[2] = {g2, attr_ints("strides", huge2, 2)};
+    CHECK_ERR(run_op("Conv", 17, hd, 2, ok_in, 3, &y, false, NULL), "too large");
+    CHECK_ERR(run_op("Conv", 17, hp, 2, ok_in, 3, &y, false, NULL), "too large");
+    CHECK_OK(run_op("Conv", 17, hs, 2, ok_in, 3, &y, false, NULL));   /* one output row */
+    CHECK(y && y->dims[2] == 1);
+    onyx_value_destroy(y);
+    y = NULL;
+    onyx_attr_proto ct_os[3] = {g2, attr_ints("output_shape", huge2, 2), attr_ints("strides", one2, 2)};
+    onyx_attr_proto ct_op[2] = {g2, attr_ints("output_padding", huge2, 2)};
+    onyx_attr_proto ct_hs[2] = {g2, attr_ints("strides", huge2, 2)};
+    int64_t wtd[4] = {4, 3, 3, 3};
+    onyx_value *wt = rand_tensor(4, wtd);
+    const onyx_value *ct_in[3] = {x, wt, NULL};
+    CHECK_ERR(run_op("ConvTranspose", 17, ct_os, 3, ct_in, 3, &y, false, NULL), "out of range");
+    CHECK_ERR(run_op("ConvTranspose", 17, ct_op, 2, ct_in, 3, &y, false, NULL), "overflows");
+    CHECK_ERR(run_op("ConvTranspose", 17, ct_hs, 2, ct_in, 3, &y, false, NULL), "overflows");
+    onyx_value_destroy(wt);
     CHECK_OK(run_op("Conv", 17, &g2, 1, ok_in, 3, &y, true, NULL));
     CHECK(y && y->rank == 4 && y->dims[1] == 6 && y->dims[2] == 3 && y->dims[3] == 3);
     onyx_value_destroy(y);
@@ -611,6 +666,61 @@ static void test_gemm_op(onyx_threadpool *tp) {
     onyx_value_destroy(a);
     onyx_value_destroy(b);
     onyx_value_destroy(c);
+}
+
+/* A copy of a float tensor in another float type. */
+static onyx_value *convert_tensor(const onyx_value *v, int dtype) {
+    onyx_value *o = NULL;
+    CHECK_OK(onyx_tensor_new(dtype, v->rank, v->dims, &o));
+    for (int64_t i = 0; o && i < v->numel; i++) onyx_store_from_double(dtype, o->data, i, ((float *)v->data)[i]);
+    return o;
+}
+
+/* float16, bfloat16 and double give the float result (within their precision). */
+static void test_other_types(onyx_threadpool *tp) {
+    static const int types[] = {ONYX_FLOAT16, ONYX_BFLOAT16, ONYX_DOUBLE};
+    int64_t xd[4] = {2, 4, 6, 5}, wd[4] = {6, 2, 3, 3}, bd = 6, ad[3] = {2, 7, 9}, md[2] = {9, 5};
+    int64_t cd[1] = {5}, pads[4] = {1, 0, 1, 1};
+    onyx_value *x = rand_tensor(4, xd), *w = rand_tensor(4, wd), *b = rand_tensor(1, &bd);
+    onyx_value *a = rand_tensor(3, ad), *m = rand_tensor(2, md), *c = rand_tensor(1, cd);
+    onyx_value *a2 = NULL, *wt = NULL;
+    int64_t a2d[2] = {7, 9}, wtd[4] = {4, 3, 3, 3};
+    a2 = rand_tensor(2, a2d);
+    wt = rand_tensor(4, wtd);
+    onyx_attr_proto conv_attrs[2] = {attr_int("group", 2), attr_ints("pads", pads, 4)};
+    struct { const char *op; const onyx_value *in[3]; size_t n_in; const onyx_attr_proto *attrs; size_t n_attrs; } ops[] = {
+        {"Conv", {x, w, b}, 3, conv_attrs, 2},
+        {"ConvTranspose", {x, wt, b}, 3, conv_attrs, 2},
+        {"MatMul", {a, m, NULL}, 2, NULL, 0},
+        {"Gemm", {a2, m, c}, 3, NULL, 0},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        onyx_value *ref = NULL;
+        CHECK_OK(run_op(ops[o].op, 22, ops[o].attrs, ops[o].n_attrs, ops[o].in, ops[o].n_in, &ref, false, tp));
+        for (size_t t = 0; ref && t < sizeof types / sizeof types[0]; t++)
+            for (int init = 0; init < 2; init++) {
+                const onyx_value *in[3] = {NULL};
+                onyx_value *conv[3] = {NULL}, *y = NULL;
+                for (size_t i = 0; i < ops[o].n_in; i++) in[i] = conv[i] = convert_tensor(ops[o].in[i], types[t]);
+                CHECK_OK(run_op(ops[o].op, 22, ops[o].attrs, ops[o].n_attrs, in, ops[o].n_in, &y, init, tp));
+                CHECK(y && y->dtype == types[t] && y->numel == ref->numel);
+                double tol = types[t] == ONYX_DOUBLE ? 1e-5 : types[t] == ONYX_FLOAT16 ? 2e-2 : 1e-1;
+                for (int64_t i = 0; y && i < y->numel; i++) {
+                    double got = onyx_load_as_double(y->dtype, y->data, i), want = ((float *)ref->data)[i];
+                    if (!(fabs(got - want) <= tol * (1 + fabs(want)))) {
+                        fprintf(stderr, "%s %s: element %lld = %g, float gives %g\n", ops[o].op,
+                                onyx_dtype_name(types[t]), (long long)i, got, want);
+                        CHECK(false);
+                        break;
+                    }
+                }
+                for (size_t i = 0; i < 3; i++) onyx_value_destroy(conv[i]);
+                onyx_value_destroy(y);
+            }
+        onyx_value_destroy(ref);
+    }
+    onyx_value *vals[] = {x, w, b, a, m, c, a2, wt};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
 }
 
 /* Convolution throughput on ResNet-50's layer shapes (batch 1). */
@@ -734,6 +844,7 @@ int main(int argc, char **argv) {
         test_conv_errors();
         test_matmul_op(tp);
         test_gemm_op(tp);
+        test_other_types(tp);
     }
     onyx_threadpool_free(tp);
     return testlib_finish("test_gemm");

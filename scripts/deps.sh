@@ -1,0 +1,27 @@
+# shellcheck shell=bash
+# Debian 12 packages onyx needs; sourced by demo.sh and test.sh.
+#
+#   onyx_install_deps build        what `make` needs
+#   onyx_install_deps test         that plus clang and the libFuzzer runtime (make asan / fuzz)
+#
+# Installs only the packages that are missing, with apt-get (through sudo when not root).
+
+# Compiler, build tool, and the libraries the library and CLI link: zlib (the CLI's .npz
+# reader), PCRE2 (RegexFullMatch), and the image codecs of ImageDecoder.
+ONYX_BUILD_DEPS=(cmake gcc make zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev
+                 libtiff-dev libwebp-dev libopenjp2-7-dev)
+ONYX_TEST_DEPS=(clang libclang-rt-14-dev)
+
+onyx_install_deps() {
+    local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""
+    [ "${1:-build}" = test ] && wanted+=("${ONYX_TEST_DEPS[@]}")
+    for pkg in "${wanted[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}

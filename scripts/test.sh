@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Every test of onyx, as CI runs it (.ci/run). On a fresh Debian 12 machine with the test data in
+# ../shared/ beside the checkout:
+#
+#   1. install the build dependencies when missing (scripts/deps.sh: apt-get, sudo when not root)
+#   2. Release build (`make` -> build/)
+#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples
+#   4. ASan/UBSan build (`make asan` -> build-asan/)
+#   5. the unit tests (ctest entries unit.*) under ASan/UBSan
+#   6. onyx test ../shared/onnx-tests/light under ASan/UBSan
+#   7. libFuzzer for FUZZ_SECONDS (default 60) on model loading and running (scripts/fuzz.sh)
+#
+# Prints the time of each step and a closing line "N passed, N failed", where N counts every
+# ctest test of steps 3 and 5 plus one for each other step; exits 1 if anything failed.
+# Environment: FUZZ_SECONDS, JOBS (default nproc), ONNX_TESTS (default ../shared/onnx-tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+jobs="${JOBS:-$(nproc)}"
+tests="${ONNX_TESTS:-$root/../shared/onnx-tests}"
+fuzz_seconds="${FUZZ_SECONDS:-60}"
+logdir="$root/build-logs"
+mkdir -p "$logdir"
+
+passed=0
+failed=0
+failures=()
+timings=()
+
+# ---- 1. dependencies ----
+# shellcheck source=scripts/deps.sh
+. scripts/deps.sh
+onyx_install_deps test
+
+# step NAME COMMAND...: runs one step with its output going to the console and to
+# build-logs/NAME.log, records its time, and counts it as one pass or failure unless
+# COUNT_CTEST is set (then the ctest summary in the log gives the counts).
+step() {
+    local name="$1"
+    shift
+    local log="$logdir/$name.log" t0 rc
+    echo
+    echo "==== $name: $*"
+    t0=$(date +%s.%N)
+    set +e
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    local secs
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    if [ -n "${COUNT_CTEST:-}" ]; then
+        count_ctest "$name" "$log" "$rc"
+    elif [ "$rc" -eq 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures+=("$name (exit $rc)")
+    fi
+    timings+=("$(printf '%-14s %8s s  exit %d' "$name" "$secs" "$rc")")
+    return 0
+}
+
+# Adds the counts of ctest's summary line ("97% tests passed, 1 tests failed out of 30") and
+# names the failed tests; a run that ends without a summary counts as one failure.
+count_ctest() {
+    local name="$1" log="$2" rc="$3" line total bad
+    line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)"
+    if [ -z "$line" ]; then
+        failed=$((failed + 1))
+        failures+=("$name (exit $rc, no ctest summary)")
+        return
+    fi
+    bad="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
+    total="$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")"
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    if [ "$bad" -gt 0 ]; then
+        while read -r t; do failures+=("$name: $t"); done \
+            < <(sed -n '/The following tests FAILED/,$p' "$log" | grep -E '^\s+[0-9]+ - ' \
+                | sed -E 's/^\s+[0-9]+ - //')
+    fi
+}
+
+# ---- 2-3. Release build and ctest ----
+step build make build JOBS="$jobs"
+if [ -x build/onyx ]; then
+    COUNT_CTEST=1 step ctest bash -c "cd build && ctest --output-on-failure -j $jobs"
+else
+    failed=$((failed + 1))
+    failures+=("ctest (not run: the Release build failed)")
+fi
+
+# ---- 4-6. ASan/UBSan ----
+# Allocations over 4 GB fail (return NULL) instead of aborting: a hostile model may ask for any
+# size, and the runtime must turn the failure into an error.
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=4096${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+step asan-build make asan JOBS="$jobs"
+if [ -x build-asan/onyx ]; then
+    COUNT_CTEST=1 step asan-unit bash -c "cd build-asan && ctest --output-on-failure -j $jobs -R '^unit\\.'"
+    if [ -d "$tests/light" ]; then
+        # Debug + ASan runs ~100x slower than Release: VGG-19 alone takes minutes.
+        step asan-light build-asan/onyx test "$tests/light" -j "$jobs" --timeout 1200
+    fi
+else
+    failed=$((failed + 1))
+    failures+=("asan tests (not run: the ASan build failed)")
+fi
+
+# ---- 7. fuzzing ----
+step fuzz scripts/fuzz.sh "$fuzz_seconds"
+
+echo
+echo "==== timings"
+printf '  %s\n' "${timings[@]}"
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "==== failed"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "logs: $logdir/"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

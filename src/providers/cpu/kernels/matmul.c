@@ -1,0 +1,713 @@
+/* Matrix products: MatMul (numpy.matmul semantics: 1-D promotion and
+ * broadcast of the leading batch dims), Gemm (transA/transB, alpha, beta,
+ * C broadcast to (M, N)), MatMulInteger and QLinearMatMul.
+ *
+ * float runs through the SGEMM engine (gemm.h); float16/bfloat16 are
+ * converted to float and back; double and the integer types use one
+ * generic loop instantiated per type. A constant float B is packed once in
+ * init and the packed panels are shared, read-only, by every run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/dtype_ext.h"
+#include "providers/cpu/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/linalg.h"
+
+#define L ONYX_OPSET_LATEST
+#define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
+#define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
+#define I4 (ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64) | ONYX_T(ONYX_UINT32) | ONYX_T(ONYX_UINT64))
+#define Q8 (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8))
+
+/* Below this many multiply-adds per matrix, a batch runs its matrices in
+ * parallel (one thread each) instead of splitting every matrix. */
+#define SMALL_MATRIX_WORK (1 << 21)
+
+/* ------------------------------------------------------------ generic loops */
+
+/* C[M,N] = A[M,K] B[K,N] for one matrix, arithmetic in U (unsigned for the
+ * integer types, so overflow wraps as the spec allows instead of being UB). */
+typedef void (*mm_loop_fn)(const void *a, const void *b, void *y, size_t M, size_t N, size_t K);
+
+#define MM_LOOP(T, U)                                                                       \
+    static void mm_loop_##T(const void *a_, const void *b_, void *y_, size_t M, size_t N,    \
+                            size_t K) {                                                     \
+        const T *a = a_, *b = b_;                                                           \
+        T *y = y_;                                                                          \
+        for (size_t i = 0; i < M; i++) {                                                    \
+            T *yr = y + i * N;                                                              \
+            for (size_t j = 0; j < N; j++) yr[j] = 0;                                       \
+            for (size_t k = 0; k < K; k++) {                                                \
+                const U av = (U)a[i * K + k];                                               \
+                const T *br = b + k * N;                                                    \
+                for (size_t j = 0; j < N; j++) yr[j] = (T)((U)yr[j] + av * (U)br[j]);       \
+            }                                                                               \
+        }                                                                                   \
+    }
+MM_LOOP(double, double)
+MM_LOOP(int32_t, uint32_t)
+MM_LOOP(int64_t, uint64_t)
+MM_LOOP(uint32_t, uint32_t)
+MM_LOOP(uint64_t, uint64_t)
+
+static mm_loop_fn mm_loop_for(int dtype) {
+    switch (dtype) {
+    case ONYX_DOUBLE: return mm_loop_double;
+    case ONYX_INT32: return mm_loop_int32_t;
+    case ONYX_INT64: return mm_loop_int64_t;
+    case ONYX_UINT32: return mm_loop_uint32_t;
+    case ONYX_UINT64: return mm_loop_uint64_t;
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ MatMul shapes */
+
+typedef struct mm_shape {
+    int64_t M, N, K;
+    int nb;                               /* batch rank of the output */
+    int64_t bdims[ONYX_MAX_RANK];
+    int64_t a_str[ONYX_MAX_RANK];         /* A matrix index step per batch dim (0: broadcast) */
+    int64_t b_str[ONYX_MAX_RANK];
+    int64_t batches, a_mats, b_mats;
+    int rank;                             /* output shape */
+    int64_t dims[ONYX_MAX_RANK];
+} mm_shape;
+
+/* Matrix-index strides of one operand's batch dims (right-aligned to nb). */
+static int64_t batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
+    int64_t run = 1;
+    for (int i = nb - 1; i >= 0; i--) {
+        int k = i - (nb - n);
+        int64_t dim = k >= 0 ? d[k] : 1;
+        str[i] = dim == 1 ? 0 : run;
+        run *= dim;
+    }
+    return run;
+}
+
+/* numpy.matmul shape rules for shapes a (rank ra) and b (rank rb). */
+static onyx_status *mm_shape_of(const int64_t *a, int ra, const int64_t *b, int rb, mm_shape *s) {
+    char sa[200], sb[200];
+    if (ra < 1 || rb < 1)
+        return ONYX_INVALID_ARG("MatMul inputs must have rank >= 1, got A %s and B %s",
+                                onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb));
+    memset(s, 0, sizeof *s);
+    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
+    s->M = ra == 1 ? 1 : a[ra - 2];
+    s->K = a[ra - 1];
+    int64_t kb = rb == 1 ? b[0] : b[rb - 2];
+    s->N = rb == 1 ? 1 : b[rb - 1];
+    if (kb != s->K)
+        return ONYX_INVALID_ARG("MatMul: A %s and B %s do not match: A has %lld columns, B has %lld rows",
+                                onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb),
+                                (long long)s->K, (long long)kb);
+    onyx_status *st = onyx_broadcast_shapes(a, na, b, nbb, s->bdims, &s->nb);
+    if (st) return onyx_error_wrap(st, "MatMul batch dims of A %s and B %s: ",
+                                   onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb));
+    s->a_mats = batch_strides(a, na, s->nb, s->a_str);
+    s->b_mats = batch_strides(b, nbb, s->nb, s->b_str);
+    s->rank = s->nb;
+    memcpy(s->dims, s->bdims, sizeof(int64_t) * (size_t)s->nb);
+    if (ra > 1) s->dims[s->rank++] = s->M;
+    if (rb > 1) s->dims[s->rank++] = s->N;
+    ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
+    int64_t numel;
+    return onyx_shape_numel(s->dims, s->rank, &numel);
+}
+
+/* Matrix indices of A and B for output batch t. */
+static void mm_batch_index(const mm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
+    *ia = *ib = 0;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        int64_t c = t % s->bdims[i];
+        t /= s->bdims[i];
+        *ia += c * s->a_str[i];
+        *ib += c * s->b_str[i];
+    }
+}
+
+/* ------------------------------------------------------------ packed constant B */
+
+typedef struct packed_b {
+    int64_t K, N, mats;
+    onyx_packed_mat **mats_packed;   /* one per matrix of B */
+} packed_b;
+
+static void packed_b_free(void *p) {
+    packed_b *pb = p;
+    if (!pb) return;
+    for (int64_t i = 0; i < pb->mats; i++) onyx_packed_mat_free(pb->mats_packed[i]);
+    free(pb->mats_packed);
+    free(pb);
+}
+
+/* Pack the `mats` K x N matrices of a constant float B (op(B) = B^T when
+ * trans, stored N x K). */
+static onyx_status *packed_b_new(const float *data, int64_t mats, int64_t K, int64_t N, bool trans,
+                                 packed_b **out) {
+    *out = NULL;
+    packed_b *pb = calloc(1, sizeof *pb);
+    if (!pb) return ONYX_OOM();
+    pb->K = K;
+    pb->N = N;
+    pb->mats_packed = calloc((size_t)mats + 1, sizeof *pb->mats_packed);
+    if (!pb->mats_packed) {
+        free(pb);
+        return ONYX_OOM();
+    }
+    for (int64_t m = 0; m < mats; m++, pb->mats++) {
+        onyx_status *st = onyx_sgemm_pack_b(trans, (size_t)K, (size_t)N, data + m * K * N,
+                                            trans ? (size_t)K : (size_t)N, &pb->mats_packed[m]);
+        if (st) {
+            packed_b_free(pb);
+            return st;
+        }
+    }
+    *out = pb;
+    return NULL;
+}
+
+/* The constant B of a node as a float tensor worth packing, or NULL. */
+static const onyx_value *const_float_b(const onyx_kernel_info *info) {
+    if (info->n_in < 2 || !info->const_in) return NULL;
+    const onyx_value *b = info->const_in[1];
+    if (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank < 1 || b->numel == 0) return NULL;
+    return b;
+}
+
+/* ------------------------------------------------------------ MatMul float */
+
+typedef struct mm_f32_job {
+    const mm_shape *s;
+    const float *A, *B;
+    float *Y;
+    const packed_b *pb;     /* or NULL */
+    onyx_threadpool *tp;    /* for each matrix (NULL when the batch is split) */
+    la_error err;
+} mm_f32_job;
+
+static onyx_status *mm_f32_one(mm_f32_job *j, int64_t t) {
+    const mm_shape *s = j->s;
+    int64_t ia, ib;
+    mm_batch_index(s, t, &ia, &ib);
+    size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
+    const float *a = j->A + ia * s->M * s->K;
+    float *y = j->Y + t * s->M * s->N;
+    if (j->pb)
+        return onyx_sgemm_packed(false, M, 1.0f, a, K, j->pb->mats_packed[ib], 0.0f, y, N, NULL, j->tp);
+    return onyx_sgemm(false, false, M, N, K, 1.0f, a, K, j->B + ib * s->K * s->N, N, 0.0f, y, N, j->tp);
+}
+
+static void mm_f32_range(void *arg, size_t begin, size_t end) {
+    mm_f32_job *j = arg;
+    for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, mm_f32_one(j, (int64_t)t));
+}
+
+static onyx_status *matmul_f32(const mm_shape *s, const float *A, const float *B, float *Y,
+                               const packed_b *pb, onyx_threadpool *tp) {
+    if (pb && (pb->K != s->K || pb->N != s->N || pb->mats != s->b_mats)) pb = NULL;
+    mm_f32_job j = {.s = s, .A = A, .B = B, .Y = Y, .pb = pb, .tp = tp};
+    atomic_init(&j.err.st, NULL);
+    if (s->batches == 0) return NULL;
+    /* One B for every batch and A laid out like the output: one tall GEMM. */
+    if (s->b_mats == 1 && s->a_mats == s->batches) {
+        mm_shape flat = *s;
+        flat.M = s->M * s->batches;
+        flat.nb = 0;
+        flat.batches = 1;
+        j.s = &flat;
+        return mm_f32_one(&j, 0);
+    }
+    double work = (double)s->M * (double)s->N * (double)s->K;
+    if (onyx_threadpool_threads(tp) > 1 && s->batches > 1 && work < SMALL_MATRIX_WORK) {
+        j.tp = NULL;
+        onyx_parallel_for(tp, (size_t)s->batches, 1, mm_f32_range, &j);
+    } else {
+        mm_f32_range(&j, 0, (size_t)s->batches);
+    }
+    return la_error_take(&j.err);
+}
+
+/* ------------------------------------------------------------ MatMul generic */
+
+static void matmul_loop(const mm_shape *s, mm_loop_fn fn, size_t esize, const void *A, const void *B,
+                        void *Y) {
+    for (int64_t t = 0; t < s->batches; t++) {
+        int64_t ia, ib;
+        mm_batch_index(s, t, &ia, &ib);
+        fn((const char *)A + (size_t)(ia * s->M * s->K) * esize,
+           (const char *)B + (size_t)(ib * s->K * s->N) * esize,
+           (char *)Y + (size_t)(t * s->M * s->N) * esize, (size_t)s->M, (size_t)s->N, (size_t)s->K);
+    }
+}
+
+static onyx_status *check_same_type(const onyx_value *a, const onyx_value *b, const char *op) {
+    if (!onyx_is_tensor(a) || !onyx_is_tensor(b))
+        return ONYX_INVALID_ARG("%s: inputs A and B must be tensors", op);
+    if (a->dtype != b->dtype)
+        return ONYX_INVALID_ARG("%s: A is %s but B is %s; both must have the same element type", op,
+                                onyx_dtype_name(a->dtype), onyx_dtype_name(b->dtype));
+    return NULL;
+}
+
+/* Y = A B for float-family inputs, converting float16/bfloat16 through float. */
+static onyx_status *matmul_float_family(const mm_shape *s, const onyx_value *A, const onyx_value *B,
+                                        onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
+    if (A->dtype == ONYX_FLOAT) return matmul_f32(s, A->data, B->data, Y->data, pb, tp);
+    const float *a = NULL, *b = NULL;
+    float *a_own = NULL, *b_own = NULL, *y = NULL;
+    onyx_status *st = la_float_view(A, &a, &a_own);
+    if (!st) st = la_float_view(B, &b, &b_own);
+    if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
+    if (!st) st = matmul_f32(s, a, b, y, NULL, tp);
+    if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
+    onyx_free(a_own);
+    onyx_free(b_own);
+    onyx_free(y);
+    return st;
+}
+
+static onyx_status *matmul_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *b = const_float_b(info);
+    if (!b) return NULL;
+    int64_t K = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (K == 0 || N == 0) return NULL;
+    packed_b *pb;
+    ONYX_TRY(packed_b_new(b->data, b->numel / (K * N), K, N, false, &pb));
+    *state = pb;
+    return NULL;
+}
+
+static onyx_status *matmul_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    ONYX_TRY(check_same_type(A, B, "MatMul"));
+    mm_shape s;
+    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
+    if (la_is_f32_family(A->dtype)) return matmul_float_family(&s, A, B, Y, ctx->state, ctx->tp);
+    mm_loop_fn fn = mm_loop_for(A->dtype);
+    if (!fn) return ONYX_NOT_IMPLEMENTED("MatMul: element type %s is not supported", onyx_dtype_name(A->dtype));
+    matmul_loop(&s, fn, onyx_dtype(A->dtype)->bits / 8, A->data, B->data, Y->data);
+    return NULL;
+}
+
+/* Static shape: numpy.matmul rules on known or symbolic dims. */
+static onyx_status *infer_matmul_shape(const onyx_type *a, const onyx_type *b, onyx_type *out) {
+    out->kind = ONYX_VALUE_TENSOR;
+    if (a->rank < 1 || b->rank < 1) return NULL;   /* unknown (or invalid: reported at run time) */
+    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
+    int n = na > nb ? na : nb, r = 0;
+    if (n + 2 > ONYX_MAX_RANK) return NULL;
+    for (int i = 0; i < n; i++) {
+        int ka = i - (n - na), kb = i - (n - nb);
+        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
+        if (da == 1) out->dims[r++] = db;
+        else if (db == 1 || da == db) out->dims[r++] = da;
+        else if (onyx_dim_known(da) && onyx_dim_known(db))
+            return ONYX_INVALID_ARG("MatMul batch dims %lld and %lld cannot be broadcast", (long long)da,
+                                    (long long)db);
+        else out->dims[r++] = ONYX_DIM_UNKNOWN;
+    }
+    if (a->rank > 1) out->dims[r++] = a->dims[a->rank - 2];
+    if (b->rank > 1) out->dims[r++] = b->dims[b->rank - 1];
+    out->rank = r;
+    return NULL;
+}
+
+static onyx_status *matmul_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    ctx->out[0].dtype = ctx->in[0]->dtype;
+    return infer_matmul_shape(ctx->in[0], ctx->in[1], &ctx->out[0]);
+}
+
+/* ------------------------------------------------------------ Gemm */
+
+typedef struct gemm_dims {
+    bool ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+    const onyx_value *C;          /* NULL when absent or beta == 0 */
+    int64_t cM, cN;               /* C as (cM, cN), each 1 or the full size */
+} gemm_dims;
+
+static onyx_status *gemm_dims_of(onyx_kernel_ctx *ctx, gemm_dims *g) {
+    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    const onyx_value *C = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    ONYX_TRY(check_same_type(A, B, "Gemm"));
+    char sa[200], sb[200];
+    if (A->rank != 2 || B->rank != 2)
+        return ONYX_INVALID_ARG("Gemm: A %s and B %s must both be 2-D", onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
+                                onyx_shape_str(B->dims, B->rank, sb, sizeof sb));
+    g->ta = onyx_attr_int(ctx->node, "transA", 0) != 0;
+    g->tb = onyx_attr_int(ctx->node, "transB", 0) != 0;
+    g->alpha = onyx_attr_float(ctx->node, "alpha", 1.0f);
+    g->beta = onyx_attr_float(ctx->node, "beta", 1.0f);
+    g->M = A->dims[g->ta ? 1 : 0];
+    g->K = A->dims[g->ta ? 0 : 1];
+    int64_t kb = B->dims[g->tb ? 1 : 0];
+    g->N = B->dims[g->tb ? 0 : 1];
+    if (kb != g->K)
+        return ONYX_INVALID_ARG("Gemm: op(A) is %lld x %lld but op(B) is %lld x %lld (A %s, B %s, transA=%d, transB=%d)",
+                                (long long)g->M, (long long)g->K, (long long)kb, (long long)g->N,
+                                onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
+                                onyx_shape_str(B->dims, B->rank, sb, sizeof sb), g->ta, g->tb);
+    if (!C && ctx->opset < 11) return ONYX_INVALID_ARG("Gemm: input C is required before opset 11");
+    g->C = NULL;
+    g->cM = g->cN = 1;
+    if (!C) return NULL;
+    if (!onyx_is_tensor(C) || C->dtype != A->dtype)
+        return ONYX_INVALID_ARG("Gemm: C must be a %s tensor", onyx_dtype_name(A->dtype));
+    if (C->rank > 2)
+        return ONYX_INVALID_ARG("Gemm: C %s has rank %d; at most 2 allowed",
+                                onyx_shape_str(C->dims, C->rank, sa, sizeof sa), C->rank);
+    g->cM = C->rank == 2 ? C->dims[0] : 1;
+    g->cN = C->rank >= 1 ? C->dims[C->rank - 1] : 1;
+    if ((g->cM != 1 && g->cM != g->M) || (g->cN != 1 && g->cN != g->N))
+        return ONYX_INVALID_ARG("Gemm: C %s cannot be broadcast to (%lld, %lld)",
+                                onyx_shape_str(C->dims, C->rank, sa, sizeof sa), (long long)g->M,
+                                (long long)g->N);
+    if (g->beta != 0.0f) g->C = C;
+    return NULL;
+}
+
+/* Y = alpha op(A) op(B) + beta C in float. C with the full (M, N) shape is
+ * copied to Y first; a row, column or scalar C becomes the epilogue bias. */
+static onyx_status *gemm_f32(const gemm_dims *g, const float *A, const float *B, const float *C,
+                             float *Y, const packed_b *pb, onyx_threadpool *tp) {
+    size_t M = (size_t)g->M, N = (size_t)g->N, K = (size_t)g->K;
+    float beta = 0.0f;
+    onyx_gemm_epilogue ep = {0};
+    float *bias = NULL;
+    if (C && g->cM == g->M && g->cN == g->N) {
+        memcpy(Y, C, M * N * sizeof(float));
+        beta = g->beta;
+    } else if (C) {
+        bool rows = g->cM == g->M && g->M != 1;    /* (M, 1): one value per row */
+        size_t n = rows ? M : N;
+        if (!(bias = onyx_alloc((n ? n : 1) * sizeof(float)))) return ONYX_OOM();
+        for (size_t i = 0; i < n; i++) bias[i] = g->beta * ((rows || g->cN != 1) ? C[i] : C[0]);
+        ep.bias_kind = rows ? ONYX_GEMM_BIAS_ROW : ONYX_GEMM_BIAS_COL;
+        ep.bias = bias;
+    }
+    onyx_status *st;
+    size_t lda = g->ta ? M : K, ldb = g->tb ? K : N;
+    if (pb && pb->K == g->K && pb->N == g->N && pb->mats == 1)
+        st = onyx_sgemm_packed(g->ta, M, g->alpha, A, lda, pb->mats_packed[0], beta, Y, N, &ep, tp);
+    else {
+        onyx_gemm_operand a = {.data = A, .ld = lda, .trans = g->ta};
+        onyx_gemm_operand b = {.data = B, .ld = ldb, .trans = g->tb};
+        st = onyx_sgemm_ex(M, N, K, g->alpha, &a, &b, beta, Y, N, &ep, tp);
+    }
+    onyx_free(bias);
+    return st;
+}
+
+/* Generic Gemm for double and the integer types: the product in U, then
+ * alpha and beta exactly in U when both are 1, through double otherwise. */
+typedef void (*gemm_loop_fn)(const gemm_dims *g, const void *A, const void *B, const void *C, void *Y,
+                             int dtype);
+#define GEMM_LOOP(T, U)                                                                          \
+    static void gemm_loop_##T(const gemm_dims *g, const void *a_, const void *b_, const void *c_,  \
+                              void *y_, int dtype) {                                              \
+        const T *a = a_, *b = b_, *c = c_;                                                        \
+        T *y = y_;                                                                                \
+        const int64_t M = g->M, N = g->N, K = g->K;                                               \
+        const int64_t lda = g->ta ? M : K, ldb = g->tb ? K : N;                                   \
+        const bool exact = g->alpha == 1.0f && (!c || g->beta == 1.0f);                          \
+        for (int64_t i = 0; i < M; i++)                                                           \
+            for (int64_t j = 0; j < N; j++) {                                                     \
+                U acc = 0;                                                                        \
+                for (int64_t k = 0; k < K; k++)                                                   \
+                    acc += (U)(g->ta ? a[k * lda + i] : a[i * lda + k]) *                         \
+                           (U)(g->tb ? b[j * ldb + k] : b[k * ldb + j]);                          \
+                T cv = c ? c[(g->cM == 1 ? 0 : i) * g->cN + (g->cN == 1 ? 0 : j)] : (T)0;         \
+                if (exact) y[i * N + j] = (T)(acc + (U)cv);                                       \
+                else onyx_store_from_double(dtype, y, i * N + j,                                   \
+                                            (double)g->alpha * (double)(T)acc +                   \
+                                                (double)g->beta * (double)cv);                    \
+            }                                                                                     \
+    }
+GEMM_LOOP(double, double)
+GEMM_LOOP(int32_t, uint32_t)
+GEMM_LOOP(int64_t, uint64_t)
+GEMM_LOOP(uint32_t, uint32_t)
+GEMM_LOOP(uint64_t, uint64_t)
+
+static gemm_loop_fn gemm_loop_for(int dtype) {
+    switch (dtype) {
+    case ONYX_DOUBLE: return gemm_loop_double;
+    case ONYX_INT32: return gemm_loop_int32_t;
+    case ONYX_INT64: return gemm_loop_int64_t;
+    case ONYX_UINT32: return gemm_loop_uint32_t;
+    case ONYX_UINT64: return gemm_loop_uint64_t;
+    default: return NULL;
+    }
+}
+
+static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *b = const_float_b(info);
+    if (!b || b->rank != 2) return NULL;
+    bool tb = onyx_attr_int(info->node, "transB", 0) != 0;
+    int64_t K = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
+    packed_b *pb;
+    ONYX_TRY(packed_b_new(b->data, 1, K, N, tb, &pb));
+    *state = pb;
+    return NULL;
+}
+
+static onyx_status *gemm_float_family(const gemm_dims *g, const onyx_value *A, const onyx_value *B,
+                                      onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
+    const onyx_value *C = g->C;
+    if (A->dtype == ONYX_FLOAT)
+        return gemm_f32(g, A->data, B->data, C ? C->data : NULL, Y->data, pb, tp);
+    const float *a = NULL, *b = NULL, *c = NULL;
+    float *a_own = NULL, *b_own = NULL, *c_own = NULL, *y = NULL;
+    onyx_status *st = la_float_view(A, &a, &a_own);
+    if (!st) st = la_float_view(B, &b, &b_own);
+    if (!st && C) st = la_float_view(C, &c, &c_own);
+    if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
+    if (!st) st = gemm_f32(g, a, b, c, y, NULL, tp);
+    if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
+    onyx_free(a_own);
+    onyx_free(b_own);
+    onyx_free(c_own);
+    onyx_free(y);
+    return st;
+}
+
+static onyx_status *gemm_compute(onyx_kernel_ctx *ctx) {
+    gemm_dims g;
+    ONYX_TRY(gemm_dims_of(ctx, &g));
+    const onyx_value *A = ctx->in[0], *B = ctx->in[1];
+    int64_t dims[2] = {g.M, g.N};
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, 2, dims, &Y));
+    if (la_is_f32_family(A->dtype)) return gemm_float_family(&g, A, B, Y, ctx->state, ctx->tp);
+    gemm_loop_fn fn = gemm_loop_for(A->dtype);
+    if (!fn) return ONYX_NOT_IMPLEMENTED("Gemm: element type %s is not supported", onyx_dtype_name(A->dtype));
+    fn(&g, A->data, B->data, g.C ? g.C->data : NULL, Y->data, A->dtype);
+    return NULL;
+}
+
+static onyx_status *gemm_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    const onyx_type *a = ctx->in[0], *b = ctx->in[1];
+    onyx_type *y = &ctx->out[0];
+    y->kind = ONYX_VALUE_TENSOR;
+    y->dtype = a->dtype;
+    if (a->rank != 2 || b->rank != 2) return NULL;
+    bool ta = onyx_attr_int(ctx->node, "transA", 0) != 0, tb = onyx_attr_int(ctx->node, "transB", 0) != 0;
+    y->rank = 2;
+    y->dims[0] = a->dims[ta ? 1 : 0];
+    y->dims[1] = b->dims[tb ? 0 : 1];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ 8-bit integer products */
+
+/* Zero point or scale of a quantized operand: one value, one per row (A) or
+ * column (B) shared by every matrix, or one per row/column of each matrix. */
+typedef struct q_param {
+    const onyx_value *v;
+    int64_t per;      /* values per matrix: 1 or rows/cols */
+    bool per_matrix;  /* a separate set for each matrix */
+} q_param;
+
+static onyx_status *q_param_of(const onyx_value *v, int64_t lines, int64_t mats, const char *what,
+                               q_param *p) {
+    p->v = v;
+    p->per = 1;
+    p->per_matrix = false;
+    if (!v) return NULL;
+    if (!onyx_is_tensor(v)) return ONYX_INVALID_ARG("%s must be a tensor", what);
+    if (v->numel == 1) return NULL;
+    if (v->numel == lines) {
+        p->per = lines;
+        return NULL;
+    }
+    if (mats > 1 && v->numel == lines * mats) {
+        p->per = lines;
+        p->per_matrix = true;
+        return NULL;
+    }
+    char sv[200];
+    return ONYX_INVALID_ARG("%s has shape %s; expected a scalar or %lld values (one per %s)", what,
+                            onyx_shape_str(v->dims, v->rank, sv, sizeof sv), (long long)lines,
+                            strstr(what, "a_") || strstr(what, "x_") ? "row" : "column");
+}
+
+/* Index of the parameter value for matrix m, line l. */
+static size_t q_index(const q_param *p, int64_t m, int64_t l) {
+    if (p->per == 1) return 0;
+    return (size_t)((p->per_matrix ? m * p->per : 0) + l);
+}
+
+static int32_t q_zero(const q_param *p, int64_t m, int64_t l) {
+    if (!p->v) return 0;
+    return la_load_q8(p->v->dtype, p->v->data, q_index(p, m, l));
+}
+
+static float q_scale(const q_param *p, int64_t m, int64_t l) {
+    return (float)onyx_load_as_double(p->v->dtype, p->v->data, (int64_t)q_index(p, m, l));
+}
+
+/* A or B minus its zero point as int32: rows of A or columns of B. */
+static int32_t *q_widen(const onyx_value *x, const q_param *zp, int64_t rows, int64_t cols, bool per_col) {
+    int32_t *w = onyx_alloc((size_t)(x->numel ? x->numel : 1) * sizeof(int32_t));
+    if (!w) return NULL;
+    int64_t per_mat = rows * cols;
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t m = per_mat ? i / per_mat : 0, r = per_mat ? i % per_mat : 0;
+        int64_t line = per_col ? r % cols : r / cols;
+        w[i] = la_load_q8(x->dtype, x->data, (size_t)i) - q_zero(zp, m, line);
+    }
+    return w;
+}
+
+static onyx_status *check_q8(const onyx_value *v, const char *op, const char *what) {
+    if (!onyx_is_tensor(v) || (v->dtype != ONYX_INT8 && v->dtype != ONYX_UINT8))
+        return ONYX_INVALID_ARG("%s: %s must be an int8 or uint8 tensor", op, what);
+    return NULL;
+}
+
+static onyx_status *check_zp_type(const onyx_value *zp, const onyx_value *x, const char *op, const char *what) {
+    if (zp && (!onyx_is_tensor(zp) || zp->dtype != x->dtype))
+        return ONYX_INVALID_ARG("%s: %s must be a %s tensor like its input", op, what, onyx_dtype_name(x->dtype));
+    return NULL;
+}
+
+/* int32 product of A - a_zp and B - b_zp into acc (the output layout). */
+static onyx_status *q8_matmul(const mm_shape *s, const onyx_value *A, const q_param *azp, const onyx_value *B,
+                              const q_param *bzp, int32_t *acc) {
+    int32_t *wa = q_widen(A, azp, s->M, s->K, false);
+    int32_t *wb = q_widen(B, bzp, s->K, s->N, true);
+    if (wa && wb) matmul_loop(s, mm_loop_int32_t, sizeof(int32_t), wa, wb, acc);
+    onyx_free(wa);
+    onyx_free(wb);
+    return wa && wb ? NULL : ONYX_OOM();
+}
+
+static onyx_status *matmul_integer_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    const onyx_value *azv = ctx->n_in > 2 ? ctx->in[2] : NULL, *bzv = ctx->n_in > 3 ? ctx->in[3] : NULL;
+    ONYX_TRY(check_q8(A, "MatMulInteger", "A"));
+    ONYX_TRY(check_q8(B, "MatMulInteger", "B"));
+    ONYX_TRY(check_zp_type(azv, A, "MatMulInteger", "a_zero_point"));
+    ONYX_TRY(check_zp_type(bzv, B, "MatMulInteger", "b_zero_point"));
+    mm_shape s;
+    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
+    q_param azp, bzp;
+    ONYX_TRY(q_param_of(azv, s.M, s.a_mats, "a_zero_point", &azp));
+    ONYX_TRY(q_param_of(bzv, s.N, s.b_mats, "b_zero_point", &bzp));
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, s.rank, s.dims, &Y));
+    return q8_matmul(&s, A, &azp, B, &bzp, Y->data);
+}
+
+static onyx_status *matmul_integer_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    ctx->out[0].dtype = ONYX_INT32;
+    return infer_matmul_shape(ctx->in[0], ctx->in[1], &ctx->out[0]);
+}
+
+/* Scale tensors: float, and from opset 21 also float16/bfloat16. */
+static onyx_status *check_scale(const onyx_value *v, const char *what) {
+    if (!onyx_is_tensor(v) || !la_is_f32_family(v->dtype))
+        return ONYX_INVALID_ARG("QLinearMatMul: %s must be a float, float16 or bfloat16 tensor", what);
+    return NULL;
+}
+
+/* The requantisation multiplier a_scale * b_scale / y_scale, rounded in
+ * the scales' own type as the reference computes it. */
+static double q_multiplier(int dtype, float sa, float sb, float sy) {
+    if (dtype == ONYX_FLOAT16) {
+        float p = onyx_f16_to_f32(onyx_f32_to_f16(sa * sb));
+        return onyx_f16_to_f32(onyx_f32_to_f16(p / sy));
+    }
+    if (dtype == ONYX_BFLOAT16) {
+        float p = onyx_bf16_to_f32(onyx_f32_to_bf16(sa * sb));
+        return onyx_bf16_to_f32(onyx_f32_to_bf16(p / sy));
+    }
+    return (float)((float)(sa * sb) / sy);
+}
+
+static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *in[8] = {0};
+    for (size_t i = 0; i < 8 && i < ctx->n_in; i++) in[i] = ctx->in[i];
+    const onyx_value *A = in[0], *B = in[3];
+    ONYX_TRY(check_q8(A, "QLinearMatMul", "a"));
+    ONYX_TRY(check_q8(B, "QLinearMatMul", "b"));
+    ONYX_TRY(check_scale(in[1], "a_scale"));
+    ONYX_TRY(check_scale(in[4], "b_scale"));
+    ONYX_TRY(check_scale(in[6], "y_scale"));
+    ONYX_TRY(check_zp_type(in[2], A, "QLinearMatMul", "a_zero_point"));
+    ONYX_TRY(check_zp_type(in[5], B, "QLinearMatMul", "b_zero_point"));
+    if (!onyx_is_tensor(in[7]) || (in[7]->dtype != ONYX_INT8 && in[7]->dtype != ONYX_UINT8))
+        return ONYX_INVALID_ARG("QLinearMatMul: y_zero_point must be an int8 or uint8 tensor");
+    if (in[7]->numel != 1 || in[6]->numel != 1)
+        return ONYX_INVALID_ARG("QLinearMatMul: y_scale and y_zero_point must be scalars");
+    if (in[1]->dtype != in[4]->dtype || in[1]->dtype != in[6]->dtype)
+        return ONYX_INVALID_ARG("QLinearMatMul: a_scale, b_scale and y_scale must have the same type");
+    mm_shape s;
+    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
+    q_param azp, bzp, as, bs;
+    ONYX_TRY(q_param_of(in[2], s.M, s.a_mats, "a_zero_point", &azp));
+    ONYX_TRY(q_param_of(in[5], s.N, s.b_mats, "b_zero_point", &bzp));
+    ONYX_TRY(q_param_of(in[1], s.M, s.a_mats, "a_scale", &as));
+    ONYX_TRY(q_param_of(in[4], s.N, s.b_mats, "b_scale", &bs));
+    int ydt = in[7]->dtype;
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, ydt, s.rank, s.dims, &Y));
+    int32_t *acc = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(int32_t));
+    if (!acc) return ONYX_OOM();
+    onyx_status *st = q8_matmul(&s, A, &azp, B, &bzp, acc);
+    const double lo = ydt == ONYX_INT8 ? -128 : 0, hi = ydt == ONYX_INT8 ? 127 : 255;
+    const double yzp = la_load_q8(ydt, in[7]->data, 0);
+    const float sy = (float)onyx_load_as_double(in[6]->dtype, in[6]->data, 0);
+    for (int64_t t = 0; !st && t < s.batches; t++) {
+        int64_t ia, ib;
+        mm_batch_index(&s, t, &ia, &ib);
+        for (int64_t i = 0; i < s.M; i++)
+            for (int64_t j = 0; j < s.N; j++) {
+                size_t o = (size_t)((t * s.M + i) * s.N + j);
+                double m = q_multiplier(in[1]->dtype, q_scale(&as, ia, i), q_scale(&bs, ib, j), sy);
+                double v = nearbyint((double)acc[o] * m) + yzp;
+                v = v < lo ? lo : (v > hi ? hi : v);
+                if (ydt == ONYX_INT8) ((int8_t *)Y->data)[o] = (int8_t)v;
+                else ((uint8_t *)Y->data)[o] = (uint8_t)v;
+            }
+    }
+    onyx_free(acc);
+    return st;
+}
+
+static onyx_status *qlinear_matmul_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 8 || !ctx->in[0] || !ctx->in[3] || ctx->n_out < 1) return NULL;
+    if (ctx->in[7]) ctx->out[0].dtype = ctx->in[7]->dtype;
+    return infer_matmul_shape(ctx->in[0], ctx->in[3], &ctx->out[0]);
+}
+
+/* ------------------------------------------------------------ registration */
+
+#define MATMUL(since, until, types) \
+    {"", "MatMul", since, until, types, 0, matmul_init, packed_b_free, matmul_compute, matmul_infer}
+#define GEMM(since, until, types) \
+    {"", "Gemm", since, until, types, 0, gemm_init, packed_b_free, gemm_compute, gemm_infer}
+
+const onyx_op_def onyx_ops_matmul[] = {
+    MATMUL(1, 8, F3),
+    MATMUL(9, 12, F3 | I4),
+    MATMUL(13, L, F4 | I4),
+    GEMM(1, 8, F3),
+    GEMM(9, 12, F3 | I4),
+    GEMM(13, L, F4 | I4),
+    {"", "MatMulInteger", 10, L, Q8, 0, NULL, NULL, matmul_integer_compute, matmul_integer_infer},
+    {"", "QLinearMatMul", 10, L, Q8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
+    {0},
+};
