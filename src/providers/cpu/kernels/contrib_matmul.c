@@ -1,0 +1,412 @@
+/* Matrix products that the graph optimiser's fusions produce, with ONNX
+ * Runtime's semantics:
+ *
+ *   com.microsoft FusedMatMul   Y = alpha op(A) op(B), numpy.matmul batch
+ *       broadcasting, op() transposing the last two dims (transA, transB).
+ *       transBatchA/transBatchB are not supported (never produced here).
+ *   com.microsoft FusedGemm     Gemm followed by an activation (Relu,
+ *       LeakyRelu, Sigmoid, Tanh, HardSigmoid; parameters in
+ *       activation_alpha / activation_beta). The Gemm itself runs through
+ *       the registered ai.onnx Gemm kernel, the activation in place after.
+ *
+ * float runs through the SGEMM engine, with a constant B packed once in
+ * init; float16/bfloat16 convert through float; double uses a plain loop. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/cpu/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/linalg.h"
+#include "providers/cpu/kernels/nn_math.h"
+
+/* Below this many multiply-adds per matrix, a batch runs its matrices in
+ * parallel (one thread each) instead of splitting every matrix. */
+#define FMM_SMALL_WORK (1 << 21)
+
+/* ------------------------------------------------------------ shapes */
+
+typedef struct fmm_shape {
+    bool ta, tb;                          /* effective transposes (ignored for 1-D operands) */
+    float alpha;
+    int64_t M, N, K;
+    int nb;                               /* batch rank of the output */
+    int64_t bdims[ONYX_MAX_RANK];
+    int64_t a_str[ONYX_MAX_RANK], b_str[ONYX_MAX_RANK];
+    int64_t batches, a_mats, b_mats;
+    int rank;
+    int64_t dims[ONYX_MAX_RANK];
+} fmm_shape;
+
+static int64_t fmm_batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
+    int64_t run = 1;
+    for (int i = nb - 1; i >= 0; i--) {
+        int k = i - (nb - n);
+        int64_t dim = k >= 0 ? d[k] : 1;
+        str[i] = dim == 1 ? 0 : run;
+        run *= dim;
+    }
+    return run;
+}
+
+static onyx_status *fmm_shape_of(const onyx_node *node, const onyx_value *A, const onyx_value *B, fmm_shape *s) {
+    char sa[200], sb[200];
+    memset(s, 0, sizeof *s);
+    const int64_t *a = A->dims, *b = B->dims;
+    int ra = A->rank, rb = B->rank;
+    if (ra < 1 || rb < 1) return ONYX_INVALID_ARG("A and B must have rank >= 1");
+    if (onyx_attr_int(node, "transBatchA", 0) || onyx_attr_int(node, "transBatchB", 0))
+        return ONYX_NOT_IMPLEMENTED("FusedMatMul: transBatchA/transBatchB are not supported");
+    s->alpha = onyx_attr_float(node, "alpha", 1.0f);
+    s->ta = ra >= 2 && onyx_attr_int(node, "transA", 0) != 0;
+    s->tb = rb >= 2 && onyx_attr_int(node, "transB", 0) != 0;
+    s->M = ra == 1 ? 1 : a[ra - (s->ta ? 1 : 2)];
+    s->K = a[ra - (s->ta ? 2 : 1)];
+    int64_t kb = rb == 1 ? b[0] : b[rb - (s->tb ? 1 : 2)];
+    s->N = rb == 1 ? 1 : b[rb - (s->tb ? 2 : 1)];
+    if (kb != s->K)
+        return ONYX_INVALID_ARG("op(A) of A %s has %lld columns but op(B) of B %s has %lld rows (transA=%d, transB=%d)",
+                                onyx_shape_str(a, ra, sa, sizeof sa), (long long)s->K,
+                                onyx_shape_str(b, rb, sb, sizeof sb), (long long)kb, s->ta, s->tb);
+    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
+    onyx_status *st = onyx_broadcast_shapes(a, na, b, nbb, s->bdims, &s->nb);
+    if (st) return onyx_error_wrap(st, "batch dims of A %s and B %s: ", onyx_shape_str(a, ra, sa, sizeof sa),
+                                   onyx_shape_str(b, rb, sb, sizeof sb));
+    s->a_mats = fmm_batch_strides(a, na, s->nb, s->a_str);
+    s->b_mats = fmm_batch_strides(b, nbb, s->nb, s->b_str);
+    s->rank = s->nb;
+    memcpy(s->dims, s->bdims, sizeof(int64_t) * (size_t)s->nb);
+    if (ra > 1) s->dims[s->rank++] = s->M;
+    if (rb > 1) s->dims[s->rank++] = s->N;
+    ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
+    int64_t numel;
+    return onyx_shape_numel(s->dims, s->rank, &numel);
+}
+
+static void fmm_batch_index(const fmm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
+    *ia = *ib = 0;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        int64_t c = t % s->bdims[i];
+        t /= s->bdims[i];
+        *ia += c * s->a_str[i];
+        *ib += c * s->b_str[i];
+    }
+}
+
+/* ------------------------------------------------------------ packed constant B */
+
+typedef struct fmm_state {
+    bool tb;
+    int64_t K, N;
+    onyx_packed_mat *packed;   /* op(B) of a constant 2-D float B */
+} fmm_state;
+
+static void fmm_state_free(void *p) {
+    fmm_state *s = p;
+    if (!s) return;
+    onyx_packed_mat_free(s->packed);
+    free(s);
+}
+
+static onyx_status *fmm_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *b = info->n_in > 1 && info->const_in ? info->const_in[1] : NULL;
+    if (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank != 2 || b->numel == 0) return NULL;
+    if (onyx_attr_int(info->node, "transBatchB", 0)) return NULL;
+    fmm_state *s = calloc(1, sizeof *s);
+    if (!s) return ONYX_OOM();
+    s->tb = onyx_attr_int(info->node, "transB", 0) != 0;
+    s->K = b->dims[s->tb ? 1 : 0];
+    s->N = b->dims[s->tb ? 0 : 1];
+    onyx_status *st = onyx_sgemm_pack_b(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *state = s;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ float */
+
+typedef struct fmm_job {
+    const fmm_shape *s;
+    const float *A, *B;
+    float *Y;
+    const onyx_packed_mat *pb;   /* or NULL */
+    onyx_threadpool *tp;         /* per matrix (NULL when the batch is split) */
+    la_error err;
+} fmm_job;
+
+static onyx_status *fmm_one(fmm_job *j, int64_t t) {
+    const fmm_shape *s = j->s;
+    int64_t ia, ib;
+    fmm_batch_index(s, t, &ia, &ib);
+    size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
+    const float *a = j->A + ia * s->M * s->K;
+    float *y = j->Y + t * s->M * s->N;
+    size_t lda = s->ta ? M : K, ldb = s->tb ? K : N;
+    if (j->pb) return onyx_sgemm_packed(s->ta, M, s->alpha, a, lda, j->pb, 0.0f, y, N, NULL, j->tp);
+    return onyx_sgemm(s->ta, s->tb, M, N, K, s->alpha, a, lda, j->B + ib * s->K * s->N, ldb, 0.0f, y, N, j->tp);
+}
+
+static void fmm_range(void *arg, size_t begin, size_t end) {
+    fmm_job *j = arg;
+    for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, fmm_one(j, (int64_t)t));
+}
+
+static onyx_status *fmm_f32(const fmm_shape *s, const float *A, const float *B, float *Y, const fmm_state *st,
+                            onyx_threadpool *tp) {
+    fmm_job j = {.s = s, .A = A, .B = B, .Y = Y, .tp = tp};
+    atomic_init(&j.err.st, NULL);
+    if (s->batches == 0 || s->M == 0 || s->N == 0) return NULL;
+    if (st && st->K == s->K && st->N == s->N && st->tb == s->tb && s->b_mats == 1) j.pb = st->packed;
+    /* one B for every batch and A laid out like the output: one tall GEMM */
+    if (s->b_mats == 1 && s->a_mats == s->batches && !s->ta) {
+        fmm_shape flat = *s;
+        flat.M = s->M * s->batches;
+        flat.nb = 0;
+        flat.batches = 1;
+        j.s = &flat;
+        return fmm_one(&j, 0);
+    }
+    double work = (double)s->M * (double)s->N * (double)s->K;
+    if (onyx_threadpool_threads(tp) > 1 && s->batches > 1 && work < FMM_SMALL_WORK) {
+        j.tp = NULL;
+        onyx_parallel_for(tp, (size_t)s->batches, 1, fmm_range, &j);
+    } else {
+        fmm_range(&j, 0, (size_t)s->batches);
+    }
+    return la_error_take(&j.err);
+}
+
+/* ------------------------------------------------------------ double */
+
+static void fmm_double(const fmm_shape *s, const double *A, const double *B, double *Y) {
+    int64_t M = s->M, N = s->N, K = s->K;
+    for (int64_t t = 0; t < s->batches; t++) {
+        int64_t ia, ib;
+        fmm_batch_index(s, t, &ia, &ib);
+        const double *a = A + ia * M * K, *b = B + ib * K * N;
+        double *y = Y + t * M * N;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += (s->ta ? a[k * M + i] : a[i * K + k]) * (s->tb ? b[n * K + k] : b[k * N + n]);
+                y[i * N + n] = s->alpha * acc;
+            }
+    }
+}
+
+static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *A = ctx->n_in > 0 ? ctx->in[0] : NULL, *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    if (!onyx_is_tensor(A) || !onyx_is_tensor(B)) return ONYX_INVALID_ARG("inputs A and B must be tensors");
+    if (A->dtype != B->dtype)
+        return ONYX_INVALID_ARG("A is %s but B is %s; both must have the same element type", onyx_dtype_name(A->dtype),
+                                onyx_dtype_name(B->dtype));
+    if (!la_is_f32_family(A->dtype) && A->dtype != ONYX_DOUBLE)
+        return ONYX_NOT_IMPLEMENTED("element type %s is not supported", onyx_dtype_name(A->dtype));
+    fmm_shape s;
+    ONYX_TRY(fmm_shape_of(ctx->node, A, B, &s));
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
+    if (A->dtype == ONYX_DOUBLE) {
+        fmm_double(&s, A->data, B->data, Y->data);
+        return NULL;
+    }
+    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, A->data, B->data, Y->data, ctx->state, ctx->tp);
+    const float *a = NULL, *b = NULL;
+    float *a_own = NULL, *b_own = NULL, *y = NULL;
+    onyx_status *st = la_float_view(A, &a, &a_own);
+    if (!st) st = la_float_view(B, &b, &b_own);
+    if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
+    if (!st) st = fmm_f32(&s, a, b, y, NULL, ctx->tp);
+    if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
+    onyx_free(a_own);
+    onyx_free(b_own);
+    onyx_free(y);
+    return st;
+}
+
+/* numpy.matmul shape rules on known or symbolic dims, after op(). */
+static onyx_status *fmm_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    const onyx_type *a = ctx->in[0], *b = ctx->in[1];
+    onyx_type *y = &ctx->out[0];
+    y->kind = ONYX_VALUE_TENSOR;
+    y->dtype = a->dtype;
+    if (a->rank < 1 || b->rank < 1) return NULL;
+    bool ta = a->rank >= 2 && onyx_attr_int(ctx->node, "transA", 0);
+    bool tb = b->rank >= 2 && onyx_attr_int(ctx->node, "transB", 0);
+    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
+    int n = na > nb ? na : nb, r = 0;
+    if (n + 2 > ONYX_MAX_RANK) return NULL;
+    for (int i = 0; i < n; i++) {
+        int ka = i - (n - na), kb = i - (n - nb);
+        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
+        if (da == 1) y->dims[r++] = db;
+        else if (db == 1 || da == db) y->dims[r++] = da;
+        else if (onyx_dim_known(da) && onyx_dim_known(db))
+            return ONYX_INVALID_ARG("batch dims %lld and %lld cannot be broadcast", (long long)da, (long long)db);
+        else y->dims[r++] = ONYX_DIM_UNKNOWN;
+    }
+    if (a->rank > 1) y->dims[r++] = a->dims[a->rank - (ta ? 1 : 2)];
+    if (b->rank > 1) y->dims[r++] = b->dims[b->rank - (tb ? 2 : 1)];
+    y->rank = r;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ FusedGemm */
+
+typedef enum fg_act { FG_RELU, FG_LEAKY_RELU, FG_SIGMOID, FG_TANH, FG_HARD_SIGMOID } fg_act;
+
+typedef struct fg_params {
+    fg_act act;
+    float alpha, beta;
+} fg_params;
+
+static onyx_status *fg_read_act(const onyx_node *node, fg_params *p) {
+    const char *name = onyx_attr_string(node, "activation", "");
+    p->alpha = onyx_attr_float(node, "activation_alpha", 0.0f);
+    p->beta = onyx_attr_float(node, "activation_beta", 0.0f);
+    if (!strcmp(name, "Relu")) p->act = FG_RELU;
+    else if (!strcmp(name, "Sigmoid")) p->act = FG_SIGMOID;
+    else if (!strcmp(name, "Tanh")) p->act = FG_TANH;
+    else if (!strcmp(name, "LeakyRelu")) {
+        p->act = FG_LEAKY_RELU;
+        p->alpha = onyx_attr_float(node, "activation_alpha", 0.01f);
+    } else if (!strcmp(name, "HardSigmoid")) {
+        p->act = FG_HARD_SIGMOID;
+        p->alpha = onyx_attr_float(node, "activation_alpha", 0.2f);
+        p->beta = onyx_attr_float(node, "activation_beta", 0.5f);
+    } else {
+        return ONYX_NOT_IMPLEMENTED("FusedGemm activation '%s' is not supported (Relu, LeakyRelu, Sigmoid, Tanh, "
+                                    "HardSigmoid)", name);
+    }
+    return NULL;
+}
+
+#define FG_BODY(T)                                                                                      \
+    {                                                                                                   \
+        const T a = (T)p->alpha, b = (T)p->beta;                                                        \
+        switch (p->act) {                                                                               \
+        case FG_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] > (T)0, y[i], (T)0)); break;                     \
+        case FG_LEAKY_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] >= (T)0, y[i], a * y[i])); break;          \
+        case FG_SIGMOID: NN_LOOP(i, n, y[i] = NN_SIGMOID(y[i])); break;                                 \
+        case FG_TANH: NN_LOOP(i, n, y[i] = NN_TANH(y[i])); break;                                       \
+        case FG_HARD_SIGMOID: {                                                                         \
+            NN_LOOP(i, n, T v = a * y[i] + b; v = NN_SEL(v > (T)0, v, (T)0); y[i] = NN_SEL(v < (T)1, v, (T)1)); \
+            break;                                                                                      \
+        }                                                                                               \
+        }                                                                                               \
+    }
+
+NN_MULTIVERSION(fg_apply_float, (const fg_params *p, float *restrict y, size_t n), (p, y, n), FG_BODY(float))
+static void fg_apply_double(const fg_params *p, double *restrict y, size_t n) FG_BODY(double)
+
+typedef struct fg_state {
+    const onyx_op_def *gemm;   /* the Gemm kernel init was run for */
+    void *inner;               /* its state */
+} fg_state;
+
+#define FG_GEMM_OPSET 13
+
+static void fg_state_free(void *p) {
+    fg_state *s = p;
+    if (!s) return;
+    if (s->gemm && s->gemm->free_state && s->inner) s->gemm->free_state(s->inner);
+    free(s);
+}
+
+static onyx_status *fg_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    int dt = info->n_in > 0 && info->in_types && info->in_types[0] ? info->in_types[0]->dtype : 0;
+    const onyx_op_def *d = dt ? onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, dt) : NULL;
+    if (!d || !d->init) return NULL;
+    fg_state *s = calloc(1, sizeof *s);
+    if (!s) return ONYX_OOM();
+    onyx_kernel_info inner = *info;
+    inner.opset = FG_GEMM_OPSET;
+    onyx_status *st = d->init(&inner, &s->inner);
+    if (st) {
+        free(s);
+        return st;
+    }
+    s->gemm = d;
+    *state = s;
+    return NULL;
+}
+
+typedef struct fg_job {
+    const fg_params *p;
+    int dtype;
+    void *y;
+    size_t n;
+    int failed;
+} fg_job;
+
+#define FG_CHUNK 4096
+
+static void fg_chunks(void *arg, size_t begin, size_t end) {
+    fg_job *j = arg;
+    float *buf = NULL;
+    if (nn_needs_conversion(j->dtype) && !(buf = malloc(FG_CHUNK * sizeof *buf))) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (size_t c = begin; c < end; c++) {
+        size_t off = c * FG_CHUNK, len = j->n - off < FG_CHUNK ? j->n - off : FG_CHUNK;
+        if (j->dtype == ONYX_DOUBLE) {
+            fg_apply_double(j->p, (double *)j->y + off, len);
+        } else if (j->dtype == ONYX_FLOAT) {
+            fg_apply_float(j->p, (float *)j->y + off, len);
+        } else {
+            nn_load_f32(j->dtype, j->y, off, len, buf);
+            fg_apply_float(j->p, buf, len);
+            nn_store_f32(j->dtype, j->y, off, len, buf);
+        }
+    }
+    free(buf);
+}
+
+static onyx_status *fg_compute(onyx_kernel_ctx *ctx) {
+    fg_params p;
+    ONYX_TRY(fg_read_act(ctx->node, &p));
+    const onyx_value *A = ctx->n_in ? ctx->in[0] : NULL;
+    if (!onyx_is_tensor(A)) return ONYX_INVALID_ARG("input A must be a tensor");
+    if (!nn_is_float_family(A->dtype))
+        return ONYX_NOT_IMPLEMENTED("FusedGemm: element type %s is not supported (float types)", onyx_dtype_name(A->dtype));
+    const onyx_op_def *d = onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, A->dtype);
+    if (!d) return ONYX_NOT_IMPLEMENTED("no Gemm kernel for %s", onyx_dtype_name(A->dtype));
+    const fg_state *s = ctx->state;
+    onyx_kernel_ctx inner = *ctx;
+    inner.opset = FG_GEMM_OPSET;
+    inner.state = s && s->gemm == d ? s->inner : NULL;
+    ONYX_TRY(d->compute(&inner));
+    onyx_value *Y = ctx->out[0];
+    if (!onyx_is_tensor(Y) || Y->numel == 0) return NULL;
+    fg_job j = {.p = &p, .dtype = Y->dtype, .y = Y->data, .n = (size_t)Y->numel};
+    size_t chunks = (j.n + FG_CHUNK - 1) / FG_CHUNK;
+    if (j.n < NN_PARALLEL_MIN) fg_chunks(&j, 0, chunks);
+    else onyx_parallel_for(ctx->tp, chunks, 2, fg_chunks, &j);
+    return j.failed ? ONYX_OOM() : NULL;
+}
+
+static onyx_status *fg_infer(onyx_infer_ctx *ctx) {
+    int dt = ctx->n_in > 0 && ctx->in[0] ? ctx->in[0]->dtype : 0;
+    const onyx_op_def *d = onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, dt);
+    if (!d || !d->infer) return NULL;
+    onyx_infer_ctx inner = *ctx;
+    inner.opset = FG_GEMM_OPSET;
+    return d->infer(&inner);
+}
+
+/* ------------------------------------------------------------ registration */
+
+#define F4 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
+
+const onyx_op_def onyx_ops_contrib_matmul[] = {
+    {"com.microsoft", "FusedMatMul", 1, ONYX_OPSET_LATEST, F4, 0, fmm_init, fmm_state_free, fmm_compute, fmm_infer},
+    {"com.microsoft", "FusedGemm", 1, ONYX_OPSET_LATEST, F4, 0, fg_init, fg_state_free, fg_compute, fg_infer},
+    {0},
+};

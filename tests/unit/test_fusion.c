@@ -1,0 +1,306 @@
+/* Extended-level fusions on small graphs built for them (tests/data/
+ * make_fusion_models.py): each pattern is rewritten into its com.microsoft
+ * (or ai.onnx) operator, the near misses stay, and the outputs equal those
+ * of the unoptimised model within rtol 1e-4. A model saved at level all
+ * loads again and gives the same outputs. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "onyx.h"
+#include "testlib.h"
+
+static onyx_env *env;
+
+static onyx_session *open_at(const char *path, onyx_optimization_level level, const char *save) {
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
+    CHECK_OK(onyx_session_options_set_intra_op_threads(o, 2));
+    if (save) CHECK_OK(onyx_session_options_set_optimized_model_path(o, save));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create(env, path, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+static size_t fired(const onyx_session *s, const char *pass) {
+    for (size_t i = 0; i < onyx_session_optimizer_pass_count(s); i++) {
+        size_t n;
+        const char *name = onyx_session_optimizer_pass(s, i, NULL, &n);
+        if (!strcmp(name, pass)) return n;
+    }
+    return (size_t)-1;
+}
+
+/* Nodes of op type `op` (with node name `name` when given). */
+static size_t count_op(const onyx_session *s, const char *op, const char *name) {
+    size_t c = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        c += !strcmp(onyx_session_node_op_type(s, i), op) && (!name || !strcmp(onyx_session_node_name(s, i), name));
+    return c;
+}
+
+/* ------------------------------------------------------------ inputs and outputs */
+
+/* Symbolic dims: batch 2, seq 7, anything else 3. */
+static int64_t dim_value(const onyx_type_info *t, size_t axis) {
+    int64_t d = onyx_type_info_dim(t, axis);
+    if (d >= 0) return d;
+    const char *name = onyx_type_info_dim_name(t, axis);
+    if (name && !strcmp(name, "batch")) return 2;
+    if (name && !strcmp(name, "seq")) return 7;
+    if (name && !strcmp(name, "enc_seq")) return 5;
+    return 3;
+}
+
+/* Deterministic inputs from the metadata: floats from sin, int64 ids below
+ * 50 (token types below 2), masks of ones with padding at the end of the
+ * first row. */
+static onyx_value *make_input(const onyx_session *s, size_t i) {
+    const onyx_type_info *t = onyx_session_input_type(s, i);
+    const char *name = onyx_session_input_name(s, i);
+    int64_t shape[8];
+    size_t rank = (size_t)onyx_type_info_rank(t);
+    for (size_t d = 0; d < rank && d < 8; d++) shape[d] = dim_value(t, d);
+    onyx_element_type et = onyx_type_info_element_type(t);
+    onyx_value *v = NULL;
+    CHECK_OK(onyx_tensor_create(et, shape, rank, &v));
+    if (!v) return NULL;
+    int64_t n = onyx_tensor_element_count(v), last = rank ? shape[rank - 1] : 1;
+    if (et == ONYX_FLOAT) {
+        float *p = onyx_tensor_data(v);
+        for (int64_t k = 0; k < n; k++) p[k] = (float)(1.5 * sin(0.37 * (double)k + (double)i));
+    } else if (et == ONYX_INT64) {
+        int64_t *p = onyx_tensor_data(v);
+        for (int64_t k = 0; k < n; k++) {
+            if (strstr(name, "mask")) p[k] = !(k < last && k % last >= last - 2);
+            else if (!strcmp(name, "types")) p[k] = k % 2;
+            else p[k] = (k * 7 + 3) % 50;
+        }
+    }
+    return v;
+}
+
+#define MAX_IO 16
+
+/* Run s on the generated inputs; outs[] receives every output. */
+static void run_all(onyx_session *s, onyx_value **outs) {
+    size_t ni = onyx_session_input_count(s), no = onyx_session_output_count(s);
+    onyx_value *in[MAX_IO] = {0};
+    const char *in_names[MAX_IO], *out_names[MAX_IO];
+    CHECK(ni <= MAX_IO && no <= MAX_IO);
+    if (ni > MAX_IO || no > MAX_IO) return;
+    for (size_t i = 0; i < ni; i++) {
+        in[i] = make_input(s, i);
+        in_names[i] = onyx_session_input_name(s, i);
+    }
+    for (size_t o = 0; o < no; o++) out_names[o] = onyx_session_output_name(s, o);
+    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, outs));
+    for (size_t i = 0; i < ni; i++) onyx_value_free(in[i]);
+}
+
+/* Outputs of a and b agree: floats within 1e-5 + 1e-4 |x|, others exactly. */
+static void compare_sessions(onyx_session *a, onyx_session *b, const char *what) {
+    onyx_value *oa[MAX_IO] = {0}, *ob[MAX_IO] = {0};
+    run_all(a, oa);
+    run_all(b, ob);
+    for (size_t o = 0; o < onyx_session_output_count(a) && o < MAX_IO; o++) {
+        CHECK(oa[o] && ob[o]);
+        if (!oa[o] || !ob[o]) continue;
+        int64_t n = onyx_tensor_element_count(oa[o]);
+        CHECK(n == onyx_tensor_element_count(ob[o]));
+        CHECK(onyx_tensor_element_type(oa[o]) == onyx_tensor_element_type(ob[o]));
+        int bad = 0;
+        if (n == onyx_tensor_element_count(ob[o]) && onyx_tensor_element_type(oa[o]) == ONYX_FLOAT) {
+            const float *x = onyx_tensor_data(oa[o]), *y = onyx_tensor_data(ob[o]);
+            for (int64_t k = 0; k < n; k++) bad += !(fabsf(x[k] - y[k]) <= 1e-5f + 1e-4f * fabsf(x[k]));
+        } else if (n == onyx_tensor_element_count(ob[o])) {
+            bad = memcmp(onyx_tensor_data(oa[o]), onyx_tensor_data(ob[o]), onyx_tensor_byte_size(oa[o])) != 0;
+        }
+        if (bad) fprintf(stderr, "%s: output %s differs in %d values\n", what, onyx_session_output_name(a, o), bad);
+        CHECK(bad == 0);
+    }
+    for (size_t o = 0; o < MAX_IO; o++) {
+        onyx_value_free(oa[o]);
+        onyx_value_free(ob[o]);
+    }
+}
+
+/* Open path at extended level (returned) and check its outputs against the
+ * unoptimised model. */
+static onyx_session *fused(const char *path) {
+    onyx_session *plain = open_at(path, ONYX_OPT_DISABLED, NULL), *opt = open_at(path, ONYX_OPT_EXTENDED, NULL);
+    if (plain && opt) compare_sessions(plain, opt, path);
+    onyx_session_free(plain);
+    return opt;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_gelu(void) {
+    onyx_session *s = fused("tests/data/fusion_gelu.onnx");
+    if (!s) return;
+    CHECK(fired(s, "gelu_fusion") == 4);
+    CHECK(fired(s, "bias_gelu_fusion") == 1);
+    CHECK(count_op(s, "Gelu", NULL) == 3);
+    CHECK(count_op(s, "BiasGelu", NULL) == 1);
+    CHECK(count_op(s, "Erf", "e_erf") == 1);  /* near miss: divides by 1.5 */
+    CHECK(count_op(s, "Erf", "f_erf") == 1);  /* near miss: Erf output read outside */
+    CHECK(count_op(s, "Erf", NULL) == 2);
+    onyx_session_free(s);
+}
+
+static void test_fast_gelu(void) {
+    onyx_session *s = fused("tests/data/fusion_fast_gelu.onnx");
+    if (!s) return;
+    CHECK(fired(s, "fast_gelu_fusion") == 2);
+    CHECK(fired(s, "bias_gelu_fusion") == 1);  /* the bias Add in front of the first */
+    CHECK(count_op(s, "FastGelu", NULL) == 2);
+    CHECK(count_op(s, "Tanh", "c_tanh") == 1); /* near miss: 0.05 for 0.044715 */
+    CHECK(count_op(s, "Add", NULL) == 2);      /* only the near miss's */
+    onyx_session_free(s);
+}
+
+static void test_layer_norm(void) {
+    onyx_session *s = fused("tests/data/fusion_layer_norm.onnx");
+    if (s) {
+        CHECK(fired(s, "layer_norm_fusion") == 1);
+        CHECK(fired(s, "simplified_layer_norm_fusion") == 1);
+        CHECK(count_op(s, "LayerNormalization", NULL) == 1);       /* opset 13: ONNX Runtime's ai.onnx v1 */
+        CHECK(count_op(s, "SimplifiedLayerNormalization", NULL) == 1);
+        CHECK(count_op(s, "ReduceMean", NULL) == 2);                /* near miss: epsilon is a vector */
+        CHECK(count_op(s, "Sqrt", "miss_sqrt") == 1);
+        onyx_session_free(s);
+    }
+    s = fused("tests/data/fusion_layer_norm18.onnx"); /* axes as an input */
+    if (s) {
+        CHECK(fired(s, "layer_norm_fusion") == 1);
+        CHECK(onyx_session_node_count(s) == 1);
+        onyx_session_free(s);
+    }
+}
+
+static void test_skip_layer_norm(void) {
+    onyx_session *s = fused("tests/data/fusion_skip_layer_norm.onnx");
+    if (!s) return;
+    CHECK(fired(s, "skip_layer_norm_fusion") == 3);
+    CHECK(count_op(s, "SkipLayerNormalization", "ln1") == 1);        /* with the projection's bias */
+    CHECK(count_op(s, "SkipLayerNormalization", "ln2") == 1);        /* its sum is a graph output */
+    CHECK(count_op(s, "SkipSimplifiedLayerNormalization", "rms3") == 1);
+    CHECK(count_op(s, "LayerNormalization", "ln4") == 1);            /* near miss: axis 1 */
+    CHECK(count_op(s, "Add", NULL) == 1);
+    CHECK(count_op(s, "MatMul", "proj") == 1);
+    onyx_session_free(s);
+}
+
+static void test_attention(void) {
+    onyx_session *s = fused("tests/data/fusion_attention.onnx");
+    if (s) {
+        CHECK(fired(s, "attention_fusion") == 2);
+        CHECK(count_op(s, "Attention", NULL) == 2);
+        CHECK(count_op(s, "Softmax", "miss_softmax") == 1); /* near miss: scores are a graph output */
+        CHECK(count_op(s, "Softmax", NULL) == 1);
+        CHECK(count_op(s, "Cast", "mask_mask_index") == 1); /* one int32 mask for both layers */
+        CHECK(count_op(s, "MatMul", "l0_q_matmul") == 0);    /* projections merged and removed */
+        onyx_session_free(s);
+    }
+    s = fused("tests/data/fusion_attention_causal.onnx");
+    if (s) {
+        CHECK(fired(s, "attention_fusion") == 1);
+        CHECK(count_op(s, "Attention", NULL) == 1);
+        CHECK(count_op(s, "Softmax", NULL) == 0 && count_op(s, "Transpose", NULL) == 0);
+        CHECK(count_op(s, "Where", NULL) == 1); /* the causal mask, now attention_bias */
+        onyx_session_free(s);
+    }
+    s = fused("tests/data/fusion_attention_cross.onnx"); /* keys and values from another input */
+    if (s) {
+        CHECK(fired(s, "attention_fusion") == 1);
+        CHECK(count_op(s, "MultiHeadAttention", NULL) == 1 && count_op(s, "Attention", NULL) == 0);
+        CHECK(count_op(s, "MatMul", NULL) == 3); /* the projections feed it */
+        CHECK(count_op(s, "Softmax", NULL) == 0);
+        onyx_session_free(s);
+    }
+}
+
+static void test_embed_layer_norm(void) {
+    onyx_session *s = fused("tests/data/fusion_embed.onnx");
+    if (!s) return;
+    CHECK(fired(s, "embed_layer_norm_fusion") == 1);
+    CHECK(count_op(s, "EmbedLayerNormalization", "emb_ln") == 1);
+    CHECK(count_op(s, "Gather", "word_gather") == 0 && count_op(s, "Gather", "seg_gather") == 0);
+    /* near miss: positions are not an arange (its residual Add still becomes SkipLayerNorm) */
+    CHECK(count_op(s, "EmbedLayerNormalization", "miss_ln") == 0);
+    CHECK(count_op(s, "Gather", "word_gather2") == 1);
+    onyx_session_free(s);
+}
+
+static void test_activations(void) {
+    onyx_session *s = fused("tests/data/fusion_activation.onnx");
+    if (!s) return;
+    CHECK(fired(s, "conv_activation_fusion") == 3);
+    CHECK(fired(s, "gemm_activation_fusion") == 3);
+    CHECK(count_op(s, "FusedConv", NULL) == 3);
+    CHECK(count_op(s, "FusedGemm", NULL) == 3);
+    CHECK(count_op(s, "Sigmoid", "sigmoid3") == 1); /* near miss: no FusedConv Sigmoid */
+    CHECK(count_op(s, "Relu", "relu4") == 1);       /* near miss: conv4 output is a graph output */
+    CHECK(count_op(s, "Conv", NULL) == 2);
+    onyx_session_free(s);
+}
+
+static void test_matmul(void) {
+    onyx_session *s = fused("tests/data/fusion_matmul.onnx");
+    if (!s) return;
+    CHECK(fired(s, "matmul_transpose_fusion") == 2);
+    CHECK(fired(s, "matmul_scale_fusion") == 2);
+    CHECK(count_op(s, "FusedMatMul", NULL) == 3);
+    CHECK(count_op(s, "Mul", "vec_mul") == 1);          /* near miss: not a scalar */
+    CHECK(count_op(s, "Transpose", "pt") == 1);         /* near miss: not the last two axes */
+    CHECK(count_op(s, "MatMul", NULL) == 2);
+    onyx_session_free(s);
+}
+
+/* Fused models saved at level all load again (fused operators and all)
+ * and give the unoptimised outputs. */
+static void test_save_fused(void) {
+    static const char *models[] = {"tests/data/fusion_attention.onnx", "tests/data/fusion_attention_cross.onnx",
+                                   "tests/data/fusion_embed.onnx",
+                                   "tests/data/fusion_skip_layer_norm.onnx", "tests/data/fusion_gelu.onnx"};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        char path[] = "/tmp/onyx_fusion_XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        if (fd < 0) return;
+        close(fd);
+        onyx_session *opt = open_at(models[m], ONYX_OPT_ALL, path);
+        onyx_session *plain = open_at(models[m], ONYX_OPT_DISABLED, NULL);
+        onyx_session *again = opt ? open_at(path, ONYX_OPT_DISABLED, NULL) : NULL;
+        if (opt && again && plain) {
+            CHECK(onyx_session_node_count(again) == onyx_session_node_count(opt));
+            compare_sessions(plain, again, models[m]);
+        }
+        onyx_session_free(opt);
+        onyx_session_free(plain);
+        onyx_session_free(again);
+        unlink(path);
+        char data[sizeof path + 8];
+        snprintf(data, sizeof data, "%s.data", path);
+        unlink(data);
+    }
+}
+
+int main(void) {
+    CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
+    test_gelu();
+    test_fast_gelu();
+    test_layer_norm();
+    test_skip_layer_norm();
+    test_attention();
+    test_embed_layer_norm();
+    test_activations();
+    test_matmul();
+    test_save_fused();
+    onyx_env_free(env);
+    return testlib_finish("test_fusion");
+}
