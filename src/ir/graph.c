@@ -194,6 +194,7 @@ static onyx_status *add_node_outputs(onyx_graph *g, const onyx_node_proto *np, o
     n->n_out = np->n_outputs;
     n->out = malloc((np->n_outputs + 1) * sizeof *n->out);
     if (!n->out) return ONYX_OOM();
+    n->out[np->n_outputs] = -1; /* so out[0] reads as "absent" on a node without outputs */
     for (size_t j = 0; j < np->n_outputs; j++) {
         const char *name = np->outputs[j];
         n->out[j] = -1;
@@ -230,6 +231,7 @@ static onyx_status *add_node_inputs(onyx_graph *g, const onyx_node_proto *np, on
     n->n_in = np->n_inputs;
     n->in = malloc((np->n_inputs + 1) * sizeof *n->in);
     if (!n->in) return ONYX_OOM();
+    n->in[np->n_inputs] = -1;
     for (size_t j = 0; j < np->n_inputs; j++) {
         const char *name = np->inputs[j];
         n->in[j] = -1;

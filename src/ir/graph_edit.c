@@ -73,6 +73,8 @@ onyx_status *onyx_graph_new_node(onyx_graph *g, const char *op_type, const char 
     }
     n->n_in = n_in;
     n->n_out = n_out;
+    n->in[n_in] = -1;
+    n->out[n_out] = -1;
     if (n_in) memcpy(n->in, in, n_in * sizeof *in);
     if (n_out) memcpy(n->out, out, n_out * sizeof *out);
     n->attrs = attrs;

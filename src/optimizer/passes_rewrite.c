@@ -302,13 +302,16 @@ static onyx_status *matmul_add_to_gemm(onyx_opt_ctx *ctx, size_t *changes) {
     size_t n_nodes = g->n_nodes;
     for (size_t i = 0; i < n_nodes && !st; i++) {
         const onyx_node *mm = &g->nodes[i];
-        if (!onyx_opt_is_op(mm, "", "MatMul") || mm->n_in != 2 || mm->out[0] < 0) continue;
+        if (!onyx_opt_is_op(mm, "", "MatMul") || mm->n_in != 2 || mm->in[0] < 0 || mm->in[1] < 0 ||
+            mm->n_out < 1 || mm->out[0] < 0)
+            continue;
         const onyx_type *ta = &g->values[mm->in[0]].type, *tb = &g->values[mm->in[1]].type;
         if (ta->rank != 2 || tb->rank != 2 || ta->dtype != ONYX_FLOAT || !onyx_dim_known(tb->dims[1])) continue;
         int32_t r = sole_reader(g, &u, mm->out[0]);
         if (r < 0 || !onyx_opt_is_op(&g->nodes[r], "", "Add") || g->nodes[r].n_in != 2) continue;
         const onyx_node *add = &g->nodes[r];
         int32_t c = add->in[0] == mm->out[0] ? add->in[1] : add->in[0];
+        if (c < 0 || add->n_out < 1 || add->out[0] < 0) continue;
         const onyx_type *tc = &g->values[c].type;
         /* C must broadcast unidirectionally to [M, N]: [N] or [1, N] or [M, N] */
         bool ok = tc->dtype == ONYX_FLOAT && tc->rank >= 1 && tc->rank <= 2 &&
@@ -348,10 +351,11 @@ static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
     ONYX_TRY(onyx_use_index_build(g, &u));
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *t2 = &g->nodes[i];
-        if (!onyx_opt_is_op(t2, "", "Transpose") || t2->in[0] < 0) continue;
+        if (!onyx_opt_is_op(t2, "", "Transpose") || t2->n_in < 1 || t2->in[0] < 0 || t2->out[0] < 0) continue;
         int32_t p = g->values[t2->in[0]].producer;
         if (p < 0 || !onyx_opt_is_op(&g->nodes[p], "", "Transpose")) continue;
         const onyx_node *t1 = &g->nodes[p];
+        if (t1->n_in < 1 || t1->in[0] < 0) continue;
         int64_t p1[ONYX_MAX_RANK], p2[ONYX_MAX_RANK];
         int r1, r2;
         if (!read_perm(t1, p1, &r1) || !read_perm(t2, p2, &r2) || r1 != r2) continue;
@@ -379,7 +383,7 @@ static onyx_status *pad_into_conv(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_status *st = NULL;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         const onyx_node *pad = &g->nodes[i];
-        if (!onyx_opt_is_op(pad, "", "Pad") || pad->out[0] < 0) continue;
+        if (!onyx_opt_is_op(pad, "", "Pad") || pad->n_in < 1 || pad->in[0] < 0 || pad->out[0] < 0) continue;
         int32_t r = sole_reader(g, &u, pad->out[0]);
         if (r < 0) continue;
         onyx_node *conv = &g->nodes[r];

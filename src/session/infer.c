@@ -21,8 +21,12 @@ static void merge_type(onyx_type *dst, const onyx_type *inf) {
         return;
     }
     if (inf->rank != dst->rank) return;
-    for (int i = 0; i < dst->rank; i++)
-        if (!onyx_dim_known(dst->dims[i]) && onyx_dim_known(inf->dims[i])) dst->dims[i] = inf->dims[i];
+    /* a concrete size beats a symbol, and a symbol beats "unknown" */
+    for (int i = 0; i < dst->rank; i++) {
+        if (onyx_dim_known(dst->dims[i])) continue;
+        if (onyx_dim_known(inf->dims[i]) || (dst->dims[i] == ONYX_DIM_UNKNOWN && inf->dims[i] <= ONYX_DIM_SYMBOL_BASE))
+            dst->dims[i] = inf->dims[i];
+    }
 }
 
 static void infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env) {

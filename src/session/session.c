@@ -337,7 +337,8 @@ static onyx_status *session_new(onyx_env *env, const onyx_session_options *o, on
 
 onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_session_options *o,
                                  onyx_session **out) {
-    if (!path) return ONYX_INVALID_ARG("session create: model path is NULL");
+    if (!path || !out) return ONYX_INVALID_ARG("session create: model path or out is NULL");
+    *out = NULL;
     onyx_session *s;
     ONYX_TRY(session_new(env, o, &s));
     int64_t t0 = onyx_now_ns();
@@ -356,7 +357,8 @@ onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_ses
 
 onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, size_t len,
                                              const onyx_session_options *o, onyx_session **out) {
-    if (!data && len) return ONYX_INVALID_ARG("session create: data is NULL");
+    if ((!data && len) || !out) return ONYX_INVALID_ARG("session create: data or out is NULL");
+    *out = NULL;
     onyx_session *s;
     ONYX_TRY(session_new(env, o, &s));
     int64_t t0 = onyx_now_ns();

@@ -10,8 +10,9 @@
  * last applies bias and activation, so C is written K/KC times at most.
  *
  * Threads share nothing but C: the tiles are disjoint and every task packs
- * into its own buffers. Tiles are preferably split along N, because A is
- * repacked per NC block anyway while splitting M would pack B twice. */
+ * into its own (per-thread, reused) buffers. The tile grid comes from a
+ * small cost model (plan_tiles): splitting N repacks A, splitting M
+ * repacks B, and a few large tiles balance worse than many small ones. */
 #include "providers/cpu/gemm.h"
 
 #include <pthread.h>
@@ -26,7 +27,6 @@
 #define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
 #define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
 #define MIN_PARALLEL_WORK (1u << 18)   /* M*N*K below which threads cost more than they give */
-#define TILE_WORK (1u << 16)           /* smallest M*N*K worth a task of its own */
 #define STRIP_GAP 16                   /* floats between packed B strips (see run_tile) */
 
 /* ---- kernel selection ---- */
@@ -186,7 +186,8 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
     *out = NULL;
     size_t unit = is_b ? isa->nr : isa->mr;
     size_t padded, n, bytes;
-    if (onyx_add_overflow_size(outer, unit - 1, &padded)) return ONYX_INVALID_ARG("gemm: matrix too large to pack");
+    if (onyx_add_overflow_size(outer, unit - 1, &padded))
+        return ONYX_INVALID_ARG("gemm: matrix too large to pack");
     padded = padded / unit * unit;
     if (onyx_mul_overflow_size(padded, K, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
         bytes > ONYX_MAX_TENSOR_BYTES)
@@ -391,8 +392,9 @@ static float *thread_scratch(int slot, size_t floats) {
 
 float *onyx_scratch_acquire(int slot, size_t floats, bool *heap) {
     *heap = slot < 1 || slot >= SCRATCH_SLOTS || floats > SCRATCH_MAX_BYTES / sizeof(float);
-    if (*heap) return floats > ONYX_MAX_TENSOR_BYTES / sizeof(float) ? NULL : onyx_alloc((floats ? floats : 1) * sizeof(float));
-    return thread_scratch(slot, floats ? floats : 1);
+    if (!*heap) return thread_scratch(slot, floats ? floats : 1);
+    if (floats > ONYX_MAX_TENSOR_BYTES / sizeof(float)) return NULL;
+    return onyx_alloc((floats ? floats : 1) * sizeof(float));
 }
 
 void onyx_scratch_release(float *p, bool heap) {
@@ -423,22 +425,72 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* Tile grid: about four tasks per thread for balance. */
+/* Estimated cycles of a tile of C (rows x cols): the FMAs (16 lanes, the
+ * columns rounded up to whole vectors) plus the packing it does itself: its
+ * part of B once, its rows of A once per NC block. */
+static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
+    double k = (double)job->K, cost = (double)rows * (double)div_up(cols, 16) * k;
+    if (!job->B->packed) cost += 0.3 * k * (double)cols;
+    if (!job->A->packed) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
+    return cost + 2000.0;   /* task overhead */
+}
+
+/* Expected finishing time of a grid: the tiles go, in order, to whichever
+ * thread is free first (what the pool's shared counter does), plus half
+ * the largest tile for the chance that a thread starts its last tile late
+ * (preempted, or slowed by the other thread's memory traffic): many small
+ * tiles balance, few large ones do not. */
+static double grid_makespan(const gemm_job *job, size_t nt_m, size_t nt_n, int threads) {
+    double load[64] = {0}, largest = 0;
+    for (size_t t = 0; t < nt_m * nt_n; t++) {
+        size_t p0, p1, s0, s1;
+        split_range(job->panels, nt_m, t / nt_n, &p0, &p1);
+        split_range(job->strips, nt_n, t % nt_n, &s0, &s1);
+        size_t m1 = p1 * job->isa->mr, n1 = s1 * job->isa->nr;
+        size_t rows = (m1 < job->M ? m1 : job->M) - p0 * job->isa->mr;
+        size_t cols = (n1 < job->N ? n1 : job->N) - s0 * job->isa->nr;
+        int best = 0;
+        for (int i = 1; i < threads; i++)
+            if (load[i] < load[best]) best = i;
+        double c = tile_cost(job, rows, cols);
+        load[best] += c;
+        if (c > largest) largest = c;
+    }
+    double span = 0;
+    for (int i = 0; i < threads; i++)
+        if (load[i] > span) span = load[i];
+    return span + 0.5 * largest;
+}
+
+/* Tile grid for the threads: the split (at most four tasks per thread)
+ * that the cost model expects to finish first. Splitting N costs A
+ * repacking, splitting M costs B repacking, narrow edge strips make
+ * uneven tiles; the model weighs all three. */
 static void plan_tiles(gemm_job *job, int threads) {
     job->panels = div_up(job->M, job->isa->mr);
     job->strips = div_up(job->N, job->isa->nr);
     job->nt_m = job->nt_n = 1;
     double work = (double)job->M * (double)job->N * (double)job->K;
     if (threads <= 1 || work < MIN_PARALLEL_WORK) return;
-    size_t want = (size_t)threads * 4;
-    size_t by_work = (size_t)(work / TILE_WORK);
-    if (want > by_work) want = by_work > (size_t)threads ? by_work : (size_t)threads;
-    if (job->strips >= 2 * (size_t)threads) {
-        /* columns only: each task packs only its own part of B */
-        job->nt_n = job->strips < want ? job->strips : want;
-    } else {
-        /* too few strips to share (the last one may be narrow): rows */
-        job->nt_m = job->panels < want ? job->panels : want;
+    if (threads > 64) threads = 64;
+    double best = grid_makespan(job, 1, 1, threads);
+    /* candidates: 1..4 tasks per thread in every factorisation, or one
+     * task per panel and strip when there are fewer than threads */
+    size_t counts[5] = {(size_t)threads, 2 * (size_t)threads, 3 * (size_t)threads, 4 * (size_t)threads,
+                        job->panels * job->strips};
+    for (int c = 0; c < 5; c++) {
+        size_t tiles = counts[c];
+        if (c == 4 && tiles >= (size_t)threads) break;
+        for (size_t nt_n = 1; nt_n <= tiles && nt_n <= job->strips; nt_n++) {
+            size_t nt_m = tiles / nt_n;
+            if (tiles % nt_n || nt_m > job->panels) continue;
+            double t = grid_makespan(job, nt_m, nt_n, threads);
+            if (t < best * 0.999) {
+                best = t;
+                job->nt_m = nt_m;
+                job->nt_n = nt_n;
+            }
+        }
     }
 }
 

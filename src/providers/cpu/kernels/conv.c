@@ -75,7 +75,8 @@ static onyx_status *read_ints(const onyx_node *node, const char *name, int count
 
 /* (k - 1) * d + 1, the extent of a dilated kernel. */
 static onyx_status *dilated_extent(int64_t k, int64_t d, int64_t *out) {
-    if (onyx_mul_overflow_i64(k - 1, d, out) || onyx_add_overflow_i64(*out, 1, out) || *out > (INT64_C(1) << 40))
+    if (onyx_mul_overflow_i64(k - 1, d, out) || onyx_add_overflow_i64(*out, 1, out) ||
+        *out > (INT64_C(1) << 40))
         return ONYX_INVALID_ARG("kernel size %lld with dilation %lld is too large", (long long)k, (long long)d);
     return NULL;
 }
@@ -560,7 +561,8 @@ typedef int32_t dw_i16 __attribute__((vector_size(64)));
 #if defined(__clang__)
 #define DW_EVEN16(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
 #else
-#define DW_EVEN16(a, b) __builtin_shuffle(a, b, (dw_i16){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30})
+#define DW_EVEN16(a, b) \
+    __builtin_shuffle(a, b, (dw_i16){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30})
 #endif
 /* floats after the plane: a row's last vector may read up to 16 * stride + 1
  * floats past its last tap (the lanes past the row are computed, not stored) */
@@ -580,7 +582,8 @@ static void dw_pad_plane(const conv_geom *g, const float *x, float *xp) {
         memcpy(row + g->pb[1], x + ih * IW, (size_t)IW * sizeof(float));
         memset(row + g->pb[1] + IW, 0, (size_t)g->pe[1] * sizeof(float));
     }
-    memset(xp + (g->pb[0] + g->in[0]) * PW, 0, (size_t)((PH - g->pb[0] - g->in[0]) * PW + DW_SLACK) * sizeof(float));
+    const int64_t below = PH - g->pb[0] - g->in[0];   /* rows of bottom padding */
+    memset(xp + (g->pb[0] + g->in[0]) * PW, 0, (size_t)(below * PW + DW_SLACK) * sizeof(float));
 }
 
 /* Outputs [ow, ow + 16) of row oh, of which the first `keep` are stored. */
@@ -651,9 +654,9 @@ static void depthwise_checked(const conv_geom *g, const float *x, const float *w
 static void depthwise_range(void *arg, size_t begin, size_t end) {
     conv_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t plane = dw_plane_w(g) * dw_plane_h(g);
-    bool heap = false;
-    float *xp = plane <= DW_MAX_PLANE ? onyx_scratch_acquire(3, (size_t)(plane + DW_SLACK), &heap) : NULL;
+    int64_t plane;
+    bool heap = false, fits = !onyx_mul_overflow_i64(dw_plane_w(g), dw_plane_h(g), &plane) && plane <= DW_MAX_PLANE;
+    float *xp = fits ? onyx_scratch_acquire(3, (size_t)(plane + DW_SLACK), &heap) : NULL;
     for (size_t c = begin; c < end; c++) {
         int64_t n = (int64_t)c / g->M, m = (int64_t)c % g->M;
         const float *x = j->x + (n * g->C + m / g->Mg) * g->in_size, *w = j->w + m * g->k_size;
@@ -670,7 +673,8 @@ static void depthwise_range(void *arg, size_t begin, size_t end) {
 
 static void conv_range(void *arg, size_t begin, size_t end) {
     conv_job *j = arg;
-    for (size_t i = begin; i < end && !la_error_any(&j->err); i++) la_error_set(&j->err, conv_item(j, (int64_t)i));
+    for (size_t i = begin; i < end && !la_error_any(&j->err); i++)
+        la_error_set(&j->err, conv_item(j, (int64_t)i));
 }
 
 static onyx_status *conv_f32(const conv_geom *g, const float *x, const float *w, const float *bias, float *y,
@@ -972,7 +976,8 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
     if (!err && B) err = la_float_view(B, &b, &b_own);
     if (!err && X->dtype != ONYX_FLOAT && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float))))
         err = ONYX_OOM();
-    if (!err) err = transpose ? convt_f32(&g, x, w, b, y, st, &act, ctx->tp) : conv_f32(&g, x, w, b, y, st, &act, ctx->tp);
+    if (!err && transpose) err = convt_f32(&g, x, w, b, y, st, &act, ctx->tp);
+    else if (!err) err = conv_f32(&g, x, w, b, y, st, &act, ctx->tp);
     if (!err && X->dtype != ONYX_FLOAT) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
     if (y != Y->data) onyx_free(y);
     onyx_free(x_own);
@@ -986,7 +991,8 @@ static onyx_status *conv_compute(onyx_kernel_ctx *ctx) { return conv_compute_com
 /* com.microsoft FusedConv: Conv plus `activation`; the optional sum input Z
  * is not supported. */
 static onyx_status *fused_conv_compute(onyx_kernel_ctx *ctx) {
-    if (ctx->n_in > 3 && ctx->in[3]) return ONYX_NOT_IMPLEMENTED("FusedConv: input Z (fused sum) is not supported");
+    if (ctx->n_in > 3 && ctx->in[3])
+        return ONYX_NOT_IMPLEMENTED("FusedConv: input Z (fused sum) is not supported");
     return conv_compute_common(ctx, false);
 }
 static onyx_status *convt_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, true); }
@@ -1061,7 +1067,8 @@ static onyx_status *widen_conv_inputs(const conv_geom *g, const onyx_value *X, c
     return NULL;
 }
 
-static onyx_status *check_zp_dtype(const onyx_value *zp, const onyx_value *of, const char *op, const char *what) {
+static onyx_status *check_zp_dtype(const onyx_value *zp, const onyx_value *of, const char *op,
+                                   const char *what) {
     if (zp && onyx_is_tensor(zp) && zp->dtype != of->dtype)
         return ONYX_INVALID_ARG("%s: %s must be %s like its input", op, what, onyx_dtype_name(of->dtype));
     return NULL;
@@ -1144,7 +1151,9 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *conv_integer_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, false, 0, 1, ONYX_INT32); }
+static onyx_status *conv_integer_infer(onyx_infer_ctx *ctx) {
+    return conv_infer_common(ctx, false, 0, 1, ONYX_INT32);
+}
 
 static onyx_status *qlinear_conv_infer(onyx_infer_ctx *ctx) {
     int dt = ctx->n_in > 7 && ctx->in[7] ? ctx->in[7]->dtype : 0;

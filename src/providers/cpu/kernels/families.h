@@ -25,3 +25,19 @@ ONYX_FAMILY(detection)     /* RoiAlign, NonMaxSuppression */
 ONYX_FAMILY(math_misc)     /* CumSum, CumProd, Det, BitCast, Unique, Random*, Bernoulli, Multinomial */
 ONYX_FAMILY(loss)          /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
 ONYX_FAMILY(training)      /* ai.onnx.preview.training: Adagrad, Adam, Momentum */
+ONYX_FAMILY(attention)     /* Attention, FlexAttention (ai.onnx.preview) */
+ONYX_FAMILY(contrib)       /* com.microsoft Gelu, BiasGelu, FastGelu (from the fusions) */
+ONYX_FAMILY(attention_aux) /* RotaryEmbedding, LinearAttention, CausalConvWithState, SwiGLU, TensorScatter */
+ONYX_FAMILY(contrib_norm)  /* LayerNormalization (opsets < 17), SimplifiedLayerNormalization, com.microsoft Skip/Embed LayerNormalization */
+ONYX_FAMILY(contrib_matmul) /* com.microsoft FusedMatMul, FusedGemm */
+ONYX_FAMILY(contrib_attention) /* com.microsoft Attention */
+ONYX_FAMILY(strings)       /* StringConcat, StringSplit, StringNormalizer, RegexFullMatch (PCRE2) */
+ONYX_FAMILY(image)         /* ImageDecoder: BMP, PNM, PNG, JPEG, JPEG 2000, TIFF, WebP */
+ONYX_FAMILY(text)          /* TfIdfVectorizer */
+ONYX_FAMILY(quantize)      /* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear */
+ONYX_FAMILY(signal)        /* DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix */
+ONYX_FAMILY(ml_linear)     /* ai.onnx.ml LinearClassifier, LinearRegressor */
+ONYX_FAMILY(ml_svm)        /* ai.onnx.ml SVMClassifier, SVMRegressor */
+ONYX_FAMILY(ml_tree)       /* ai.onnx.ml TreeEnsembleClassifier/Regressor, TreeEnsemble (opset 5) */
+ONYX_FAMILY(ml_preprocess) /* ai.onnx.ml Scaler, Normalizer, Binarizer, Imputer, OneHotEncoder, LabelEncoder, CategoryMapper, ArrayFeatureExtractor, FeatureVectorizer, DictVectorizer, CastMap, ZipMap */
+ONYX_FAMILY(qlinear)       /* MatMulInteger, ConvInteger, QLinearMatMul (int8 and float8), QLinearConv */

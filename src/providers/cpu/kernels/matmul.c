@@ -202,7 +202,8 @@ static onyx_status *mm_f32_one(mm_f32_job *j, int64_t t) {
 
 static void mm_f32_range(void *arg, size_t begin, size_t end) {
     mm_f32_job *j = arg;
-    for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, mm_f32_one(j, (int64_t)t));
+    for (size_t t = begin; t < end && !la_error_any(&j->err); t++)
+        la_error_set(&j->err, mm_f32_one(j, (int64_t)t));
 }
 
 static onyx_status *matmul_f32(const mm_shape *s, const float *A, const float *B, float *Y,
@@ -341,7 +342,8 @@ static onyx_status *gemm_dims_of(onyx_kernel_ctx *ctx, gemm_dims *g) {
     ONYX_TRY(check_same_type(A, B, "Gemm"));
     char sa[200], sb[200];
     if (A->rank != 2 || B->rank != 2)
-        return ONYX_INVALID_ARG("Gemm: A %s and B %s must both be 2-D", onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
+        return ONYX_INVALID_ARG("Gemm: A %s and B %s must both be 2-D",
+                                onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
                                 onyx_shape_str(B->dims, B->rank, sb, sizeof sb));
     g->ta = onyx_attr_int(ctx->node, "transA", 0) != 0;
     g->tb = onyx_attr_int(ctx->node, "transB", 0) != 0;
@@ -352,7 +354,8 @@ static onyx_status *gemm_dims_of(onyx_kernel_ctx *ctx, gemm_dims *g) {
     int64_t kb = B->dims[g->tb ? 1 : 0];
     g->N = B->dims[g->tb ? 0 : 1];
     if (kb != g->K)
-        return ONYX_INVALID_ARG("Gemm: op(A) is %lld x %lld but op(B) is %lld x %lld (A %s, B %s, transA=%d, transB=%d)",
+        return ONYX_INVALID_ARG("Gemm: op(A) is %lld x %lld but op(B) is %lld x %lld "
+                                "(A %s, B %s, transA=%d, transB=%d)",
                                 (long long)g->M, (long long)g->K, (long long)kb, (long long)g->N,
                                 onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
                                 onyx_shape_str(B->dims, B->rank, sb, sizeof sb), g->ta, g->tb);
@@ -365,6 +368,9 @@ static onyx_status *gemm_dims_of(onyx_kernel_ctx *ctx, gemm_dims *g) {
     if (C->rank > 2)
         return ONYX_INVALID_ARG("Gemm: C %s has rank %d; at most 2 allowed",
                                 onyx_shape_str(C->dims, C->rank, sa, sizeof sa), C->rank);
+    /* Before opset 7 a C that is not (M, N) needs broadcast=1; exporters
+     * of that era set it inconsistently, so any unidirectional broadcast
+     * is accepted whatever the attribute says. */
     g->cM = C->rank == 2 ? C->dims[0] : 1;
     g->cN = C->rank >= 1 ? C->dims[C->rank - 1] : 1;
     if ((g->cM != 1 && g->cM != g->M) || (g->cN != 1 && g->cN != g->N))
@@ -557,15 +563,16 @@ static float q_scale(const q_param *p, int64_t m, int64_t l) {
     return (float)onyx_load_as_double(p->v->dtype, p->v->data, (int64_t)q_index(p, m, l));
 }
 
-/* A or B minus its zero point as int32: rows of A or columns of B. */
-static int32_t *q_widen(const onyx_value *x, const q_param *zp, int64_t rows, int64_t cols, bool per_col) {
-    int32_t *w = onyx_alloc((size_t)(x->numel ? x->numel : 1) * sizeof(int32_t));
+/* A or B minus its zero point (rows of A, columns of B), as floats: the
+ * differences lie in [-255, 255], exact in float. */
+static float *q_widen(const onyx_value *x, const q_param *zp, int64_t rows, int64_t cols, bool per_col) {
+    float *w = onyx_alloc((size_t)(x->numel ? x->numel : 1) * sizeof(float));
     if (!w) return NULL;
     int64_t per_mat = rows * cols;
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t m = per_mat ? i / per_mat : 0, r = per_mat ? i % per_mat : 0;
         int64_t line = per_col ? r % cols : r / cols;
-        w[i] = la_load_q8(x->dtype, x->data, (size_t)i) - q_zero(zp, m, line);
+        w[i] = (float)(la_load_q8(x->dtype, x->data, (size_t)i) - q_zero(zp, m, line));
     }
     return w;
 }
@@ -578,19 +585,43 @@ static onyx_status *check_q8(const onyx_value *v, const char *op, const char *wh
 
 static onyx_status *check_zp_type(const onyx_value *zp, const onyx_value *x, const char *op, const char *what) {
     if (zp && (!onyx_is_tensor(zp) || zp->dtype != x->dtype))
-        return ONYX_INVALID_ARG("%s: %s must be a %s tensor like its input", op, what, onyx_dtype_name(x->dtype));
+        return ONYX_INVALID_ARG("%s: %s must be a %s tensor like its input", op, what,
+                                onyx_dtype_name(x->dtype));
     return NULL;
 }
 
-/* int32 product of A - a_zp and B - b_zp into acc (the output layout). */
+/* Products of at most 255 * 255 summed over this many steps stay below
+ * 2^24: exact in float, whatever the order. */
+#define Q8_EXACT_K 256
+
+/* int32 product of A - a_zp and B - b_zp into acc (the output layout),
+ * through SGEMM: K in slices short enough to be exact in float, the
+ * slices added in int32 (wrapping, as the spec allows). */
 static onyx_status *q8_matmul(const mm_shape *s, const onyx_value *A, const q_param *azp, const onyx_value *B,
-                              const q_param *bzp, int32_t *acc) {
-    int32_t *wa = q_widen(A, azp, s->M, s->K, false);
-    int32_t *wb = q_widen(B, bzp, s->K, s->N, true);
-    if (wa && wb) matmul_loop(s, mm_loop_int32_t, sizeof(int32_t), wa, wb, acc);
+                              const q_param *bzp, int32_t *acc, onyx_threadpool *tp) {
+    float *wa = q_widen(A, azp, s->M, s->K, false);
+    float *wb = q_widen(B, bzp, s->K, s->N, true);
+    size_t mn = (size_t)(s->M * s->N);
+    float *part = onyx_alloc((mn ? mn : 1) * sizeof(float));
+    onyx_status *st = wa && wb && part ? NULL : ONYX_OOM();
+    for (int64_t t = 0; !st && t < s->batches; t++) {
+        int64_t ia, ib;
+        mm_batch_index(s, t, &ia, &ib);
+        uint32_t *y = (uint32_t *)acc + t * (int64_t)mn;
+        if (s->K == 0) memset(y, 0, mn * sizeof *y);
+        for (int64_t k0 = 0; !st && k0 < s->K; k0 += Q8_EXACT_K) {
+            int64_t kc = s->K - k0 < Q8_EXACT_K ? s->K - k0 : Q8_EXACT_K;
+            st = onyx_sgemm(false, false, (size_t)s->M, (size_t)s->N, (size_t)kc, 1.0f,
+                            wa + ia * s->M * s->K + k0, (size_t)s->K, wb + (ib * s->K + k0) * s->N,
+                            (size_t)s->N, 0.0f, part, (size_t)s->N, tp);
+            for (size_t i = 0; !st && i < mn; i++)
+                y[i] = (k0 ? y[i] : 0u) + (uint32_t)(int32_t)part[i];
+        }
+    }
     onyx_free(wa);
     onyx_free(wb);
-    return wa && wb ? NULL : ONYX_OOM();
+    onyx_free(part);
+    return st;
 }
 
 static onyx_status *matmul_integer_compute(onyx_kernel_ctx *ctx) {
@@ -607,7 +638,7 @@ static onyx_status *matmul_integer_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(q_param_of(bzv, s.N, s.b_mats, "b_zero_point", &bzp));
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, s.rank, s.dims, &Y));
-    return q8_matmul(&s, A, &azp, B, &bzp, Y->data);
+    return q8_matmul(&s, A, &azp, B, &bzp, Y->data, ctx->tp);
 }
 
 static onyx_status *matmul_integer_infer(onyx_infer_ctx *ctx) {
@@ -666,7 +697,7 @@ static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(onyx_kernel_output(ctx, 0, ydt, s.rank, s.dims, &Y));
     int32_t *acc = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(int32_t));
     if (!acc) return ONYX_OOM();
-    onyx_status *st = q8_matmul(&s, A, &azp, B, &bzp, acc);
+    onyx_status *st = q8_matmul(&s, A, &azp, B, &bzp, acc, ctx->tp);
     const double lo = ydt == ONYX_INT8 ? -128 : 0, hi = ydt == ONYX_INT8 ? 127 : 255;
     const double yzp = la_load_q8(ydt, in[7]->data, 0);
     const float sy = (float)onyx_load_as_double(in[6]->dtype, in[6]->data, 0);
