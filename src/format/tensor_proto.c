@@ -117,8 +117,25 @@ static onyx_status *alloc_data(const tshape *s, const char *name, void **out) {
     return NULL;
 }
 
+/* After copying a large tensor out of the memory-mapped model file, give the
+ * file pages back: the process then holds the weights once (the copy), not
+ * twice. Only for a file mapping, where a later read simply faults the
+ * pages in again; never for anonymous memory, whose contents would be lost. */
+static void release_file_pages(const onyx_model *model, const uint8_t *p, size_t n) {
+#ifdef MADV_DONTNEED
+    if (!model || !model->mapping || n < ((size_t)1 << 16)) return;
+    const uint8_t *base = model->mapping;
+    if (p < base || p + n > base + model->mapping_len) return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + n) & ~(page - 1);
+    if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED);
+#else
+    (void)model, (void)p, (void)n;
+#endif
+}
+
 /* Bytes laid out exactly like the tensor (raw_data or external data). */
-static onyx_status *from_bytes(const tshape *s, const char *name, const char *source,
+static onyx_status *from_bytes(const onyx_model *model, const tshape *s, const char *name, const char *source,
                                const uint8_t *p, size_t len, bool borrow, onyx_value **out) {
     if (s->dtype == ONYX_STRING)
         return ONYX_INVALID_MODEL("tensor '%s': string tensors cannot use %s", name, source);
@@ -137,6 +154,7 @@ static onyx_status *from_bytes(const tshape *s, const char *name, const char *so
     void *data;
     ONYX_TRY(alloc_data(s, name, &data));
     memcpy(data, p, s->nbytes);
+    release_file_pages(model, p, s->nbytes);
     return adopt(s, data, out);
 }
 
@@ -498,7 +516,7 @@ static onyx_status *tensor_to_value(const onyx_model *model, const onyx_tensor_p
     ONYX_TRY(check_shape("tensor", tname(tp), tp->data_type, tp->n_dims, tp->dims, &s));
     if (tp->data_location == 1) return from_external(model, &s, tp, out);
     if (tp->has_raw_data)
-        return from_bytes(&s, tname(tp), "raw_data", tp->raw_data.ptr, tp->raw_data.len, borrow, out);
+        return from_bytes(model, &s, tname(tp), "raw_data", tp->raw_data.ptr, tp->raw_data.len, borrow, out);
     return from_typed(&s, tp, out);
 }
 
