@@ -223,7 +223,8 @@ static onyx_status *scaler_compute(onyx_kernel_ctx *ctx) {
     int64_t stride = 0;
     ONYX_TRY(require_input(ctx, "Scaler", ML_T_NUM_IN, &x));
     ONYX_TRY(feature_stride(x, "Scaler", &stride));
-    if ((s->n_scale > 1 && (int64_t)s->n_scale != stride) || (s->n_offset > 1 && (int64_t)s->n_offset != stride))
+    if ((s->n_scale > 1 && (int64_t)s->n_scale != stride) ||
+        (s->n_offset > 1 && (int64_t)s->n_offset != stride))
         return ONYX_INVALID_ARG("Scaler: scale (%zu values) and offset (%zu values) must have 1 or "
                                 "%lld (features) values", s->n_scale, s->n_offset, (long long)stride);
     onyx_value *y;
@@ -505,7 +506,8 @@ static void column_set_num(value_column *c, size_t i, double d, int64_t v, bool 
 
 /* Write entry i of the column into element j of y. */
 static inline bool column_put(const value_column *c, size_t i, onyx_value *y, int64_t j) {
-    if (c->dtype == ONYX_STRING) return ml_str_set(&((onyx_string *)y->data)[j], c->s[i] ? c->s[i] : "", c->len[i]);
+    if (c->dtype == ONYX_STRING)
+        return ml_str_set(&((onyx_string *)y->data)[j], c->s[i] ? c->s[i] : "", c->len[i]);
     memcpy((uint8_t *)y->data + (size_t)j * c->es, c->bytes + i * c->es, c->es);
     return true;
 }
@@ -575,7 +577,8 @@ static onyx_status *le_list_read(const onyx_kernel_info *info, le_state *s, cons
         static const uint64_t ok = ONYX_T(ONYX_STRING) | ONYX_T(ONYX_INT64) | ONYX_T(ONYX_FLOAT) |
                                    ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT16) | ONYX_T(ONYX_DOUBLE);
         if (!(ok & ONYX_T(t->dtype)))
-            return ONYX_INVALID_MODEL("LabelEncoder: %s has unsupported type %s", name, onyx_dtype_name(t->dtype));
+            return ONYX_INVALID_MODEL("LabelEncoder: %s has unsupported type %s", name,
+                                      onyx_dtype_name(t->dtype));
         l->t = t;
         l->dtype = t->dtype;
         l->n = (size_t)t->numel;
@@ -854,7 +857,8 @@ static onyx_status *afe_compute(onyx_kernel_ctx *ctx) {
                                 onyx_dtype_name(ix->dtype));
     const onyx_dtype_info *di = onyx_dtype(x->dtype);
     if (x->dtype != ONYX_STRING && (di->bits < 8 || di->bits % 8))
-        return ONYX_INVALID_ARG("ArrayFeatureExtractor: input type %s is not supported", onyx_dtype_name(x->dtype));
+        return ONYX_INVALID_ARG("ArrayFeatureExtractor: input type %s is not supported",
+                                onyx_dtype_name(x->dtype));
     int64_t stride = x->dims[x->rank - 1], k = ix->numel;
     if (k == 0) return ONYX_INVALID_ARG("ArrayFeatureExtractor: indices Y are empty");
     for (int64_t j = 0; j < k; j++) {
@@ -893,7 +897,8 @@ static onyx_status *afe_infer(onyx_infer_ctx *ctx) {
     int64_t k = ONYX_DIM_UNKNOWN;
     if (ix && ix->rank >= 0) {
         k = 1;
-        for (int i = 0; i < ix->rank && k >= 0; i++) k = onyx_dim_known(ix->dims[i]) ? k * ix->dims[i] : ONYX_DIM_UNKNOWN;
+        for (int i = 0; i < ix->rank && k >= 0; i++)
+            k = onyx_dim_known(ix->dims[i]) ? k * ix->dims[i] : ONYX_DIM_UNKNOWN;
     }
     int64_t d[ONYX_MAX_RANK];
     int rank = x->rank == 1 ? 2 : x->rank;
@@ -919,7 +924,8 @@ static onyx_status *fv_compute(onyx_kernel_ctx *ctx) {
             return ONYX_INVALID_ARG("FeatureVectorizer: input %zu must be a float, double, int32 or "
                                     "int64 tensor of rank 1 or more", i);
         if (sizes[i] < 0 || onyx_add_overflow_i64(total, sizes[i], &total))
-            return ONYX_INVALID_MODEL("FeatureVectorizer: inputdimensions[%zu] is %lld", i, (long long)sizes[i]);
+            return ONYX_INVALID_MODEL("FeatureVectorizer: inputdimensions[%zu] is %lld", i,
+                                      (long long)sizes[i]);
     }
     if (nd && ctx->in[0]->rank > 1) n = ctx->in[0]->dims[0];
     int64_t dims[2] = {n, total};
@@ -1042,9 +1048,10 @@ static onyx_status *dv_compute(onyx_kernel_ctx *ctx) {
     const int64_t *ivoc = onyx_attr_ints(ctx->node, "int64_vocabulary", &ni);
     bool str_keys = v.keys->dtype == ONYX_STRING;
     size_t nv = str_keys ? ns : ni;
-    if (!nv && !(str_keys ? onyx_node_attr(ctx->node, "string_vocabulary") : onyx_node_attr(ctx->node, "int64_vocabulary")))
-        return ONYX_INVALID_MODEL("DictVectorizer: %s keys need attribute %s", str_keys ? "string" : "int64",
-                                  str_keys ? "string_vocabulary" : "int64_vocabulary");
+    const char *vocab = str_keys ? "string_vocabulary" : "int64_vocabulary";
+    if (!nv && !onyx_node_attr(ctx->node, vocab))
+        return ONYX_INVALID_MODEL("DictVectorizer: %s keys need attribute %s",
+                                  str_keys ? "string" : "int64", vocab);
     key_table t;
     ONYX_TRY(map_index(&v, &t));
     int64_t dims[2] = {1, (int64_t)nv};
@@ -1052,7 +1059,8 @@ static onyx_status *dv_compute(onyx_kernel_ctx *ctx) {
     onyx_status *st = onyx_kernel_output(ctx, 0, v.vtype, 2, dims, &y);
     if (!st && v.vtype != ONYX_STRING) memset(y->data, 0, y->nbytes);
     for (size_t i = 0; !st && i < nv; i++) {
-        ml_key k = str_keys ? (ml_key){.s = (const char *)svoc[i].ptr, .len = svoc[i].len} : (ml_key){.v.i = ivoc[i]};
+        ml_key k = str_keys ? (ml_key){.s = (const char *)svoc[i].ptr, .len = svoc[i].len}
+                            : (ml_key){.v.i = ivoc[i]};
         int64_t at = key_find(&t, &k);
         if (at >= 0 && !map_copy_value(&v, at, y, (int64_t)i)) st = ONYX_OOM();
         if (!st && at < 0 && v.vtype == ONYX_STRING && !ml_str_set(&((onyx_string *)y->data)[i], "", 0))
@@ -1110,7 +1118,8 @@ static onyx_status *castmap_value(const map_view *v, int64_t i, onyx_value *y, i
         if (y->dtype == ONYX_FLOAT) ((float *)y->data)[j] = strtof(str, &end);
         else ((int64_t *)y->data)[j] = strtoll(str, &end, 10);
         if (end == str || errno == ERANGE)
-            return ONYX_INVALID_ARG("CastMap: map value '%s' is not a valid %s", str, onyx_dtype_name(y->dtype));
+            return ONYX_INVALID_ARG("CastMap: map value '%s' is not a valid %s", str,
+                                    onyx_dtype_name(y->dtype));
         return NULL;
     }
     double d = onyx_load_as_double(t->dtype, t->data, at);
@@ -1150,7 +1159,8 @@ static onyx_status *castmap_compute(onyx_kernel_ctx *ctx) {
     onyx_value *y;
     onyx_status *st = NULL;
     if (s->sparse && t.n && t.keys[0].v.i < 0)
-        st = ONYX_INVALID_ARG("CastMap: key %lld is negative; SPARSE needs keys >= 0", (long long)t.keys[0].v.i);
+        st = ONYX_INVALID_ARG("CastMap: key %lld is negative; SPARSE needs keys >= 0",
+                              (long long)t.keys[0].v.i);
     if (!st) st = onyx_kernel_output(ctx, 0, types[s->to], 2, dims, &y);
     size_t next = 0;
     for (int64_t j = 0; !st && j < dims[1]; j++) {
@@ -1201,7 +1211,9 @@ static onyx_status *zipmap_init(const onyx_kernel_info *info, void **state) {
     if (!st && !s->labels.n)
         st = ONYX_INVALID_MODEL("ZipMap: classlabels_strings or classlabels_int64s is required");
     size_t n = s->labels.n;
-    ml_key *keys = st ? NULL : s->labels.strings ? keys_from_bytes(s->labels.strs, n) : keys_from_ints(s->labels.ints, n);
+    ml_key *keys = st                 ? NULL
+                   : s->labels.strings ? keys_from_bytes(s->labels.strs, n)
+                                       : keys_from_ints(s->labels.ints, n);
     if (!st && !keys) st = ONYX_OOM();
     if (!st) {
         s->key_label = malloc(n * sizeof *s->key_label);
@@ -1220,9 +1232,9 @@ static onyx_status *zipmap_init(const onyx_kernel_info *info, void **state) {
             key_table_build(&last, kind, copy, n, true);
             /* keys in label order of their first occurrence */
             for (size_t i = 0; i < n; i++) {
-                ml_key probe = s->labels.strings
-                                   ? (ml_key){.s = (const char *)s->labels.strs[i].ptr, .len = s->labels.strs[i].len}
-                                   : (ml_key){.v.i = s->labels.ints[i]};
+                const onyx_bytes *b = s->labels.strings ? &s->labels.strs[i] : NULL;
+                ml_key probe = b ? (ml_key){.s = (const char *)b->ptr, .len = b->len}
+                                 : (ml_key){.v.i = s->labels.ints[i]};
                 if ((size_t)key_find(&first, &probe) != i) continue;
                 s->key_label[s->n_keys] = i;
                 s->key_col[s->n_keys++] = (size_t)key_find(&last, &probe);
@@ -1270,7 +1282,8 @@ static onyx_status *zipmap_compute(onyx_kernel_ctx *ctx) {
     if (x->dtype != ONYX_FLOAT)
         return ONYX_INVALID_ARG("ZipMap: input X has type %s; expected float", onyx_dtype_name(x->dtype));
     if (c != (int64_t)s->labels.n)
-        return ONYX_INVALID_ARG("ZipMap: input has %lld columns for %zu class labels", (long long)c, s->labels.n);
+        return ONYX_INVALID_ARG("ZipMap: input has %lld columns for %zu class labels", (long long)c,
+                                s->labels.n);
     onyx_value *seq = onyx_value_new_empty(ONYX_VALUE_SEQUENCE);
     if (!seq) return ONYX_OOM();
     seq->dtype = (uint8_t)ml_label_dtype(&s->labels);
@@ -1311,7 +1324,10 @@ const onyx_op_def onyx_ops_ml_preprocess[] = {
      onyx_infer_same_as_input0},
     {ML_DOMAIN, "OneHotEncoder", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN | ONYX_T(ONYX_STRING), 0,
      onehot_init, onehot_free, onehot_compute, onehot_infer},
-    {ML_DOMAIN, "LabelEncoder", 1, ONYX_OPSET_LATEST, 0, 0, le_init, le_free, le_compute, le_infer},
+    /* one implementation; init reads the opset: 1 (classes_strings), 2-3, 4 (tensor attributes) */
+    {ML_DOMAIN, "LabelEncoder", 1, 1, 0, 0, le_init, le_free, le_compute, le_infer},
+    {ML_DOMAIN, "LabelEncoder", 2, 3, 0, 0, le_init, le_free, le_compute, le_infer},
+    {ML_DOMAIN, "LabelEncoder", 4, ONYX_OPSET_LATEST, 0, 0, le_init, le_free, le_compute, le_infer},
     {ML_DOMAIN, "CategoryMapper", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_STRING) | ONYX_T(ONYX_INT64), 0,
      catmap_init, catmap_free, catmap_compute, catmap_infer},
     {ML_DOMAIN, "ArrayFeatureExtractor", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, afe_compute, afe_infer},

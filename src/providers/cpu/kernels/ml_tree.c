@@ -901,25 +901,29 @@ static void tree_rows(void *arg, size_t begin, size_t end) {
     tree_job *j = arg;
     const tree_model *m = j->m;
     size_t t = (size_t)m->n_targets, w = t > 2 ? t : 2;
-    double *acc = malloc(TREE_BLOCK * t * sizeof *acc), *out = malloc(w * sizeof *out);
-    uint8_t *has = malloc(TREE_BLOCK * t);
+    /* fewer rows per block when there are very many targets: bounded scratch */
+    size_t block = t <= (1u << 13) ? TREE_BLOCK : 1 + (1u << 20) / t;
+    if (block > TREE_BLOCK) block = TREE_BLOCK;
+    double *acc = malloc(block * t * sizeof *acc), *out = malloc(w * sizeof *out);
+    uint8_t *has = malloc(block * t);
     float *scratch = malloc(w * sizeof *scratch);
     if (!acc || !out || !has || !scratch) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         goto done;
     }
-    for (size_t b0 = begin; b0 < end; b0 += TREE_BLOCK) {
-        size_t rows = end - b0 < TREE_BLOCK ? end - b0 : TREE_BLOCK;
+    for (size_t b0 = begin; b0 < end; b0 += block) {
+        size_t rows = end - b0 < block ? end - b0 : block;
         memset(acc, 0, rows * t * sizeof *acc);
         memset(has, 0, rows * t);
         for (size_t tr = 0; tr < m->n_trees; tr++) {
             for (size_t r = 0; r < rows; r += TREE_LANES) {
                 size_t lanes = rows - r < TREE_LANES ? rows - r : TREE_LANES;
-                int64_t row = (int64_t)(b0 + r);
+                int64_t at = (int64_t)(b0 + r) * j->stride;
                 uint32_t leaves[TREE_LANES];
-                if (j->dbl) walk_f64_lanes(m, tr, (const double *)j->x + row * j->stride, j->stride, lanes, leaves);
-                else walk_f32_lanes(m, tr, (const float *)j->x + row * j->stride, j->stride, lanes, leaves);
-                for (size_t k = 0; k < lanes; k++) tree_vote(m, leaves[k], acc + (r + k) * t, has + (r + k) * t);
+                if (j->dbl) walk_f64_lanes(m, tr, (const double *)j->x + at, j->stride, lanes, leaves);
+                else walk_f32_lanes(m, tr, (const float *)j->x + at, j->stride, lanes, leaves);
+                for (size_t k = 0; k < lanes; k++)
+                    tree_vote(m, leaves[k], acc + (r + k) * t, has + (r + k) * t);
             }
         }
         for (size_t r = 0; r < rows; r++) {
@@ -956,7 +960,9 @@ static onyx_status *write_labels(const tree_model *m, const tree_label *labels, 
 /* The rows of X as floats or doubles, as the comparisons need them. */
 static onyx_status *tree_input(const onyx_value *x, const tree_model *m, int64_t *n, int64_t *c,
                                const void **data, bool *dbl, void **owned) {
-    const char *op = m->v5 ? "TreeEnsemble" : m->classifier ? "TreeEnsembleClassifier" : "TreeEnsembleRegressor";
+    const char *op = m->v5           ? "TreeEnsemble"
+                     : m->classifier ? "TreeEnsembleClassifier"
+                                     : "TreeEnsembleRegressor";
     ONYX_TRY(ml_rows_cols(x, op, n, c));
     if (m->max_feature >= *c)
         return ONYX_INVALID_ARG("%s: a tree reads feature %d but input X has %lld features", op,
