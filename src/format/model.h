@@ -212,6 +212,10 @@ onyx_status *onyx_tensor_proto_to_value(const onyx_model *model, const onyx_tens
 onyx_status *onyx_sparse_tensor_to_value(const onyx_model *model,
                                          const onyx_sparse_tensor_proto *sp, onyx_value **out);
 
+/* Give back the pages of [p, p+n) if they lie in the model's file mapping
+ * (they fault in again from the file if read later). No-op otherwise. */
+void onyx_release_mapped(const onyx_model *model, const void *p, size_t n);
+
 /* Decode standalone messages from bytes (test data files). The result owns
  * all its memory (copies). */
 onyx_status *onyx_decode_tensor_file(const void *data, size_t len, onyx_value **out);

@@ -121,9 +121,10 @@ static onyx_status *alloc_data(const tshape *s, const char *name, void **out) {
  * file pages back: the process then holds the weights once (the copy), not
  * twice. Only for a file mapping, where a later read simply faults the
  * pages in again; never for anonymous memory, whose contents would be lost. */
-static void release_file_pages(const onyx_model *model, const uint8_t *p, size_t n) {
+void onyx_release_mapped(const onyx_model *model, const void *pv, size_t n) {
+    const uint8_t *p = pv;
 #ifdef MADV_DONTNEED
-    if (!model || !model->mapping || n < ((size_t)1 << 16)) return;
+    if (!model || !model->mapping || !p || n < ((size_t)1 << 16)) return;
     const uint8_t *base = model->mapping;
     if (p < base || p + n > base + model->mapping_len) return;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -154,7 +155,7 @@ static onyx_status *from_bytes(const onyx_model *model, const tshape *s, const c
     void *data;
     ONYX_TRY(alloc_data(s, name, &data));
     memcpy(data, p, s->nbytes);
-    release_file_pages(model, p, s->nbytes);
+    onyx_release_mapped(model, p, s->nbytes);
     return adopt(s, data, out);
 }
 

@@ -32,6 +32,9 @@ typedef struct onyx_provider_vtable {
     onyx_status *(*create_kernel)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n,
                                   onyx_kernel *k);
     void (*free_kernel)(const onyx_provider *p, onyx_kernel *k);
+    /* Optional: the kernel keeps its own copy of constant input `input`
+     * (packed weights), so the graph's copy may be freed. */
+    bool (*kernel_owns_input)(const onyx_provider *p, const onyx_kernel *k, size_t input);
     /* Run one node: ctx->in/out are host values (providers with device
      * memory copy in and out, or keep device buffers in their kernel state). */
     onyx_status *(*run)(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx);

@@ -24,19 +24,6 @@ static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *prov
     return NULL;
 }
 
-static onyx_status *create_kernels(onyx_plan *plan) {
-    const onyx_graph *g = plan->graph;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onyx_provider *p = plan->node_provider[i];
-        onyx_status *st = p->vt->create_kernel(p, g, &g->nodes[i], &plan->kernels[i]);
-        if (st) {
-            char d[300];
-            return onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));
-        }
-    }
-    return NULL;
-}
-
 /* last_use per value, then a CSR list of values to release after each node.
  * Graph outputs, inputs and constants are never released by the executor. */
 static onyx_status *compute_lifetimes(onyx_plan *plan) {
@@ -81,6 +68,77 @@ static onyx_status *compute_lifetimes(onyx_plan *plan) {
     return NULL;
 }
 
+/* Constants that every reader copies into its own kernel state (packed
+ * weights) lose their bytes as soon as the last reader's kernel exists, so
+ * the weights are held once and the peak during creation stays near the
+ * model size. Owned copies are freed; bytes borrowed from the mapped file are
+ * given back with madvise. Graph outputs and captured values keep theirs. */
+typedef struct const_tracker {
+    uint32_t *readers_left;  /* per value: kernels still to be created that read it */
+    uint8_t *needed;         /* per value: some reader needs the bytes at run time */
+} const_tracker;
+
+static onyx_status *tracker_init(const onyx_graph *g, const_tracker *t) {
+    t->readers_left = calloc(g->n_values + 1, sizeof *t->readers_left);
+    t->needed = calloc(g->n_values + 1, 1);
+    if (!t->readers_left || !t->needed) return ONYX_OOM();
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *nd = &g->nodes[i];
+        for (size_t k = 0; k < nd->n_in; k++)
+            if (nd->in[k] >= 0) t->readers_left[nd->in[k]]++;
+        for (size_t k = 0; k < nd->n_implicit; k++) t->needed[nd->implicit[k]] = 1;
+    }
+    return NULL;
+}
+
+static void release_constant(const onyx_graph *g, int32_t v) {
+    onyx_value *c = g->values[v].constant;
+    if (!c || g->values[v].is_output || g->values[v].source != ONYX_VAL_INITIALIZER ||
+        c->kind != ONYX_VALUE_TENSOR || c->dtype == ONYX_STRING)
+        return;
+    if (c->flags & ONYX_VALUE_OWNS_DATA) {
+        onyx_free(c->data);
+        c->data = NULL;
+        c->nbytes = 0;
+        c->flags &= (uint8_t)~ONYX_VALUE_OWNS_DATA;
+    } else {
+        onyx_release_mapped(g->model, c->data, c->nbytes);
+    }
+}
+
+/* Node i's kernel now exists: note which inputs it owns a copy of. */
+static void tracker_node_done(onyx_plan *plan, const_tracker *t, size_t i) {
+    const onyx_graph *g = plan->graph;
+    const onyx_node *nd = &g->nodes[i];
+    const onyx_provider *p = plan->node_provider[i];
+    for (size_t k = 0; k < nd->n_in; k++) {
+        int32_t v = nd->in[k];
+        if (v < 0) continue;
+        bool owned = p->vt->kernel_owns_input && p->vt->kernel_owns_input(p, &plan->kernels[i], k);
+        if (!owned) t->needed[v] = 1;
+        if (--t->readers_left[v] == 0 && !t->needed[v]) release_constant(g, v);
+    }
+}
+
+static void tracker_free(const_tracker *t) {
+    free(t->readers_left);
+    free(t->needed);
+}
+
+static onyx_status *create_kernels(onyx_plan *plan, const_tracker *t) {
+    const onyx_graph *g = plan->graph;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_provider *p = plan->node_provider[i];
+        onyx_status *st = p->vt->create_kernel(p, g, &g->nodes[i], &plan->kernels[i]);
+        if (st) {
+            char d[300];
+            return onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));
+        }
+        tracker_node_done(plan, t, i);
+    }
+    return NULL;
+}
+
 onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,
                               size_t n_providers, onyx_plan **out) {
     onyx_plan *plan = calloc(1, sizeof *plan);
@@ -91,7 +149,10 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
     onyx_status *st = NULL;
     if (!plan->kernels || !plan->node_provider) st = ONYX_OOM();
     if (!st) st = assign_providers(plan, providers, n_providers);
-    if (!st) st = create_kernels(plan);
+    const_tracker t = {0};
+    if (!st) st = tracker_init(g, &t);
+    if (!st) st = create_kernels(plan, &t);
+    tracker_free(&t);
     if (!st) st = compute_lifetimes(plan);
     if (st) {
         onyx_plan_free(plan);

@@ -76,6 +76,11 @@ static void cpu_free_kernel(const onyx_provider *p, onyx_kernel *k) {
     k->state = NULL;
 }
 
+static bool cpu_kernel_owns_input(const onyx_provider *p, const onyx_kernel *k, size_t input) {
+    const onyx_op_def *d = k->impl;
+    return d && d->consumes_const_input && k->state && d->consumes_const_input(k->state, input);
+}
+
 static onyx_status *cpu_run(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx) {
     const onyx_op_def *d = k->impl;
     ctx->state = k->state;
@@ -93,6 +98,7 @@ static const onyx_provider_vtable cpu_vtable = {
     .why_not = cpu_why_not,
     .create_kernel = cpu_create_kernel,
     .free_kernel = cpu_free_kernel,
+    .kernel_owns_input = cpu_kernel_owns_input,
     .run = cpu_run,
     .alloc = cpu_alloc,
     .free = cpu_free,

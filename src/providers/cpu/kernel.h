@@ -87,6 +87,11 @@ typedef struct onyx_op_def {
     void (*free_state)(void *state);                                    /* optional */
     onyx_status *(*compute)(onyx_kernel_ctx *ctx);
     onyx_status *(*infer)(onyx_infer_ctx *ctx);                         /* optional */
+    /* Optional: true if the state made by init holds everything compute
+     * needs of constant input k (e.g. pre-packed weights), so compute never
+     * reads that input's data. The session then frees the constant's bytes
+     * (only its shape stays), so weights are not held twice. */
+    bool (*consumes_const_input)(const void *state, size_t k);
 } onyx_op_def;
 
 #define ONYX_OPSET_LATEST INT_MAX

@@ -466,9 +466,12 @@ static onyx_status *attn_infer(onyx_infer_ctx *ctx) {
     return NULL;
 }
 
+/* With the weights packed, compute reads only their shape (see attn_project). */
+static bool attn_consumes(const void *state, size_t k) { return state && k == 1; }
+
 const onyx_op_def onyx_ops_contrib_attention[] = {
     {"com.microsoft", "Attention", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, attn_init, attn_state_free,
-     attn_compute, attn_infer},
+     attn_compute, attn_infer, attn_consumes},
     {"com.microsoft", "MultiHeadAttention", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, mha_compute,
      mha_infer},
     {0},

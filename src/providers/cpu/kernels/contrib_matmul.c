@@ -405,8 +405,12 @@ static onyx_status *fg_infer(onyx_infer_ctx *ctx) {
 
 #define F4 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
 
+/* With B packed (2-D float, one matrix), fmm_f32 always takes the packed path. */
+static bool fmm_consumes(const void *state, size_t k) { return state && k == 1; }
+
 const onyx_op_def onyx_ops_contrib_matmul[] = {
-    {"com.microsoft", "FusedMatMul", 1, ONYX_OPSET_LATEST, F4, 0, fmm_init, fmm_state_free, fmm_compute, fmm_infer},
+    {"com.microsoft", "FusedMatMul", 1, ONYX_OPSET_LATEST, F4, 0, fmm_init, fmm_state_free, fmm_compute, fmm_infer,
+     fmm_consumes},
     {"com.microsoft", "FusedGemm", 1, ONYX_OPSET_LATEST, F4, 0, fg_init, fg_state_free, fg_compute, fg_infer},
     {0},
 };

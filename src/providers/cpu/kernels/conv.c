@@ -605,7 +605,14 @@ static void dw_pad_plane(const conv_geom *g, const float *x, float *xp) {
  * vector type would change the ABI between the ISA clones). */
 #define dw_load16(p) ({ dw_v16 v_; memcpy(&v_, (p), sizeof v_); v_; })
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+/* ISA clones need x86 and an ifunc-capable C library. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GLIBC__)
+#define DW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DW_CLONES
+#endif
+
+DW_CLONES
 static void depthwise_plane(const conv_geom *g, const float *xp, const float *w, float bias, float *y,
                             const fused_act *act) {
     const int64_t OH = g->out[0], OW = g->out[1], PW = dw_plane_w(g), KH = g->k[0], KW = g->k[1];
@@ -1049,22 +1056,75 @@ static double param_at(const onyx_value *v, int64_t m) {
     return onyx_load_as_double(v->dtype, v->data, v->numel == 1 ? 0 : m);
 }
 
-/* x - x_zp and w - w_zp (per output channel) as int32 buffers. */
-static onyx_status *widen_conv_inputs(const conv_geom *g, const onyx_value *X, const onyx_value *xzp,
-                                      const onyx_value *W, const onyx_value *wzp, int32_t **wx, int32_t **ww) {
-    *wx = onyx_alloc((size_t)(X->numel ? X->numel : 1) * sizeof(int32_t));
-    *ww = onyx_alloc((size_t)(W->numel ? W->numel : 1) * sizeof(int32_t));
-    if (!*wx || !*ww) {
-        onyx_free(*wx);
-        onyx_free(*ww);
-        return ONYX_OOM();
+/* x - x_zp and w - w_zp (per output channel), as T (differences in
+ * [-255, 255]: exact in float too). */
+#define WIDEN_CONV_INPUTS(T)                                                                          \
+    static onyx_status *widen_##T(const conv_geom *g, const onyx_value *X, const onyx_value *xzp,     \
+                                  const onyx_value *W, const onyx_value *wzp, T **wx, T **ww) {       \
+        *wx = onyx_alloc((size_t)(X->numel ? X->numel : 1) * sizeof(T));                             \
+        *ww = onyx_alloc((size_t)(W->numel ? W->numel : 1) * sizeof(T));                             \
+        if (!*wx || !*ww) {                                                                           \
+            onyx_free(*wx);                                                                           \
+            onyx_free(*ww);                                                                           \
+            return ONYX_OOM();                                                                        \
+        }                                                                                             \
+        int32_t zx = (int32_t)param_at(xzp, 0);                                                       \
+        for (int64_t i = 0; i < X->numel; i++) (*wx)[i] = (T)(la_load_q8(X->dtype, X->data, (size_t)i) - zx); \
+        int64_t per_m = g->Cg * g->k_size;                                                            \
+        for (int64_t i = 0; i < W->numel; i++)                                                        \
+            (*ww)[i] = (T)(la_load_q8(W->dtype, W->data, (size_t)i) -                                 \
+                           (int32_t)param_at(wzp, per_m ? i / per_m : 0));                            \
+        return NULL;                                                                                  \
     }
-    int32_t zx = (int32_t)param_at(xzp, 0);
-    for (int64_t i = 0; i < X->numel; i++) (*wx)[i] = la_load_q8(X->dtype, X->data, (size_t)i) - zx;
-    int64_t per_m = g->Cg * g->k_size;
-    for (int64_t i = 0; i < W->numel; i++)
-        (*ww)[i] = la_load_q8(W->dtype, W->data, (size_t)i) - (int32_t)param_at(wzp, per_m ? i / per_m : 0);
-    return NULL;
+WIDEN_CONV_INPUTS(float)
+WIDEN_CONV_INPUTS(int32_t)
+
+/* Products of at most 255 * 255 summed over this many steps stay below
+ * 2^24: exact in float, whatever the order. */
+#define Q8_EXACT_K 256
+
+/* y = bias + conv(x - x_zp, w - w_zp) in int32. Through SGEMM when a
+ * channel's taps fit in an exact K slice: each (image, group) runs as
+ * slices of input channels, each slice's float result added in int32
+ * (wrapping, as the spec allows). Otherwise the direct int32 loop. */
+static onyx_status *q8_conv(const conv_geom *g, const onyx_value *X, const onyx_value *xzp, const onyx_value *W,
+                            const onyx_value *wzp, const int32_t *bias, int32_t *y, onyx_threadpool *tp) {
+    if (g->k_size > Q8_EXACT_K) {
+        int32_t *wx, *ww;
+        ONYX_TRY(widen_int32_t(g, X, xzp, W, wzp, &wx, &ww));
+        conv_direct_int32_t(g, wx, ww, bias, y);
+        onyx_free(wx);
+        onyx_free(ww);
+        return NULL;
+    }
+    float *x, *w;
+    ONYX_TRY(widen_float(g, X, xzp, W, wzp, &x, &w));
+    const int64_t K = g->Cg * g->k_size, O = g->out_size, per_slice = Q8_EXACT_K / g->k_size;
+    const int64_t part_n = g->Mg * O;
+    float *part = onyx_alloc((size_t)(part_n > 0 ? part_n : 1) * sizeof(float));
+    onyx_status *st = part ? NULL : ONYX_OOM();
+    conv_geom gs = *g;
+    const bool pointwise = is_pointwise(g), shifted = im2col_shifted(g);
+    for (int64_t item = 0; !st && item < g->N * g->G; item++) {
+        int64_t n = item / g->G, gi = item % g->G;
+        uint32_t *yo = (uint32_t *)y + (n * g->M + gi * g->Mg) * O;
+        for (int64_t i = 0; i < g->Mg * O; i++) yo[i] = bias ? (uint32_t)bias[gi * g->Mg + i / O] : 0u;
+        for (int64_t c0 = 0; !st && c0 < g->Cg; c0 += per_slice) {
+            gs.Cg = g->Cg - c0 < per_slice ? g->Cg - c0 : per_slice;
+            const float *xs = x + (n * g->C + gi * g->Cg + c0) * g->in_size;
+            onyx_gemm_operand a = {.data = w + gi * g->Mg * K + c0 * g->k_size, .ld = (size_t)K};
+            im2col_src src = {.g = &gs, .x = xs, .shifted = shifted};
+            onyx_gemm_operand b = {.row_fn = im2col_row, .row_ctx = &src};
+            if (pointwise) b = (onyx_gemm_operand){.data = xs, .ld = (size_t)g->in_size};
+            st = onyx_sgemm_ex((size_t)g->Mg, (size_t)O, (size_t)(gs.Cg * g->k_size), 1.0f, &a, &b, 0.0f, part,
+                               (size_t)O, NULL, tp);
+            for (int64_t i = 0; !st && i < g->Mg * O; i++) yo[i] += (uint32_t)(int32_t)part[i];
+        }
+    }
+    onyx_free(part);
+    onyx_free(x);
+    onyx_free(w);
+    return st;
 }
 
 static onyx_status *check_zp_dtype(const onyx_value *zp, const onyx_value *of, const char *op,
@@ -1090,12 +1150,7 @@ static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
     out_dims(&g, dims);
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, X->rank, dims, &Y));
-    int32_t *wx, *ww;
-    ONYX_TRY(widen_conv_inputs(&g, X, xzp, W, wzp, &wx, &ww));
-    conv_direct_int32_t(&g, wx, ww, NULL, Y->data);
-    onyx_free(wx);
-    onyx_free(ww);
-    return NULL;
+    return q8_conv(&g, X, xzp, W, wzp, NULL, Y->data, ctx->tp);
 }
 
 static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
@@ -1125,15 +1180,13 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     out_dims(&g, dims);
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, yzp->dtype, X->rank, dims, &Y));
-    int32_t *wx, *ww;
-    ONYX_TRY(widen_conv_inputs(&g, X, xzp, W, wzp, &wx, &ww));
     int32_t *acc = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(int32_t));
-    if (!acc) {
-        onyx_free(wx);
-        onyx_free(ww);
-        return ONYX_OOM();
+    if (!acc) return ONYX_OOM();
+    onyx_status *err = q8_conv(&g, X, xzp, W, wzp, B ? B->data : NULL, acc, ctx->tp);
+    if (err) {
+        onyx_free(acc);
+        return err;
     }
-    conv_direct_int32_t(&g, wx, ww, B ? B->data : NULL, acc);
     const bool s8 = yzp->dtype == ONYX_INT8;
     const double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, zy = param_at(yzp, 0);
     const float sx = (float)param_at(xs, 0), sy = (float)param_at(ys, 0);
@@ -1146,8 +1199,6 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
         else ((uint8_t *)Y->data)[i] = (uint8_t)v;
     }
     onyx_free(acc);
-    onyx_free(wx);
-    onyx_free(ww);
     return NULL;
 }
 
