@@ -199,7 +199,7 @@ done:
 
 /* Every mode and transpose on sizes that cross the K, M and N blocks. */
 static void test_blocks(onyx_threadpool *tp) {
-    static const size_t shapes[][3] = {{100, 1100, 600}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300}};
+    static const size_t shapes[][3] = {{24, 1000, 520}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300}};
     for (size_t s = 0; s < 4; s++)
         for (int mode = 0; mode < MODE_COUNT; mode++)
             for (int t = 0; t < 4; t++)
@@ -498,6 +498,9 @@ static void test_conv_random(onyx_threadpool *tp) {
          .pb = {1, 2}, .pe = {1, 1}, .bias = true},
         {.nd = 2, .N = 2, .C = 3, .M = 3, .G = 3, .in = {7, 45}, .k = {3, 5}, .s = {2, 2}, .d = {1, 1},
          .pb = {1, 2}, .pe = {0, 2}},
+        /* pads too large for a padded copy of the channel: checked taps */
+        {.nd = 2, .N = 1, .C = 2, .M = 2, .G = 2, .in = {3, 3}, .k = {3, 3}, .s = {INT64_C(1) << 31, 1},
+         .d = {1, 1}, .pb = {INT64_C(1) << 30, 1}, .pe = {INT64_C(1) << 30, 1}, .bias = true},
     };
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
         for (int init = 0; init < 2; init++) {
@@ -723,6 +726,97 @@ static void test_other_types(onyx_threadpool *tp) {
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
 }
 
+/* MatMulInteger through float SGEMM in exact K slices: long K, extreme
+ * values, per-row and per-column zero points, batches. */
+static void test_matmul_integer(onyx_threadpool *tp) {
+    const int64_t ad[3] = {2, 5, 600}, bd[2] = {600, 7}, azd[1] = {5}, bzd[1] = {7};
+    onyx_value *a = NULL, *b = NULL, *az = NULL, *bz = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 3, ad, &a));
+    CHECK_OK(onyx_tensor_new(ONYX_INT8, 2, bd, &b));
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 1, azd, &az));
+    CHECK_OK(onyx_tensor_new(ONYX_INT8, 1, bzd, &bz));
+    if (!a || !b || !az || !bz) return;
+    uint8_t *av = a->data, *azv = az->data;
+    int8_t *bv = b->data, *bzv = bz->data;
+    for (int64_t i = 0; i < a->numel; i++) av[i] = i % 3 ? 255 : (uint8_t)(i * 7);   /* mostly extremes */
+    for (int64_t i = 0; i < b->numel; i++) bv[i] = i % 2 ? -128 : (int8_t)(i * 13);
+    for (int i = 0; i < 5; i++) azv[i] = (uint8_t)(i * 50);
+    for (int i = 0; i < 7; i++) bzv[i] = (int8_t)(127 - i * 40);
+    const onyx_value *in[4] = {a, b, az, bz};
+    CHECK_OK(run_op("MatMulInteger", 10, NULL, 0, in, 4, &y, false, tp));
+    bool ok = y && y->dtype == ONYX_INT32 && y->numel == 2 * 5 * 7;
+    for (int64_t t = 0; ok && t < 2; t++)
+        for (int64_t i = 0; i < 5; i++)
+            for (int64_t j = 0; j < 7; j++) {
+                int64_t acc = 0;
+                for (int64_t k = 0; k < 600; k++)
+                    acc += (int64_t)(av[(t * 5 + i) * 600 + k] - azv[i]) * (bv[k * 7 + j] - bzv[j]);
+                if (((int32_t *)y->data)[(t * 5 + i) * 7 + j] != (int32_t)acc) {
+                    fprintf(stderr, "MatMulInteger [%lld,%lld,%lld] = %d, expected %lld\n", (long long)t,
+                            (long long)i, (long long)j, ((int32_t *)y->data)[(t * 5 + i) * 7 + j], (long long)acc);
+                    ok = false;
+                }
+            }
+    CHECK(ok);
+    onyx_value_destroy(y);
+    onyx_value_destroy(a);
+    onyx_value_destroy(b);
+    onyx_value_destroy(az);
+    onyx_value_destroy(bz);
+}
+
+/* ConvInteger through float SGEMM in exact channel slices (K = 40 * 9 is
+ * more than one slice), per-channel weight zero points, against the float
+ * reference on the zero-point-shifted values (exact there too). */
+static void test_conv_integer(onyx_threadpool *tp) {
+    conv_case c = {.nd = 2, .N = 2, .C = 40, .M = 6, .G = 2, .in = {7, 9}, .k = {3, 3}, .s = {2, 1},
+                   .d = {1, 1}, .pb = {1, 1}, .pe = {0, 1}};
+    int64_t xd[4] = {c.N, c.C, c.in[0], c.in[1]}, wd[4] = {c.M, c.C / c.G, 3, 3}, zd[1] = {c.M};
+    int64_t pads[4] = {1, 1, 0, 1};
+    onyx_value *x = NULL, *w = NULL, *xz = NULL, *wz = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 4, xd, &x));
+    CHECK_OK(onyx_tensor_new(ONYX_INT8, 4, wd, &w));
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 0, zd, &xz));
+    CHECK_OK(onyx_tensor_new(ONYX_INT8, 1, zd, &wz));
+    if (!x || !w || !xz || !wz) return;
+    float *xf = malloc((size_t)x->numel * sizeof(float)), *wf = malloc((size_t)w->numel * sizeof(float));
+    *(uint8_t *)xz->data = 200;
+    for (int64_t m = 0; m < c.M; m++) ((int8_t *)wz->data)[m] = (int8_t)(m * 40 - 128);
+    for (int64_t i = 0; i < x->numel; i++) {
+        ((uint8_t *)x->data)[i] = i % 2 ? 255 : (uint8_t)(i * 31);
+        xf[i] = (float)(((uint8_t *)x->data)[i] - 200);
+    }
+    int64_t per_m = w->numel / c.M;
+    for (int64_t i = 0; i < w->numel; i++) {
+        ((int8_t *)w->data)[i] = i % 3 ? 127 : (int8_t)(i * 17);
+        wf[i] = (float)(((int8_t *)w->data)[i] - ((int8_t *)wz->data)[i / per_m]);
+    }
+    int64_t out[3], pb[3];
+    conv_case_out(&c, false, out, pb);
+    int64_t n_out = c.N * c.M * out[0] * out[1];
+    double *ref = malloc((size_t)n_out * sizeof(double));
+    conv_reference(&c, false, xf, wf, NULL, ref);
+    onyx_attr_proto attrs[3] = {attr_int("group", c.G), attr_ints("strides", c.s, 2), attr_ints("pads", pads, 4)};
+    const onyx_value *in[4] = {x, w, xz, wz};
+    CHECK_OK(run_op("ConvInteger", 10, attrs, 3, in, 4, &y, false, tp));
+    bool ok = y && y->dtype == ONYX_INT32 && y->numel == n_out;
+    for (int64_t i = 0; ok && i < n_out; i++)
+        if (((int32_t *)y->data)[i] != (int32_t)ref[i]) {
+            fprintf(stderr, "ConvInteger element %lld = %d, expected %.0f\n", (long long)i, ((int32_t *)y->data)[i],
+                    ref[i]);
+            ok = false;
+        }
+    CHECK(ok);
+    free(xf);
+    free(wf);
+    free(ref);
+    onyx_value_destroy(x);
+    onyx_value_destroy(w);
+    onyx_value_destroy(xz);
+    onyx_value_destroy(wz);
+    onyx_value_destroy(y);
+}
+
 /* Convolution throughput on ResNet-50's layer shapes (batch 1). */
 static void bench_conv(onyx_threadpool *tp) {
     static const int64_t layers[][6] = {   /* C, H(=W), M, k, stride, count in the net */
@@ -828,8 +922,7 @@ int main(int argc, char **argv) {
             bench(tp);
             continue;
         }
-        test_sizes(NULL);
-        test_sizes(tp);
+        test_sizes(NULL);   /* too small for threads; test_blocks covers those */
         test_blocks(tp);
         test_epilogues(tp);
     }
@@ -845,6 +938,8 @@ int main(int argc, char **argv) {
         test_matmul_op(tp);
         test_gemm_op(tp);
         test_other_types(tp);
+        test_matmul_integer(tp);
+        test_conv_integer(tp);
     }
     onyx_threadpool_free(tp);
     return testlib_finish("test_gemm");

@@ -430,7 +430,9 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
  * part of B once, its rows of A once per NC block. */
 static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
     double k = (double)job->K, cost = (double)rows * (double)div_up(cols, 16) * k;
-    if (!job->B->packed) cost += 0.3 * k * (double)cols;
+    /* cycles per packed element: a copy, a transpose, a generated row */
+    double b_elem = job->B->row_fn ? 1.5 : job->B->trans ? 0.5 : 0.3;
+    if (!job->B->packed) cost += b_elem * k * (double)cols;
     if (!job->A->packed) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
     return cost + 2000.0;   /* task overhead */
 }

@@ -120,13 +120,29 @@ static inline void onyx_gemm_row_put(onyx_gemm_row_out *o, const float *src, siz
     o->room = room;
 }
 
-/* n values src[0], src[step], src[2 * step], ... */
+typedef int onyx_gemm_v4i __attribute__((vector_size(16)));
+#if defined(__clang__)
+#define ONYX_GEMM_EVEN4(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
+#else
+#define ONYX_GEMM_EVEN4(a, b) __builtin_shuffle(a, b, (onyx_gemm_v4i){0, 2, 4, 6})
+#endif
+
+/* n values src[0], src[step], src[2 * step], ... (stride 2, the common
+ * case, 4 at a time from two loads; the loads never pass the last value) */
 static inline void onyx_gemm_row_put_strided(onyx_gemm_row_out *o, const float *src, size_t step, size_t n) {
     float *p = o->p;
     size_t room = o->room;
     while (n) {
-        size_t seg = n < room ? n : room;
-        for (size_t i = 0; i < seg; i++) p[i] = src[i * step];
+        size_t seg = n < room ? n : room, i = 0;
+        if (step == 2)
+            for (; i + 4 < seg; i += 4) {
+                onyx_gemm_v4 a, b;
+                memcpy(&a, src + 2 * i, sizeof a);
+                memcpy(&b, src + 2 * i + 4, sizeof b);
+                onyx_gemm_v4 e = ONYX_GEMM_EVEN4(a, b);
+                memcpy(p + i, &e, sizeof e);
+            }
+        for (; i < seg; i++) p[i] = src[i * step];
         p += seg;
         src += seg * step;
         n -= seg;

@@ -6,11 +6,13 @@
  * and group: W[Mg, Cg*k] x im2col(X)[Cg*k, out], with the im2col rows
  * generated on the fly inside the GEMM's packing (never materialised), a
  * plain GEMM for 1x1/stride-1/unpadded kernels, and the bias and activation
- * in the GEMM's store. Depthwise 2-D convolutions run directly.
+ * in the GEMM's store. Small outputs with many channels run transposed
+ * (Y^T = col^T W^T) so the channels fill the vector lanes. Depthwise 2-D
+ * convolutions run directly on a zero-padded copy of each channel.
  * ConvTranspose is the transposed product W^T X into a column buffer,
- * scattered back (col2im) onto the output. double and the 8-bit integer ops
- * use a direct generic loop instantiated per type. Constant weights are
- * packed once in init. */
+ * scattered back (col2im) onto the output. ConvInteger and QLinearConv run
+ * through SGEMM in channel slices small enough to be exact in float; double
+ * uses a direct generic loop. Constant weights are packed once in init. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +466,22 @@ static void transpose_block(const float *src, int64_t rows, int64_t cols, float 
         }
 }
 
+/* Rows [begin, end) of an explicit column matrix (O columns each). */
+typedef struct col_job {
+    im2col_src src;
+    float *col;
+    int64_t O;
+} col_job;
+
+static void col_rows(void *arg, size_t begin, size_t end) {
+    col_job *cj = arg;
+    for (size_t k = begin; k < end; k++) {
+        onyx_gemm_row_out row = {.p = cj->col + (int64_t)k * cj->O, .room = (size_t)cj->O, .nr = (size_t)cj->O,
+                                 .jump = 0};
+        im2col_row(&cj->src, k, 0, (size_t)cj->O, &row);
+    }
+}
+
 /* One (image, group) as T[out, Mg] = col^T W_g^T, then Y_g = T^T. */
 static onyx_status *conv_item_transposed(conv_job *j, int64_t item) {
     const conv_geom *g = j->g;
@@ -480,11 +498,8 @@ static onyx_status *conv_item_transposed(conv_job *j, int64_t item) {
             onyx_scratch_release(t, t_heap);
             return ONYX_OOM();
         }
-        im2col_src src = {.g = g, .x = x, .shifted = im2col_shifted(g)};
-        for (int64_t k = 0; k < K; k++) {
-            onyx_gemm_row_out row = {.p = col + k * O, .room = (size_t)O, .nr = (size_t)O, .jump = 0};
-            im2col_row(&src, (size_t)k, 0, (size_t)O, &row);
-        }
+        col_job cj = {.src = {.g = g, .x = x, .shifted = im2col_shifted(g)}, .col = col, .O = O};
+        onyx_parallel_for(j->tp, (size_t)K, 64, col_rows, &cj);
         a = (onyx_gemm_operand){.data = col, .ld = (size_t)O, .trans = true};
     }
     onyx_gemm_operand b = {.data = j->w + gi * g->Mg * K, .ld = (size_t)K, .trans = true};
@@ -694,8 +709,10 @@ static onyx_status *conv_f32(const conv_geom *g, const float *x, const float *w,
         onyx_parallel_for(tp, (size_t)(g->N * g->M), 1, depthwise_range, &j);
         return NULL;
     }
-    j.transposed = use_transposed(g);
-    if (j.st && j.st->as_b != j.transposed) j.st = NULL;   /* packed for the other orientation */
+    /* Weights packed in init fix the orientation (the session may have
+     * released W itself, see conv_consumes); either is correct for any
+     * shape, and init chose from the static shape when it was known. */
+    j.transposed = j.st ? j.st->as_b : use_transposed(g);
     int64_t items = g->N * g->G;
     double work = (double)g->Mg * (double)g->out_size * (double)g->Cg * (double)g->k_size;
     if (items > 1 && onyx_threadpool_threads(tp) > 1 && work < SMALL_GEMM_WORK) {
@@ -790,7 +807,7 @@ static onyx_status *convt_f32(const conv_geom *g, const float *x, const float *w
 
 /* ------------------------------------------------------------ generic direct loops */
 
-/* Direct convolution in U for double and the widened 8-bit integers:
+/* Direct convolution in U (used for double):
  * y[n, m, o] = bias[m] + sum over the group's channels and kernel taps. */
 #define CONV_DIRECT(T, U)                                                                        \
     static void conv_direct_##T(const conv_geom *g, const T *x, const T *w, const T *bias, T *y) {  \
@@ -821,7 +838,6 @@ static onyx_status *convt_f32(const conv_geom *g, const float *x, const float *w
             }                                                                                     \
     }
 CONV_DIRECT(double, double)
-CONV_DIRECT(int32_t, uint32_t)
 
 /* Direct transposed convolution (scatter) in double. */
 static void convt_direct_double(const conv_geom *g, const double *x, const double *w, const double *bias,
@@ -910,6 +926,7 @@ static onyx_status *conv_init_common(const onyx_kernel_info *info, void **state,
     int64_t G = onyx_attr_int(info->node, "group", 1);
     int64_t ksize = W->numel / (W->dims[0] * W->dims[1]);
     if (G < 1 || W->dims[0] % G) return NULL;    /* compute reports the error */
+    if (!transpose && W->rank == 4 && W->dims[1] == 1) return NULL;   /* depthwise reads W directly */
     conv_state *st = calloc(1, sizeof *st);
     if (!st) return ONYX_OOM();
     st->transpose = transpose;
@@ -941,6 +958,10 @@ static onyx_status *conv_init_common(const onyx_kernel_info *info, void **state,
     *state = st;
     return NULL;
 }
+
+/* With a state, compute takes every float path from the packed weights
+ * (never depthwise: init packs nothing for it), so W's data may go. */
+static bool conv_consumes(const void *state, size_t k) { return state && k == 1; }
 
 static onyx_status *conv_init(const onyx_kernel_info *info, void **state) {
     return conv_init_common(info, state, false);
@@ -976,6 +997,8 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
     if (!la_is_f32_family(X->dtype))
         return ONYX_NOT_IMPLEMENTED("element type %s is not supported", onyx_dtype_name(X->dtype));
     const conv_state *st = usable_state(ctx->state, W, &g);
+    if (!st && !W->data && W->numel > 0)   /* released after packing: cannot happen for a constant W */
+        return ONYX_RUNTIME_ERROR("W has no data and its packed copy does not fit");
     const float *x = NULL, *w = NULL, *b = NULL;
     float *x_own = NULL, *w_own = NULL, *b_own = NULL, *y = Y->data;
     onyx_status *err = la_float_view(X, &x, &x_own);
@@ -1032,195 +1055,18 @@ static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose, int x
 static onyx_status *conv_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, false, 0, 1, 0); }
 static onyx_status *convt_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, true, 0, 1, 0); }
 
-/* ------------------------------------------------------------ ConvInteger / QLinearConv */
-
-static onyx_status *check_q8_input(const onyx_value *v, const char *op, const char *what) {
-    if (!onyx_is_tensor(v) || (v->dtype != ONYX_INT8 && v->dtype != ONYX_UINT8))
-        return ONYX_INVALID_ARG("%s: %s must be an int8 or uint8 tensor", op, what);
-    return NULL;
-}
-
-/* Zero point (or scale) of x: a scalar. Of w: a scalar or one per output
- * channel. Returns the value for channel m. */
-static onyx_status *check_per_channel(const onyx_value *v, int64_t M, bool per_channel_ok, const char *op,
-                                      const char *what) {
-    if (!v) return NULL;
-    if (!onyx_is_tensor(v) || (v->numel != 1 && (!per_channel_ok || v->numel != M)))
-        return ONYX_INVALID_ARG("%s: %s must be a scalar%s", op, what,
-                                per_channel_ok ? " or have one value per output channel" : "");
-    return NULL;
-}
-
-static double param_at(const onyx_value *v, int64_t m) {
-    if (!v) return 0.0;
-    return onyx_load_as_double(v->dtype, v->data, v->numel == 1 ? 0 : m);
-}
-
-/* x - x_zp and w - w_zp (per output channel), as T (differences in
- * [-255, 255]: exact in float too). */
-#define WIDEN_CONV_INPUTS(T)                                                                          \
-    static onyx_status *widen_##T(const conv_geom *g, const onyx_value *X, const onyx_value *xzp,     \
-                                  const onyx_value *W, const onyx_value *wzp, T **wx, T **ww) {       \
-        *wx = onyx_alloc((size_t)(X->numel ? X->numel : 1) * sizeof(T));                             \
-        *ww = onyx_alloc((size_t)(W->numel ? W->numel : 1) * sizeof(T));                             \
-        if (!*wx || !*ww) {                                                                           \
-            onyx_free(*wx);                                                                           \
-            onyx_free(*ww);                                                                           \
-            return ONYX_OOM();                                                                        \
-        }                                                                                             \
-        int32_t zx = (int32_t)param_at(xzp, 0);                                                       \
-        for (int64_t i = 0; i < X->numel; i++) (*wx)[i] = (T)(la_load_q8(X->dtype, X->data, (size_t)i) - zx); \
-        int64_t per_m = g->Cg * g->k_size;                                                            \
-        for (int64_t i = 0; i < W->numel; i++)                                                        \
-            (*ww)[i] = (T)(la_load_q8(W->dtype, W->data, (size_t)i) -                                 \
-                           (int32_t)param_at(wzp, per_m ? i / per_m : 0));                            \
-        return NULL;                                                                                  \
-    }
-WIDEN_CONV_INPUTS(float)
-WIDEN_CONV_INPUTS(int32_t)
-
-/* Products of at most 255 * 255 summed over this many steps stay below
- * 2^24: exact in float, whatever the order. */
-#define Q8_EXACT_K 256
-
-/* y = bias + conv(x - x_zp, w - w_zp) in int32. Through SGEMM when a
- * channel's taps fit in an exact K slice: each (image, group) runs as
- * slices of input channels, each slice's float result added in int32
- * (wrapping, as the spec allows). Otherwise the direct int32 loop. */
-static onyx_status *q8_conv(const conv_geom *g, const onyx_value *X, const onyx_value *xzp, const onyx_value *W,
-                            const onyx_value *wzp, const int32_t *bias, int32_t *y, onyx_threadpool *tp) {
-    if (g->k_size > Q8_EXACT_K) {
-        int32_t *wx, *ww;
-        ONYX_TRY(widen_int32_t(g, X, xzp, W, wzp, &wx, &ww));
-        conv_direct_int32_t(g, wx, ww, bias, y);
-        onyx_free(wx);
-        onyx_free(ww);
-        return NULL;
-    }
-    float *x, *w;
-    ONYX_TRY(widen_float(g, X, xzp, W, wzp, &x, &w));
-    const int64_t K = g->Cg * g->k_size, O = g->out_size, per_slice = Q8_EXACT_K / g->k_size;
-    const int64_t part_n = g->Mg * O;
-    float *part = onyx_alloc((size_t)(part_n > 0 ? part_n : 1) * sizeof(float));
-    onyx_status *st = part ? NULL : ONYX_OOM();
-    conv_geom gs = *g;
-    const bool pointwise = is_pointwise(g), shifted = im2col_shifted(g);
-    for (int64_t item = 0; !st && item < g->N * g->G; item++) {
-        int64_t n = item / g->G, gi = item % g->G;
-        uint32_t *yo = (uint32_t *)y + (n * g->M + gi * g->Mg) * O;
-        for (int64_t i = 0; i < g->Mg * O; i++) yo[i] = bias ? (uint32_t)bias[gi * g->Mg + i / O] : 0u;
-        for (int64_t c0 = 0; !st && c0 < g->Cg; c0 += per_slice) {
-            gs.Cg = g->Cg - c0 < per_slice ? g->Cg - c0 : per_slice;
-            const float *xs = x + (n * g->C + gi * g->Cg + c0) * g->in_size;
-            onyx_gemm_operand a = {.data = w + gi * g->Mg * K + c0 * g->k_size, .ld = (size_t)K};
-            im2col_src src = {.g = &gs, .x = xs, .shifted = shifted};
-            onyx_gemm_operand b = {.row_fn = im2col_row, .row_ctx = &src};
-            if (pointwise) b = (onyx_gemm_operand){.data = xs, .ld = (size_t)g->in_size};
-            st = onyx_sgemm_ex((size_t)g->Mg, (size_t)O, (size_t)(gs.Cg * g->k_size), 1.0f, &a, &b, 0.0f, part,
-                               (size_t)O, NULL, tp);
-            for (int64_t i = 0; !st && i < g->Mg * O; i++) yo[i] += (uint32_t)(int32_t)part[i];
-        }
-    }
-    onyx_free(part);
-    onyx_free(x);
-    onyx_free(w);
-    return st;
-}
-
-static onyx_status *check_zp_dtype(const onyx_value *zp, const onyx_value *of, const char *op,
-                                   const char *what) {
-    if (zp && onyx_is_tensor(zp) && zp->dtype != of->dtype)
-        return ONYX_INVALID_ARG("%s: %s must be %s like its input", op, what, onyx_dtype_name(of->dtype));
-    return NULL;
-}
-
-static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
-    const char *op = "ConvInteger";
-    const onyx_value *X = ctx->in[0], *W = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    const onyx_value *xzp = ctx->n_in > 2 ? ctx->in[2] : NULL, *wzp = ctx->n_in > 3 ? ctx->in[3] : NULL;
-    ONYX_TRY(check_q8_input(X, op, "x"));
-    ONYX_TRY(check_q8_input(W, op, "w"));
-    conv_geom g;
-    ONYX_TRY(conv_geometry(ctx->node, X, W, false, &g));
-    ONYX_TRY(check_per_channel(xzp, g.M, false, op, "x_zero_point"));
-    ONYX_TRY(check_per_channel(wzp, g.M, true, op, "w_zero_point"));
-    ONYX_TRY(check_zp_dtype(xzp, X, op, "x_zero_point"));
-    ONYX_TRY(check_zp_dtype(wzp, W, op, "w_zero_point"));
-    int64_t dims[R];
-    out_dims(&g, dims);
-    onyx_value *Y;
-    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, X->rank, dims, &Y));
-    return q8_conv(&g, X, xzp, W, wzp, NULL, Y->data, ctx->tp);
-}
-
-static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
-    const char *op = "QLinearConv";
-    const onyx_value *in[9] = {0};
-    for (size_t i = 0; i < 9 && i < ctx->n_in; i++) in[i] = ctx->in[i];
-    const onyx_value *X = in[0], *xs = in[1], *xzp = in[2], *W = in[3], *ws = in[4], *wzp = in[5];
-    const onyx_value *ys = in[6], *yzp = in[7], *B = in[8];
-    ONYX_TRY(check_q8_input(X, op, "x"));
-    ONYX_TRY(check_q8_input(W, op, "w"));
-    ONYX_TRY(check_q8_input(yzp, op, "y_zero_point"));
-    conv_geom g;
-    ONYX_TRY(conv_geometry(ctx->node, X, W, false, &g));
-    if (!onyx_is_tensor(xs) || !onyx_is_tensor(ws) || !onyx_is_tensor(ys) || xs->dtype != ONYX_FLOAT ||
-        ws->dtype != ONYX_FLOAT || ys->dtype != ONYX_FLOAT)
-        return ONYX_INVALID_ARG("%s: x_scale, w_scale and y_scale must be float tensors", op);
-    ONYX_TRY(check_per_channel(xs, g.M, false, op, "x_scale"));
-    ONYX_TRY(check_per_channel(ys, g.M, false, op, "y_scale"));
-    ONYX_TRY(check_per_channel(ws, g.M, true, op, "w_scale"));
-    ONYX_TRY(check_per_channel(xzp, g.M, false, op, "x_zero_point"));
-    ONYX_TRY(check_per_channel(wzp, g.M, true, op, "w_zero_point"));
-    ONYX_TRY(check_per_channel(yzp, g.M, false, op, "y_zero_point"));
-    ONYX_TRY(check_zp_dtype(xzp, X, op, "x_zero_point"));
-    ONYX_TRY(check_zp_dtype(wzp, W, op, "w_zero_point"));
-    ONYX_TRY(check_bias(B, &g, ONYX_INT32));
-    int64_t dims[R];
-    out_dims(&g, dims);
-    onyx_value *Y;
-    ONYX_TRY(onyx_kernel_output(ctx, 0, yzp->dtype, X->rank, dims, &Y));
-    int32_t *acc = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(int32_t));
-    if (!acc) return ONYX_OOM();
-    onyx_status *err = q8_conv(&g, X, xzp, W, wzp, B ? B->data : NULL, acc, ctx->tp);
-    if (err) {
-        onyx_free(acc);
-        return err;
-    }
-    const bool s8 = yzp->dtype == ONYX_INT8;
-    const double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, zy = param_at(yzp, 0);
-    const float sx = (float)param_at(xs, 0), sy = (float)param_at(ys, 0);
-    for (int64_t i = 0; i < Y->numel; i++) {
-        int64_t m = (i / g.out_size) % g.M;
-        double mult = (float)((float)(sx * (float)param_at(ws, m)) / sy);
-        double v = nearbyint((double)acc[i] * mult) + zy;
-        v = v < lo ? lo : (v > hi ? hi : v);
-        if (s8) ((int8_t *)Y->data)[i] = (int8_t)v;
-        else ((uint8_t *)Y->data)[i] = (uint8_t)v;
-    }
-    onyx_free(acc);
-    return NULL;
-}
-
-static onyx_status *conv_integer_infer(onyx_infer_ctx *ctx) {
-    return conv_infer_common(ctx, false, 0, 1, ONYX_INT32);
-}
-
-static onyx_status *qlinear_conv_infer(onyx_infer_ctx *ctx) {
-    int dt = ctx->n_in > 7 && ctx->in[7] ? ctx->in[7]->dtype : 0;
-    return conv_infer_common(ctx, false, 0, 3, dt);
-}
+/* ConvInteger and QLinearConv live in kernels/qlinear.c. */
 
 /* ------------------------------------------------------------ registration */
 
 const onyx_op_def onyx_ops_conv[] = {
-    {"", "Conv", 1, 21, F3, 0, conv_init, conv_state_free, conv_compute, conv_infer},
-    {"", "Conv", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, conv_init, conv_state_free, conv_compute, conv_infer},
-    {"", "ConvTranspose", 1, 21, F3, 0, convt_init, conv_state_free, convt_compute, convt_infer},
-    {"", "ConvTranspose", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, convt_init, conv_state_free, convt_compute, convt_infer},
-    {"", "ConvInteger", 10, L, Q8, 0, NULL, NULL, conv_integer_compute, conv_integer_infer},
-    {"", "QLinearConv", 10, L, Q8, 0, NULL, NULL, qlinear_conv_compute, qlinear_conv_infer},
+    {"", "Conv", 1, 21, F3, 0, conv_init, conv_state_free, conv_compute, conv_infer, conv_consumes},
+    {"", "Conv", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, conv_init, conv_state_free, conv_compute, conv_infer,
+     conv_consumes},
+    {"", "ConvTranspose", 1, 21, F3, 0, convt_init, conv_state_free, convt_compute, convt_infer, conv_consumes},
+    {"", "ConvTranspose", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, convt_init, conv_state_free, convt_compute,
+     convt_infer, conv_consumes},
     {"com.microsoft", "FusedConv", 1, L, ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_FLOAT16), 0, conv_init, conv_state_free,
-     fused_conv_compute, conv_infer},
+     fused_conv_compute, conv_infer, conv_consumes},
     {0},
 };

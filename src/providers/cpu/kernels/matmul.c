@@ -4,8 +4,10 @@
  *
  * float runs through the SGEMM engine (gemm.h); float16/bfloat16 are
  * converted to float and back; double and the integer types use one
- * generic loop instantiated per type. A constant float B is packed once in
- * init and the packed panels are shared, read-only, by every run. */
+ * generic loop instantiated per type; the 8-bit products run through SGEMM
+ * in K slices short enough to be exact in float. A constant float B is
+ * packed once in init and the packed panels are shared, read-only, by
+ * every run. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +211,8 @@ static void mm_f32_range(void *arg, size_t begin, size_t end) {
 static onyx_status *matmul_f32(const mm_shape *s, const float *A, const float *B, float *Y,
                                const packed_b *pb, onyx_threadpool *tp) {
     if (pb && (pb->K != s->K || pb->N != s->N || pb->mats != s->b_mats)) pb = NULL;
+    if (!pb && !B && s->K * s->N > 0)   /* released after packing: cannot happen for a constant B */
+        return ONYX_RUNTIME_ERROR("MatMul: B has no data and its packed copy does not fit");
     mm_f32_job j = {.s = s, .A = A, .B = B, .Y = Y, .pb = pb, .tp = tp};
     atomic_init(&j.err.st, NULL);
     if (s->batches == 0) return NULL;
@@ -404,6 +408,8 @@ static onyx_status *gemm_f32(const gemm_dims *g, const float *A, const float *B,
     size_t lda = g->ta ? M : K, ldb = g->tb ? K : N;
     if (pb && pb->K == g->K && pb->N == g->N && pb->mats == 1)
         st = onyx_sgemm_packed(g->ta, M, g->alpha, A, lda, pb->mats_packed[0], beta, Y, N, &ep, tp);
+    else if (!B && K * N > 0)   /* released after packing: cannot happen for a constant B */
+        st = ONYX_RUNTIME_ERROR("Gemm: B has no data and its packed copy does not fit");
     else {
         onyx_gemm_operand a = {.data = A, .ld = lda, .trans = g->ta};
         onyx_gemm_operand b = {.data = B, .ld = ldb, .trans = g->tb};
@@ -515,221 +521,19 @@ static onyx_status *gemm_infer(onyx_infer_ctx *ctx) {
     return NULL;
 }
 
-/* ------------------------------------------------------------ 8-bit integer products */
-
-/* Zero point or scale of a quantized operand: one value, one per row (A) or
- * column (B) shared by every matrix, or one per row/column of each matrix. */
-typedef struct q_param {
-    const onyx_value *v;
-    int64_t per;      /* values per matrix: 1 or rows/cols */
-    bool per_matrix;  /* a separate set for each matrix */
-} q_param;
-
-static onyx_status *q_param_of(const onyx_value *v, int64_t lines, int64_t mats, const char *what,
-                               q_param *p) {
-    p->v = v;
-    p->per = 1;
-    p->per_matrix = false;
-    if (!v) return NULL;
-    if (!onyx_is_tensor(v)) return ONYX_INVALID_ARG("%s must be a tensor", what);
-    if (v->numel == 1) return NULL;
-    if (v->numel == lines) {
-        p->per = lines;
-        return NULL;
-    }
-    if (mats > 1 && v->numel == lines * mats) {
-        p->per = lines;
-        p->per_matrix = true;
-        return NULL;
-    }
-    char sv[200];
-    return ONYX_INVALID_ARG("%s has shape %s; expected a scalar or %lld values (one per %s)", what,
-                            onyx_shape_str(v->dims, v->rank, sv, sizeof sv), (long long)lines,
-                            strstr(what, "a_") || strstr(what, "x_") ? "row" : "column");
-}
-
-/* Index of the parameter value for matrix m, line l. */
-static size_t q_index(const q_param *p, int64_t m, int64_t l) {
-    if (p->per == 1) return 0;
-    return (size_t)((p->per_matrix ? m * p->per : 0) + l);
-}
-
-static int32_t q_zero(const q_param *p, int64_t m, int64_t l) {
-    if (!p->v) return 0;
-    return la_load_q8(p->v->dtype, p->v->data, q_index(p, m, l));
-}
-
-static float q_scale(const q_param *p, int64_t m, int64_t l) {
-    return (float)onyx_load_as_double(p->v->dtype, p->v->data, (int64_t)q_index(p, m, l));
-}
-
-/* A or B minus its zero point (rows of A, columns of B), as floats: the
- * differences lie in [-255, 255], exact in float. */
-static float *q_widen(const onyx_value *x, const q_param *zp, int64_t rows, int64_t cols, bool per_col) {
-    float *w = onyx_alloc((size_t)(x->numel ? x->numel : 1) * sizeof(float));
-    if (!w) return NULL;
-    int64_t per_mat = rows * cols;
-    for (int64_t i = 0; i < x->numel; i++) {
-        int64_t m = per_mat ? i / per_mat : 0, r = per_mat ? i % per_mat : 0;
-        int64_t line = per_col ? r % cols : r / cols;
-        w[i] = (float)(la_load_q8(x->dtype, x->data, (size_t)i) - q_zero(zp, m, line));
-    }
-    return w;
-}
-
-static onyx_status *check_q8(const onyx_value *v, const char *op, const char *what) {
-    if (!onyx_is_tensor(v) || (v->dtype != ONYX_INT8 && v->dtype != ONYX_UINT8))
-        return ONYX_INVALID_ARG("%s: %s must be an int8 or uint8 tensor", op, what);
-    return NULL;
-}
-
-static onyx_status *check_zp_type(const onyx_value *zp, const onyx_value *x, const char *op, const char *what) {
-    if (zp && (!onyx_is_tensor(zp) || zp->dtype != x->dtype))
-        return ONYX_INVALID_ARG("%s: %s must be a %s tensor like its input", op, what,
-                                onyx_dtype_name(x->dtype));
-    return NULL;
-}
-
-/* Products of at most 255 * 255 summed over this many steps stay below
- * 2^24: exact in float, whatever the order. */
-#define Q8_EXACT_K 256
-
-/* int32 product of A - a_zp and B - b_zp into acc (the output layout),
- * through SGEMM: K in slices short enough to be exact in float, the
- * slices added in int32 (wrapping, as the spec allows). */
-static onyx_status *q8_matmul(const mm_shape *s, const onyx_value *A, const q_param *azp, const onyx_value *B,
-                              const q_param *bzp, int32_t *acc, onyx_threadpool *tp) {
-    float *wa = q_widen(A, azp, s->M, s->K, false);
-    float *wb = q_widen(B, bzp, s->K, s->N, true);
-    size_t mn = (size_t)(s->M * s->N);
-    float *part = onyx_alloc((mn ? mn : 1) * sizeof(float));
-    onyx_status *st = wa && wb && part ? NULL : ONYX_OOM();
-    for (int64_t t = 0; !st && t < s->batches; t++) {
-        int64_t ia, ib;
-        mm_batch_index(s, t, &ia, &ib);
-        uint32_t *y = (uint32_t *)acc + t * (int64_t)mn;
-        if (s->K == 0) memset(y, 0, mn * sizeof *y);
-        for (int64_t k0 = 0; !st && k0 < s->K; k0 += Q8_EXACT_K) {
-            int64_t kc = s->K - k0 < Q8_EXACT_K ? s->K - k0 : Q8_EXACT_K;
-            st = onyx_sgemm(false, false, (size_t)s->M, (size_t)s->N, (size_t)kc, 1.0f,
-                            wa + ia * s->M * s->K + k0, (size_t)s->K, wb + (ib * s->K + k0) * s->N,
-                            (size_t)s->N, 0.0f, part, (size_t)s->N, tp);
-            for (size_t i = 0; !st && i < mn; i++)
-                y[i] = (k0 ? y[i] : 0u) + (uint32_t)(int32_t)part[i];
-        }
-    }
-    onyx_free(wa);
-    onyx_free(wb);
-    onyx_free(part);
-    return st;
-}
-
-static onyx_status *matmul_integer_compute(onyx_kernel_ctx *ctx) {
-    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    const onyx_value *azv = ctx->n_in > 2 ? ctx->in[2] : NULL, *bzv = ctx->n_in > 3 ? ctx->in[3] : NULL;
-    ONYX_TRY(check_q8(A, "MatMulInteger", "A"));
-    ONYX_TRY(check_q8(B, "MatMulInteger", "B"));
-    ONYX_TRY(check_zp_type(azv, A, "MatMulInteger", "a_zero_point"));
-    ONYX_TRY(check_zp_type(bzv, B, "MatMulInteger", "b_zero_point"));
-    mm_shape s;
-    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
-    q_param azp, bzp;
-    ONYX_TRY(q_param_of(azv, s.M, s.a_mats, "a_zero_point", &azp));
-    ONYX_TRY(q_param_of(bzv, s.N, s.b_mats, "b_zero_point", &bzp));
-    onyx_value *Y;
-    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, s.rank, s.dims, &Y));
-    return q8_matmul(&s, A, &azp, B, &bzp, Y->data, ctx->tp);
-}
-
-static onyx_status *matmul_integer_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
-    ctx->out[0].dtype = ONYX_INT32;
-    return infer_matmul_shape(ctx->in[0], ctx->in[1], &ctx->out[0]);
-}
-
-/* Scale tensors: float, and from opset 21 also float16/bfloat16. */
-static onyx_status *check_scale(const onyx_value *v, const char *what) {
-    if (!onyx_is_tensor(v) || !la_is_f32_family(v->dtype))
-        return ONYX_INVALID_ARG("QLinearMatMul: %s must be a float, float16 or bfloat16 tensor", what);
-    return NULL;
-}
-
-/* The requantisation multiplier a_scale * b_scale / y_scale, rounded in
- * the scales' own type as the reference computes it. */
-static double q_multiplier(int dtype, float sa, float sb, float sy) {
-    if (dtype == ONYX_FLOAT16) {
-        float p = onyx_f16_to_f32(onyx_f32_to_f16(sa * sb));
-        return onyx_f16_to_f32(onyx_f32_to_f16(p / sy));
-    }
-    if (dtype == ONYX_BFLOAT16) {
-        float p = onyx_bf16_to_f32(onyx_f32_to_bf16(sa * sb));
-        return onyx_bf16_to_f32(onyx_f32_to_bf16(p / sy));
-    }
-    return (float)((float)(sa * sb) / sy);
-}
-
-static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
-    const onyx_value *in[8] = {0};
-    for (size_t i = 0; i < 8 && i < ctx->n_in; i++) in[i] = ctx->in[i];
-    const onyx_value *A = in[0], *B = in[3];
-    ONYX_TRY(check_q8(A, "QLinearMatMul", "a"));
-    ONYX_TRY(check_q8(B, "QLinearMatMul", "b"));
-    ONYX_TRY(check_scale(in[1], "a_scale"));
-    ONYX_TRY(check_scale(in[4], "b_scale"));
-    ONYX_TRY(check_scale(in[6], "y_scale"));
-    ONYX_TRY(check_zp_type(in[2], A, "QLinearMatMul", "a_zero_point"));
-    ONYX_TRY(check_zp_type(in[5], B, "QLinearMatMul", "b_zero_point"));
-    if (!onyx_is_tensor(in[7]) || (in[7]->dtype != ONYX_INT8 && in[7]->dtype != ONYX_UINT8))
-        return ONYX_INVALID_ARG("QLinearMatMul: y_zero_point must be an int8 or uint8 tensor");
-    if (in[7]->numel != 1 || in[6]->numel != 1)
-        return ONYX_INVALID_ARG("QLinearMatMul: y_scale and y_zero_point must be scalars");
-    if (in[1]->dtype != in[4]->dtype || in[1]->dtype != in[6]->dtype)
-        return ONYX_INVALID_ARG("QLinearMatMul: a_scale, b_scale and y_scale must have the same type");
-    mm_shape s;
-    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
-    q_param azp, bzp, as, bs;
-    ONYX_TRY(q_param_of(in[2], s.M, s.a_mats, "a_zero_point", &azp));
-    ONYX_TRY(q_param_of(in[5], s.N, s.b_mats, "b_zero_point", &bzp));
-    ONYX_TRY(q_param_of(in[1], s.M, s.a_mats, "a_scale", &as));
-    ONYX_TRY(q_param_of(in[4], s.N, s.b_mats, "b_scale", &bs));
-    int ydt = in[7]->dtype;
-    onyx_value *Y;
-    ONYX_TRY(onyx_kernel_output(ctx, 0, ydt, s.rank, s.dims, &Y));
-    int32_t *acc = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(int32_t));
-    if (!acc) return ONYX_OOM();
-    onyx_status *st = q8_matmul(&s, A, &azp, B, &bzp, acc, ctx->tp);
-    const double lo = ydt == ONYX_INT8 ? -128 : 0, hi = ydt == ONYX_INT8 ? 127 : 255;
-    const double yzp = la_load_q8(ydt, in[7]->data, 0);
-    const float sy = (float)onyx_load_as_double(in[6]->dtype, in[6]->data, 0);
-    for (int64_t t = 0; !st && t < s.batches; t++) {
-        int64_t ia, ib;
-        mm_batch_index(&s, t, &ia, &ib);
-        for (int64_t i = 0; i < s.M; i++)
-            for (int64_t j = 0; j < s.N; j++) {
-                size_t o = (size_t)((t * s.M + i) * s.N + j);
-                double m = q_multiplier(in[1]->dtype, q_scale(&as, ia, i), q_scale(&bs, ib, j), sy);
-                double v = nearbyint((double)acc[o] * m) + yzp;
-                v = v < lo ? lo : (v > hi ? hi : v);
-                if (ydt == ONYX_INT8) ((int8_t *)Y->data)[o] = (int8_t)v;
-                else ((uint8_t *)Y->data)[o] = (uint8_t)v;
-            }
-    }
-    onyx_free(acc);
-    return st;
-}
-
-static onyx_status *qlinear_matmul_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in < 8 || !ctx->in[0] || !ctx->in[3] || ctx->n_out < 1) return NULL;
-    if (ctx->in[7]) ctx->out[0].dtype = ctx->in[7]->dtype;
-    return infer_matmul_shape(ctx->in[0], ctx->in[3], &ctx->out[0]);
-}
+/* MatMulInteger and QLinearMatMul live in kernels/qlinear.c. */
 
 /* ------------------------------------------------------------ registration */
 
+/* With B packed (float only), the float paths always take the packed
+ * panels (B is constant, so they always match), so B's data may go. */
+static bool packed_b_consumes(const void *state, size_t k) { return state && k == 1; }
+
 #define MATMUL(since, until, types) \
-    {"", "MatMul", since, until, types, 0, matmul_init, packed_b_free, matmul_compute, matmul_infer}
+    {"", "MatMul", since, until, types, 0, matmul_init, packed_b_free, matmul_compute, matmul_infer, \
+     packed_b_consumes}
 #define GEMM(since, until, types) \
-    {"", "Gemm", since, until, types, 0, gemm_init, packed_b_free, gemm_compute, gemm_infer}
+    {"", "Gemm", since, until, types, 0, gemm_init, packed_b_free, gemm_compute, gemm_infer, packed_b_consumes}
 
 const onyx_op_def onyx_ops_matmul[] = {
     MATMUL(1, 8, F3),
@@ -738,7 +542,5 @@ const onyx_op_def onyx_ops_matmul[] = {
     GEMM(1, 8, F3),
     GEMM(9, 12, F3 | I4),
     GEMM(13, L, F4 | I4),
-    {"", "MatMulInteger", 10, L, Q8, 0, NULL, NULL, matmul_integer_compute, matmul_integer_infer},
-    {"", "QLinearMatMul", 10, L, Q8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
     {0},
 };
