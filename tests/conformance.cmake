@@ -4,7 +4,10 @@
 #   conformance.light    onyx test ../shared/onnx-tests/light (model-zoo architectures)
 #   conformance.node     onyx test ../shared/onnx-tests/node, the tests that tests/node_filter.txt
 #                        selects minus those listed in tests/node_exclude.txt
-#   conformance.pytorch-converted, conformance.pytorch-operator   the whole folders
+#   conformance.debian-node  Debian's opset-17 node tests (libonnx-testdata) minus
+#                        tests/debian_exclude.txt
+#   conformance.simple, conformance.pytorch-converted, conformance.pytorch-operator
+#                        the whole folders
 #   example.run_model    build/onyx_example models/digits.onnx
 #   example.missing_model  onyx_example on a missing file: an error that names the file
 #   example.digits       build/onyx_digits on the demo test set, accuracy >= 97%
@@ -36,8 +39,21 @@ if(EXISTS "${ONYX_TESTDATA_DIR}/node")
   set_tests_properties(conformance.node PROPERTIES TIMEOUT 1800 LABELS conformance)
 endif()
 
-# Multi-node models converted from PyTorch: every one passes, so the whole folders run.
-foreach(suite pytorch-converted pytorch-operator)
+# Debian's older copy of the node tests (opset 17; package libonnx-testdata, which
+# scripts/test.sh installs), minus its known defects listed in tests/debian_exclude.txt.
+set(ONYX_DEBIAN_TESTDATA_DIR "/usr/share/libonnx-testdata/data" CACHE PATH
+    "Debian's ONNX test data (libonnx-testdata)")
+if(EXISTS "${ONYX_DEBIAN_TESTDATA_DIR}/node")
+  add_test(NAME conformance.debian-node
+           COMMAND $<TARGET_FILE:onyx> test "${ONYX_DEBIAN_TESTDATA_DIR}/node"
+                   --exclude-file "${CMAKE_CURRENT_SOURCE_DIR}/debian_exclude.txt"
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(conformance.debian-node PROPERTIES TIMEOUT 1800 LABELS conformance)
+endif()
+
+# Small multi-node models and models converted from PyTorch: every one passes, so the whole
+# folders run.
+foreach(suite simple pytorch-converted pytorch-operator)
   if(EXISTS "${ONYX_TESTDATA_DIR}/${suite}")
     add_test(NAME conformance.${suite}
              COMMAND $<TARGET_FILE:onyx> test "${ONYX_TESTDATA_DIR}/${suite}"

@@ -502,8 +502,9 @@ static onyx_status *conv_item_transposed(conv_job *j, int64_t item) {
         onyx_parallel_for(j->tp, (size_t)K, 64, col_rows, &cj);
         a = (onyx_gemm_operand){.data = col, .ld = (size_t)O, .trans = true};
     }
-    onyx_gemm_operand b = {.data = j->w + gi * g->Mg * K, .ld = (size_t)K, .trans = true};
-    if (j->st) b = (onyx_gemm_operand){.packed = j->st->packed[gi]};
+    /* with packed weights the raw ones may be gone (w == NULL): no arithmetic on them */
+    onyx_gemm_operand b = j->st ? (onyx_gemm_operand){.packed = j->st->packed[gi]}
+                                : (onyx_gemm_operand){.data = j->w + gi * g->Mg * K, .ld = (size_t)K, .trans = true};
     onyx_gemm_epilogue ep = {.act = j->act.act, .act_a = j->act.a, .act_b = j->act.b};
     if (j->bias) {
         ep.bias_kind = ONYX_GEMM_BIAS_COL;
@@ -524,8 +525,8 @@ static onyx_status *conv_item(conv_job *j, int64_t item) {
     int64_t K = g->Cg * g->k_size;
     const float *x = j->x + (n * g->C + gi * g->Cg) * g->in_size;
     float *y = j->y + (n * g->M + gi * g->Mg) * g->out_size;
-    onyx_gemm_operand a = {.data = j->w + gi * g->Mg * K, .ld = (size_t)K};
-    if (j->st) a = (onyx_gemm_operand){.packed = j->st->packed[gi]};
+    onyx_gemm_operand a = j->st ? (onyx_gemm_operand){.packed = j->st->packed[gi]}
+                                : (onyx_gemm_operand){.data = j->w + gi * g->Mg * K, .ld = (size_t)K};
     im2col_src src = {.g = g, .x = x, .shifted = im2col_shifted(g)};
     onyx_gemm_operand b = {.row_fn = im2col_row, .row_ctx = &src};
     if (j->pointwise) b = (onyx_gemm_operand){.data = x, .ld = (size_t)g->in_size};
@@ -791,8 +792,8 @@ static onyx_status *convt_f32(const conv_geom *g, const float *x, const float *w
     for (int64_t item = 0; item < g->N * g->G && !err; item++) {
         int64_t n = item / g->G, gi = item % g->G;
         /* col = W_g^T X_g: W_g is (Cg, Mg * k) row-major */
-        onyx_gemm_operand a = {.data = w + gi * g->Cg * rows, .ld = (size_t)rows, .trans = true};
-        if (st) a = (onyx_gemm_operand){.packed = st->packed[gi]};
+        onyx_gemm_operand a = st ? (onyx_gemm_operand){.packed = st->packed[gi]}
+                                 : (onyx_gemm_operand){.data = w + gi * g->Cg * rows, .ld = (size_t)rows, .trans = true};
         onyx_gemm_operand b = {.data = x + (n * g->C + gi * g->Cg) * g->in_size, .ld = (size_t)g->in_size};
         err = onyx_sgemm_ex((size_t)rows, (size_t)g->in_size, (size_t)g->Cg, 1.0f, &a, &b, 0.0f, col,
                             (size_t)g->in_size, NULL, tp);
