@@ -7,7 +7,8 @@
 #   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples
 #   4. ASan/UBSan build (`make asan` -> build-asan/)
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
-#   6. onyx test ../shared/onnx-tests/light under ASan/UBSan
+#   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
+#      suites (each test from 4 threads at once on one session) and Debian's opset-17 suite
 #   7. libFuzzer for FUZZ_SECONDS (default 60) on model loading and running (scripts/fuzz.sh)
 #
 # Prints the time of each step and a closing line "N passed, N failed", where N counts every
@@ -101,6 +102,16 @@ if [ -x build-asan/onyx ]; then
     if [ -d "$tests/light" ]; then
         # Debug + ASan runs ~100x slower than Release: VGG-19 alone takes minutes.
         step asan-light build-asan/onyx test "$tests/light" -j "$jobs" --timeout 1200
+    fi
+    # every conformance suite under the sanitizers, each test run from 4 threads at once
+    for suite in node simple pytorch-converted pytorch-operator; do
+        if [ -d "$tests/$suite" ]; then
+            step "asan-$suite" build-asan/onyx test "$tests/$suite" -j "$jobs" --timeout 1200 --concurrent 4
+        fi
+    done
+    if [ -d /usr/share/libonnx-testdata/data/node ]; then
+        step asan-debian-node build-asan/onyx test /usr/share/libonnx-testdata/data/node -j "$jobs" \
+            --timeout 1200 --exclude-file tests/debian_exclude.txt
     fi
 else
     failed=$((failed + 1))

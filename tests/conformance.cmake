@@ -37,6 +37,20 @@ if(EXISTS "${ONYX_TESTDATA_DIR}/node")
                    --exclude-file "${CMAKE_CURRENT_SOURCE_DIR}/node_exclude.txt"
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(conformance.node PROPERTIES TIMEOUT 1800 LABELS conformance)
+  # The same suite with the optimiser off (every level must give the same results), and with
+  # every test run from 4 threads at once on one session (the thread-safety contract).
+  add_test(NAME conformance.node-opt-disabled
+           COMMAND $<TARGET_FILE:onyx> test "${ONYX_TESTDATA_DIR}/node" -o disabled
+                   --filter "${_onyx_node_filter}"
+                   --exclude-file "${CMAKE_CURRENT_SOURCE_DIR}/node_exclude.txt"
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  add_test(NAME conformance.node-concurrent
+           COMMAND $<TARGET_FILE:onyx> test "${ONYX_TESTDATA_DIR}/node" --concurrent 4
+                   --filter "${_onyx_node_filter}"
+                   --exclude-file "${CMAKE_CURRENT_SOURCE_DIR}/node_exclude.txt"
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(conformance.node-opt-disabled conformance.node-concurrent
+                       PROPERTIES TIMEOUT 1800 LABELS conformance)
 endif()
 
 # Debian's older copy of the node tests (opset 17; package libonnx-testdata, which
