@@ -150,7 +150,25 @@ def rewrites():
           [arr("W", 2, 3, 3, 3), numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")])
 
 
+def conv_add_relu():
+    """Conv + Add(residual of the same shape) + Relu -> FusedConv with Z. Near miss: the
+    second Add broadcasts an input of shape [batch, 4, 1, 1], so it stays."""
+    rng = np.random.default_rng(2)
+    W = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W")
+    W2 = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W2")
+    model([helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+           helper.make_node("Add", ["c", "skip"], ["s"], name="add"),
+           helper.make_node("Relu", ["s"], ["y"], name="relu"),
+           helper.make_node("Conv", ["x", "W2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+           helper.make_node("Add", ["c2", "b"], ["s2"], name="add2"),
+           helper.make_node("Relu", ["s2"], ["y2"], name="relu2")],
+          "conv_add_relu", [f32("x", ["batch", 3, 6, 6]), f32("skip", ["batch", 4, 6, 6]),
+                            f32("b", ["batch", 4, 1, 1])],
+          [f32("y", ["batch", 4, 6, 6]), f32("y2", ["batch", 4, 6, 6])], [W, W2])
+
+
 if __name__ == "__main__":
+    conv_add_relu()
     rewrites()
     basic_passes()
     chain()

@@ -973,7 +973,22 @@ static onyx_status *convt_init(const onyx_kernel_info *info, void **state) {
 }
 
 /* Shared by Conv, FusedConv and ConvTranspose for the float family and double. */
-static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
+/* FusedConv's sum input Z: Y = act(conv(X, W) + B + Z); float, Z shaped like Y. */
+static onyx_status *check_sum_input(const onyx_value *Z, const onyx_value *X, int rank, const int64_t *dims) {
+    if (!Z) return NULL;
+    if (!onyx_is_tensor(Z) || Z->dtype != ONYX_FLOAT || X->dtype != ONYX_FLOAT)
+        return ONYX_NOT_IMPLEMENTED("FusedConv: the sum input Z is supported for float only");
+    bool same = Z->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = Z->dims[i] == dims[i];
+    if (!same) {
+        char a[200], b[200];
+        return ONYX_INVALID_ARG("FusedConv: Z has shape %s, the output has %s", onyx_shape_str(Z->dims, Z->rank, a, sizeof a),
+                                onyx_shape_str(dims, rank, b, sizeof b));
+    }
+    return NULL;
+}
+
+static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose, const onyx_value *Z) {
     const onyx_value *X = ctx->in[0], *W = ctx->n_in > 1 ? ctx->in[1] : NULL;
     const onyx_value *B = ctx->n_in > 2 ? ctx->in[2] : NULL;
     if (!onyx_is_tensor(X) || !onyx_is_tensor(W)) return ONYX_INVALID_ARG("inputs X and W must be tensors");
@@ -987,6 +1002,10 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
     ONYX_TRY(read_fused_act(ctx->node, &act));
     int64_t dims[R];
     out_dims(&g, dims);
+    ONYX_TRY(check_sum_input(Z, X, X->rank, dims));
+    /* with Z the activation comes after the sum */
+    fused_act after = act;
+    if (Z) act.act = ONYX_GEMM_ACT_NONE;
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, X->dtype, X->rank, dims, &Y));
     if (X->dtype == ONYX_DOUBLE) {
@@ -1009,6 +1028,11 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
         err = ONYX_OOM();
     if (!err && transpose) err = convt_f32(&g, x, w, b, y, st, &act, ctx->tp);
     else if (!err) err = conv_f32(&g, x, w, b, y, st, &act, ctx->tp);
+    if (!err && Z) {
+        const float *z = Z->data;
+        for (int64_t i = 0; i < Y->numel; i++) y[i] += z[i];
+        apply_act(y, (size_t)Y->numel, &after);
+    }
     if (!err && X->dtype != ONYX_FLOAT) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
     if (y != Y->data) onyx_free(y);
     onyx_free(x_own);
@@ -1017,16 +1041,14 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose) {
     return err;
 }
 
-static onyx_status *conv_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, false); }
+static onyx_status *conv_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, false, NULL); }
 
-/* com.microsoft FusedConv: Conv plus `activation`; the optional sum input Z
- * is not supported. */
+/* com.microsoft FusedConv: Conv plus `activation`, with the optional sum
+ * input Z added before the activation. */
 static onyx_status *fused_conv_compute(onyx_kernel_ctx *ctx) {
-    if (ctx->n_in > 3 && ctx->in[3])
-        return ONYX_NOT_IMPLEMENTED("FusedConv: input Z (fused sum) is not supported");
-    return conv_compute_common(ctx, false);
+    return conv_compute_common(ctx, false, ctx->n_in > 3 ? ctx->in[3] : NULL);
 }
-static onyx_status *convt_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, true); }
+static onyx_status *convt_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, true, NULL); }
 
 /* Static shape: the output dims when X's spatial dims and W are known. */
 static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose, int x_in, int w_in, int dtype) {
