@@ -25,71 +25,13 @@
 
 /* ------------------------------------------------------------ shapes */
 
-typedef struct fmm_shape {
-    bool ta, tb;                          /* effective transposes (ignored for 1-D operands) */
-    float alpha;
-    int64_t M, N, K;
-    int nb;                               /* batch rank of the output */
-    int64_t bdims[ONYX_MAX_RANK];
-    int64_t a_str[ONYX_MAX_RANK], b_str[ONYX_MAX_RANK];
-    int64_t batches, a_mats, b_mats;
-    int rank;
-    int64_t dims[ONYX_MAX_RANK];
-} fmm_shape;
-
-static int64_t fmm_batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
-    int64_t run = 1;
-    for (int i = nb - 1; i >= 0; i--) {
-        int k = i - (nb - n);
-        int64_t dim = k >= 0 ? d[k] : 1;
-        str[i] = dim == 1 ? 0 : run;
-        run *= dim;
-    }
-    return run;
-}
+typedef la_mm_shape fmm_shape;
 
 static onyx_status *fmm_shape_of(const onyx_node *node, const onyx_value *A, const onyx_value *B, fmm_shape *s) {
-    char sa[200], sb[200];
-    memset(s, 0, sizeof *s);
-    const int64_t *a = A->dims, *b = B->dims;
-    int ra = A->rank, rb = B->rank;
-    if (ra < 1 || rb < 1) return ONYX_INVALID_ARG("A and B must have rank >= 1");
     if (onyx_attr_int(node, "transBatchA", 0) || onyx_attr_int(node, "transBatchB", 0))
         return ONYX_NOT_IMPLEMENTED("FusedMatMul: transBatchA/transBatchB are not supported");
-    s->alpha = onyx_attr_float(node, "alpha", 1.0f);
-    s->ta = ra >= 2 && onyx_attr_int(node, "transA", 0) != 0;
-    s->tb = rb >= 2 && onyx_attr_int(node, "transB", 0) != 0;
-    s->M = ra == 1 ? 1 : a[ra - (s->ta ? 1 : 2)];
-    s->K = a[ra - (s->ta ? 2 : 1)];
-    int64_t kb = rb == 1 ? b[0] : b[rb - (s->tb ? 1 : 2)];
-    s->N = rb == 1 ? 1 : b[rb - (s->tb ? 2 : 1)];
-    if (kb != s->K)
-        return ONYX_INVALID_ARG("op(A) of A %s has %lld columns but op(B) of B %s has %lld rows (transA=%d, transB=%d)",
-                                onyx_shape_str(a, ra, sa, sizeof sa), (long long)s->K,
-                                onyx_shape_str(b, rb, sb, sizeof sb), (long long)kb, s->ta, s->tb);
-    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
-    onyx_status *st = onyx_broadcast_shapes(a, na, b, nbb, s->bdims, &s->nb);
-    if (st) return onyx_error_wrap(st, "batch dims of A %s and B %s: ", onyx_shape_str(a, ra, sa, sizeof sa),
-                                   onyx_shape_str(b, rb, sb, sizeof sb));
-    s->a_mats = fmm_batch_strides(a, na, s->nb, s->a_str);
-    s->b_mats = fmm_batch_strides(b, nbb, s->nb, s->b_str);
-    s->rank = s->nb;
-    memcpy(s->dims, s->bdims, sizeof(int64_t) * (size_t)s->nb);
-    if (ra > 1) s->dims[s->rank++] = s->M;
-    if (rb > 1) s->dims[s->rank++] = s->N;
-    ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
-    int64_t numel;
-    return onyx_shape_numel(s->dims, s->rank, &numel);
-}
-
-static void fmm_batch_index(const fmm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
-    *ia = *ib = 0;
-    for (int i = s->nb - 1; i >= 0; i--) {
-        int64_t c = t % s->bdims[i];
-        t /= s->bdims[i];
-        *ia += c * s->a_str[i];
-        *ib += c * s->b_str[i];
-    }
+    return la_matmul_shape("FusedMatMul", A->dims, A->rank, B->dims, B->rank, onyx_attr_int(node, "transA", 0) != 0,
+                           onyx_attr_int(node, "transB", 0) != 0, s);
 }
 
 /* ------------------------------------------------------------ packed constant B */
@@ -130,6 +72,7 @@ static onyx_status *fmm_init(const onyx_kernel_info *info, void **state) {
 
 typedef struct fmm_job {
     const fmm_shape *s;
+    float alpha;
     const float *A, *B;
     float *Y;
     const onyx_packed_mat *pb;   /* or NULL */
@@ -140,13 +83,13 @@ typedef struct fmm_job {
 static onyx_status *fmm_one(fmm_job *j, int64_t t) {
     const fmm_shape *s = j->s;
     int64_t ia, ib;
-    fmm_batch_index(s, t, &ia, &ib);
+    la_mm_batch_index(s, t, &ia, &ib);
     size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
     const float *a = j->A + ia * s->M * s->K;
     float *y = j->Y + t * s->M * s->N;
     size_t lda = s->ta ? M : K, ldb = s->tb ? K : N;
-    if (j->pb) return onyx_sgemm_packed(s->ta, M, s->alpha, a, lda, j->pb, 0.0f, y, N, NULL, j->tp);
-    return onyx_sgemm(s->ta, s->tb, M, N, K, s->alpha, a, lda, j->B + ib * s->K * s->N, ldb, 0.0f, y, N, j->tp);
+    if (j->pb) return onyx_sgemm_packed(s->ta, M, j->alpha, a, lda, j->pb, 0.0f, y, N, NULL, j->tp);
+    return onyx_sgemm(s->ta, s->tb, M, N, K, j->alpha, a, lda, j->B + ib * s->K * s->N, ldb, 0.0f, y, N, j->tp);
 }
 
 static void fmm_range(void *arg, size_t begin, size_t end) {
@@ -154,9 +97,9 @@ static void fmm_range(void *arg, size_t begin, size_t end) {
     for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, fmm_one(j, (int64_t)t));
 }
 
-static onyx_status *fmm_f32(const fmm_shape *s, const float *A, const float *B, float *Y, const fmm_state *st,
-                            onyx_threadpool *tp) {
-    fmm_job j = {.s = s, .A = A, .B = B, .Y = Y, .tp = tp};
+static onyx_status *fmm_f32(const fmm_shape *s, float alpha, const float *A, const float *B, float *Y,
+                            const fmm_state *st, onyx_threadpool *tp) {
+    fmm_job j = {.s = s, .alpha = alpha, .A = A, .B = B, .Y = Y, .tp = tp};
     atomic_init(&j.err.st, NULL);
     if (s->batches == 0 || s->M == 0 || s->N == 0) return NULL;
     if (st && st->K == s->K && st->N == s->N && st->tb == s->tb && s->b_mats == 1) j.pb = st->packed;
@@ -181,11 +124,11 @@ static onyx_status *fmm_f32(const fmm_shape *s, const float *A, const float *B, 
 
 /* ------------------------------------------------------------ double */
 
-static void fmm_double(const fmm_shape *s, const double *A, const double *B, double *Y) {
+static void fmm_double(const fmm_shape *s, double alpha, const double *A, const double *B, double *Y) {
     int64_t M = s->M, N = s->N, K = s->K;
     for (int64_t t = 0; t < s->batches; t++) {
         int64_t ia, ib;
-        fmm_batch_index(s, t, &ia, &ib);
+        la_mm_batch_index(s, t, &ia, &ib);
         const double *a = A + ia * M * K, *b = B + ib * K * N;
         double *y = Y + t * M * N;
         for (int64_t i = 0; i < M; i++)
@@ -193,7 +136,7 @@ static void fmm_double(const fmm_shape *s, const double *A, const double *B, dou
                 double acc = 0;
                 for (int64_t k = 0; k < K; k++)
                     acc += (s->ta ? a[k * M + i] : a[i * K + k]) * (s->tb ? b[n * K + k] : b[k * N + n]);
-                y[i * N + n] = s->alpha * acc;
+                y[i * N + n] = alpha * acc;
             }
     }
 }
@@ -208,19 +151,20 @@ static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
         return ONYX_NOT_IMPLEMENTED("element type %s is not supported", onyx_dtype_name(A->dtype));
     fmm_shape s;
     ONYX_TRY(fmm_shape_of(ctx->node, A, B, &s));
+    float alpha = onyx_attr_float(ctx->node, "alpha", 1.0f);
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
     if (A->dtype == ONYX_DOUBLE) {
-        fmm_double(&s, A->data, B->data, Y->data);
+        fmm_double(&s, alpha, A->data, B->data, Y->data);
         return NULL;
     }
-    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, A->data, B->data, Y->data, ctx->state, ctx->tp);
+    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, alpha, A->data, B->data, Y->data, ctx->state, ctx->tp);
     const float *a = NULL, *b = NULL;
     float *a_own = NULL, *b_own = NULL, *y = NULL;
     onyx_status *st = la_float_view(A, &a, &a_own);
     if (!st) st = la_float_view(B, &b, &b_own);
     if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
-    if (!st) st = fmm_f32(&s, a, b, y, NULL, ctx->tp);
+    if (!st) st = fmm_f32(&s, alpha, a, b, y, NULL, ctx->tp);
     if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
     onyx_free(a_own);
     onyx_free(b_own);

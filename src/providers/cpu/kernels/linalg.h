@@ -9,9 +9,43 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/value.h"
+
+/* numpy.matmul shapes: A [..., M, K] times B [..., K, N] with broadcast batch
+ * dims (1-D operands promoted), op() transposing the last two dims of a
+ * rank >= 2 operand when ta/tb. Shared by MatMul, FusedMatMul and the
+ * integer/quantized matmuls (linalg.c). */
+typedef struct la_mm_shape {
+    bool ta, tb;                             /* effective transposes (false for 1-D operands) */
+    int64_t M, N, K;
+    int nb;                                  /* batch rank of the output */
+    int64_t bdims[ONYX_MAX_RANK];
+    int64_t a_str[ONYX_MAX_RANK];            /* A matrix index step per batch dim (0: broadcast) */
+    int64_t b_str[ONYX_MAX_RANK];
+    int64_t batches, a_mats, b_mats;
+    int rank;                                /* output shape */
+    int64_t dims[ONYX_MAX_RANK];
+} la_mm_shape;
+
+/* op names the operator in error messages. */
+onyx_status *la_matmul_shape(const char *op, const int64_t *a, int ra, const int64_t *b, int rb, bool ta,
+                             bool tb, la_mm_shape *s);
+
+/* Matrix indices of A and B for output batch t. */
+static inline void la_mm_batch_index(const la_mm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
+    int64_t a = 0, b = 0;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        int64_t c = t % s->bdims[i];
+        t /= s->bdims[i];
+        a += c * s->a_str[i];
+        b += c * s->b_str[i];
+    }
+    *ia = a;
+    *ib = b;
+}
 
 /* float, float16 or bfloat16: the types computed through SGEMM. */
 static inline bool la_is_f32_family(int dtype) {

@@ -66,68 +66,11 @@ static mm_loop_fn mm_loop_for(int dtype) {
 
 /* ------------------------------------------------------------ MatMul shapes */
 
-typedef struct mm_shape {
-    int64_t M, N, K;
-    int nb;                               /* batch rank of the output */
-    int64_t bdims[ONYX_MAX_RANK];
-    int64_t a_str[ONYX_MAX_RANK];         /* A matrix index step per batch dim (0: broadcast) */
-    int64_t b_str[ONYX_MAX_RANK];
-    int64_t batches, a_mats, b_mats;
-    int rank;                             /* output shape */
-    int64_t dims[ONYX_MAX_RANK];
-} mm_shape;
-
-/* Matrix-index strides of one operand's batch dims (right-aligned to nb). */
-static int64_t batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
-    int64_t run = 1;
-    for (int i = nb - 1; i >= 0; i--) {
-        int k = i - (nb - n);
-        int64_t dim = k >= 0 ? d[k] : 1;
-        str[i] = dim == 1 ? 0 : run;
-        run *= dim;
-    }
-    return run;
-}
+typedef la_mm_shape mm_shape;
 
 /* numpy.matmul shape rules for shapes a (rank ra) and b (rank rb). */
 static onyx_status *mm_shape_of(const int64_t *a, int ra, const int64_t *b, int rb, mm_shape *s) {
-    char sa[200], sb[200];
-    if (ra < 1 || rb < 1)
-        return ONYX_INVALID_ARG("MatMul inputs must have rank >= 1, got A %s and B %s",
-                                onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb));
-    memset(s, 0, sizeof *s);
-    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
-    s->M = ra == 1 ? 1 : a[ra - 2];
-    s->K = a[ra - 1];
-    int64_t kb = rb == 1 ? b[0] : b[rb - 2];
-    s->N = rb == 1 ? 1 : b[rb - 1];
-    if (kb != s->K)
-        return ONYX_INVALID_ARG("MatMul: A %s and B %s do not match: A has %lld columns, B has %lld rows",
-                                onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb),
-                                (long long)s->K, (long long)kb);
-    onyx_status *st = onyx_broadcast_shapes(a, na, b, nbb, s->bdims, &s->nb);
-    if (st) return onyx_error_wrap(st, "MatMul batch dims of A %s and B %s: ",
-                                   onyx_shape_str(a, ra, sa, sizeof sa), onyx_shape_str(b, rb, sb, sizeof sb));
-    s->a_mats = batch_strides(a, na, s->nb, s->a_str);
-    s->b_mats = batch_strides(b, nbb, s->nb, s->b_str);
-    s->rank = s->nb;
-    memcpy(s->dims, s->bdims, sizeof(int64_t) * (size_t)s->nb);
-    if (ra > 1) s->dims[s->rank++] = s->M;
-    if (rb > 1) s->dims[s->rank++] = s->N;
-    ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
-    int64_t numel;
-    return onyx_shape_numel(s->dims, s->rank, &numel);
-}
-
-/* Matrix indices of A and B for output batch t. */
-static void mm_batch_index(const mm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
-    *ia = *ib = 0;
-    for (int i = s->nb - 1; i >= 0; i--) {
-        int64_t c = t % s->bdims[i];
-        t /= s->bdims[i];
-        *ia += c * s->a_str[i];
-        *ib += c * s->b_str[i];
-    }
+    return la_matmul_shape("MatMul", a, ra, b, rb, false, false, s);
 }
 
 /* ------------------------------------------------------------ packed constant B */
@@ -193,7 +136,7 @@ typedef struct mm_f32_job {
 static onyx_status *mm_f32_one(mm_f32_job *j, int64_t t) {
     const mm_shape *s = j->s;
     int64_t ia, ib;
-    mm_batch_index(s, t, &ia, &ib);
+    la_mm_batch_index(s, t, &ia, &ib);
     size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
     const float *a = j->A + ia * s->M * s->K;
     float *y = j->Y + t * s->M * s->N;
@@ -241,7 +184,7 @@ static void matmul_loop(const mm_shape *s, mm_loop_fn fn, size_t esize, const vo
                         void *Y) {
     for (int64_t t = 0; t < s->batches; t++) {
         int64_t ia, ib;
-        mm_batch_index(s, t, &ia, &ib);
+        la_mm_batch_index(s, t, &ia, &ib);
         fn((const char *)A + (size_t)(ia * s->M * s->K) * esize,
            (const char *)B + (size_t)(ib * s->K * s->N) * esize,
            (char *)Y + (size_t)(t * s->M * s->N) * esize, (size_t)s->M, (size_t)s->N, (size_t)s->K);

@@ -24,6 +24,7 @@
 #include "core/dtype_ext.h"
 #include "providers/cpu/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/linalg.h"
 
 #define L ONYX_OPSET_LATEST
 #define R ONYX_MAX_RANK
@@ -163,66 +164,10 @@ static double q_param_at(const q_param *p, int64_t mat, int64_t line) {
 
 /* ------------------------------------------------------------ matmul shapes */
 
-typedef struct qmm_shape {
-    int64_t M, N, K;
-    int nb;                       /* batch rank of the output */
-    int64_t bdims[R], a_str[R], b_str[R];
-    int64_t batches, a_mats, b_mats;
-    int rank;
-    int64_t dims[R];
-} qmm_shape;
+typedef la_mm_shape qmm_shape;
 
-static int64_t batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
-    int64_t run = 1;
-    for (int i = nb - 1; i >= 0; i--) {
-        int k = i - (nb - n);
-        int64_t dim = k >= 0 ? d[k] : 1;
-        str[i] = dim == 1 ? 0 : run;
-        run *= dim;
-    }
-    return run;
-}
-
-/* numpy.matmul shapes (1-D operands promoted and the added dim dropped). */
 static onyx_status *qmm_shape_of(const char *op, const onyx_value *A, const onyx_value *B, qmm_shape *s) {
-    char sa[200], sb[200];
-    const int ra = A->rank, rb = B->rank;
-    if (ra < 1 || rb < 1)
-        return ONYX_INVALID_ARG("%s: inputs must have rank >= 1, got %s and %s", op,
-                                onyx_shape_str(A->dims, ra, sa, sizeof sa), onyx_shape_str(B->dims, rb, sb, sizeof sb));
-    memset(s, 0, sizeof *s);
-    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
-    s->M = ra == 1 ? 1 : A->dims[ra - 2];
-    s->K = A->dims[ra - 1];
-    s->N = rb == 1 ? 1 : B->dims[rb - 1];
-    int64_t kb = rb == 1 ? B->dims[0] : B->dims[rb - 2];
-    if (kb != s->K)
-        return ONYX_INVALID_ARG("%s: A %s and B %s do not match: A has %lld columns, B has %lld rows", op,
-                                onyx_shape_str(A->dims, ra, sa, sizeof sa), onyx_shape_str(B->dims, rb, sb, sizeof sb),
-                                (long long)s->K, (long long)kb);
-    onyx_status *st = onyx_broadcast_shapes(A->dims, na, B->dims, nbb, s->bdims, &s->nb);
-    if (st) return onyx_error_wrap(st, "%s: batch dims: ", op);
-    s->a_mats = batch_strides(A->dims, na, s->nb, s->a_str);
-    s->b_mats = batch_strides(B->dims, nbb, s->nb, s->b_str);
-    s->rank = s->nb;
-    memcpy(s->dims, s->bdims, sizeof(int64_t) * (size_t)s->nb);
-    if (ra > 1) s->dims[s->rank++] = s->M;
-    if (rb > 1) s->dims[s->rank++] = s->N;
-    int64_t numel;
-    ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
-    return onyx_shape_numel(s->dims, s->rank, &numel);
-}
-
-static void qmm_batch_index(const qmm_shape *s, int64_t t, int64_t *ia, int64_t *ib) {
-    int64_t a = 0, b = 0;
-    for (int i = s->nb - 1; i >= 0; i--) {
-        int64_t c = t % s->bdims[i];
-        t /= s->bdims[i];
-        a += c * s->a_str[i];
-        b += c * s->b_str[i];
-    }
-    *ia = a;
-    *ib = b;
+    return la_matmul_shape(op, A->dims, A->rank, B->dims, B->rank, false, false, s);
 }
 
 /* x - zp as floats: rows of A (per_col false) or columns of B. */
@@ -247,7 +192,7 @@ static onyx_status *qmm_products(const qmm_shape *s, const onyx_value *A, const 
     onyx_status *st = !wa || !wb || (acc_i && !tmp) ? ONYX_OOM() : NULL;
     for (int64_t t = 0; !st && t < s->batches; t++) {
         int64_t ia, ib;
-        qmm_batch_index(s, t, &ia, &ib);
+        la_mm_batch_index(s, t, &ia, &ib);
         const float *a = wa + ia * s->M * s->K, *b = wb + ib * s->K * s->N;
         if (acc_i) st = exact_gemm(M, N, K, a, K, b, N, acc_i + t * s->M * s->N, N, tmp, tp);
         else st = onyx_sgemm(false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, acc_f + t * s->M * s->N, N, tp);
@@ -331,7 +276,7 @@ static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
     const double sy = onyx_load_as_double(ys->dtype, ys->data, 0);
     for (int64_t t = 0; !err && t < s.batches; t++) {
         int64_t ia, ib;
-        qmm_batch_index(&s, t, &ia, &ib);
+        la_mm_batch_index(&s, t, &ia, &ib);
         for (int64_t i = 0; i < s.M; i++)
             for (int64_t j = 0; j < s.N; j++) {
                 int64_t o = (t * s.M + i) * s.N + j;
