@@ -303,6 +303,9 @@ ONYX_API size_t onyx_session_node_count(const onyx_session *session);
 ONYX_API const char *onyx_session_node_provider(const onyx_session *session, size_t index);
 ONYX_API const char *onyx_session_node_op_type(const onyx_session *session, size_t index);
 ONYX_API const char *onyx_session_node_name(const onyx_session *session, size_t index);
+/* The node's operator domain: "" for ai.onnx, "com.microsoft" for the
+ * fusions, "ai.onyx.nchwc" for the blocked-channel layout (level all). */
+ONYX_API const char *onyx_session_node_domain(const onyx_session *session, size_t index);
 
 #ifdef __cplusplus
 }

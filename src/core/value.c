@@ -6,26 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ONYX_ALIGN 64
-
-void *onyx_alloc(size_t nbytes) {
-    if (nbytes > ONYX_MAX_TENSOR_BYTES) return NULL;
-    void *p = NULL;
-    /* round up so vector loops may touch a whole last register */
-    size_t n = (nbytes + ONYX_ALIGN - 1) & ~(size_t)(ONYX_ALIGN - 1);
-    if (n == 0) n = ONYX_ALIGN;
-    if (posix_memalign(&p, ONYX_ALIGN, n) != 0) return NULL;
-    return p;
-}
-
-void *onyx_alloc_zeroed(size_t nbytes) {
-    void *p = onyx_alloc(nbytes);
-    if (p) memset(p, 0, nbytes);
-    return p;
-}
-
-void onyx_free(void *p) { free(p); }
-
 onyx_status *onyx_shape_numel(const int64_t *dims, int rank, int64_t *numel) {
     if (rank < 0 || rank > ONYX_MAX_RANK)
         return ONYX_INVALID_ARG("rank %d is outside [0, %d]", rank, ONYX_MAX_RANK);

@@ -42,7 +42,6 @@ typedef struct onyx_value onyx_value;
 void *onyx_alloc(size_t nbytes);
 void *onyx_alloc_zeroed(size_t nbytes);
 void onyx_free(void *p);
-
 /* Shape helpers. */
 onyx_status *onyx_shape_numel(const int64_t *dims, int rank, int64_t *numel);
 

@@ -92,28 +92,11 @@ static onyx_status *adopt(const tshape *s, void *data, onyx_value **out) {
     return NULL;
 }
 
-/* Large copies (misaligned raw_data of big weights, external data) are
- * dominated by page faults on the fresh buffer; asking for transparent
- * huge pages cuts those by 512x where the system allows it. */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static void advise_huge(void *p, size_t n) {
-#ifdef MADV_HUGEPAGE
-    if (n < 2 * HUGE_PAGE) return;
-    uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
-#else
-    (void)p, (void)n;
-#endif
-}
-
 static onyx_status *alloc_data(const tshape *s, const char *name, void **out) {
     *out = onyx_alloc(s->nbytes);
     if (!*out)
         return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory allocating %zu bytes",
                           name, s->nbytes);
-    advise_huge(*out, s->nbytes);
     return NULL;
 }
 

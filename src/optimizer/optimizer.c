@@ -38,12 +38,17 @@ static size_t live_nodes(const onyx_graph *g) {
     return n;
 }
 
-static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled, size_t *fired) {
+static bool in_phase(const onyx_pass *pass, onyx_opt_phase phase) {
+    return phase == ONYX_OPT_PHASE_EVERY || pass->layout == (phase == ONYX_OPT_PHASE_LAYOUT);
+}
+
+static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled, onyx_opt_phase phase,
+                              size_t *fired) {
     for (int round = 0; round < MAX_ROUNDS; round++) {
         size_t round_changes = 0;
         for (size_t p = 0; p < N_PASSES; p++) {
             const onyx_pass *pass = all_passes[p];
-            if (pass->level != level || is_disabled(disabled, pass->name)) continue;
+            if (pass->level != level || !in_phase(pass, phase) || is_disabled(disabled, pass->name)) continue;
             size_t changes = 0;
             onyx_status *st = pass->run(ctx, &changes);
             if (st) return onyx_error_wrap(st, "optimizer pass '%s': ", pass->name);
@@ -62,6 +67,11 @@ static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled
 
 onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
                            onyx_opt_report *report) {
+    return onyx_optimize_phase(g, env, level, disabled, ONYX_OPT_PHASE_EVERY, report);
+}
+
+onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+                                 onyx_opt_phase phase, onyx_opt_report *report) {
     onyx_opt_ctx ctx = {.g = g, .env = env, .level = level, .fold_limit_bytes = (size_t)256 << 20};
     size_t fired[N_PASSES + 1];
     memset(fired, 0, sizeof fired);
@@ -69,15 +79,17 @@ onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const 
     static const int levels[] = {ONYX_OPT_BASIC, ONYX_OPT_EXTENDED, ONYX_OPT_ALL};
     for (size_t l = 0; l < 3; l++) {
         if (levels[l] > level) break;
-        ONYX_TRY(run_level(&ctx, levels[l], disabled, fired));
+        ONYX_TRY(run_level(&ctx, levels[l], disabled, phase, fired));
     }
-    if (report) {
-        report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
+    if (report) {   /* a second phase adds to the first's report */
+        bool first = !report->stats;
+        if (first) report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
         if (!report->stats) return ONYX_OOM();
         report->n_stats = N_PASSES;
         for (size_t p = 0; p < N_PASSES; p++)
-            report->stats[p] = (onyx_pass_stat){all_passes[p]->name, all_passes[p]->level, fired[p]};
-        report->nodes_before = before;
+            report->stats[p] = (onyx_pass_stat){all_passes[p]->name, all_passes[p]->level,
+                                                fired[p] + (first ? 0 : report->stats[p].fired)};
+        if (first) report->nodes_before = before;
         report->nodes_after = live_nodes(g);
     }
     return NULL;

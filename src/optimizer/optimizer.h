@@ -29,6 +29,9 @@ typedef struct onyx_pass {
      * through ir/graph_edit.h; the manager compacts and re-infers types
      * after each pass that changed something. */
     onyx_status *(*run)(onyx_opt_ctx *ctx, size_t *changes);
+    /* A layout rewrite for this machine's CPU (the blocked-channel layout):
+     * kept out of saved models, which must run anywhere. */
+    bool layout;
 } onyx_pass;
 
 /* Per-pass counts of the last optimisation. */
@@ -48,6 +51,18 @@ typedef struct onyx_opt_report {
  * comma-separated `disabled` list (may be NULL). report may be NULL. */
 onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
                            onyx_opt_report *report);
+
+/* Which passes a call runs: all of them, only the portable ones (what a
+ * saved model may contain), or only the machine-specific layout passes.
+ * A session that saves its optimised model runs PORTABLE, saves, then
+ * LAYOUT; the counts of both calls add up in one report. */
+typedef enum onyx_opt_phase {
+    ONYX_OPT_PHASE_EVERY = 0,
+    ONYX_OPT_PHASE_PORTABLE = 1,
+    ONYX_OPT_PHASE_LAYOUT = 2,
+} onyx_opt_phase;
+onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+                                 onyx_opt_phase phase, onyx_opt_report *report);
 void onyx_opt_report_free(onyx_opt_report *r);
 
 /* All registered passes (for docs and `onyx info`). */

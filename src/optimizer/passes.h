@@ -28,3 +28,5 @@ ONYX_PASS(gemm_activation_fusion)
 ONYX_PASS(matmul_transpose_fusion)
 ONYX_PASS(matmul_scale_fusion)
 ONYX_PASS(extended_cleanup)
+/* all (passes_layout.c): the blocked-channel layout, last, on the fused graph */
+ONYX_PASS(nchwc_layout)

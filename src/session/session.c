@@ -273,6 +273,11 @@ static onyx_status *collect_io(onyx_session *s) {
     return NULL;
 }
 
+static onyx_status *save_optimized(onyx_session *s, const char *path) {
+    onyx_status *st = onyx_graph_save(s->graph, s->model, path, (size_t)1 << 20);
+    return st ? onyx_error_wrap(st, "saving the optimized model: ") : NULL;
+}
+
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     onyx_infer_graph(s->graph, s->env);
@@ -287,13 +292,19 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
             if (!disabled) return ONYX_OOM();
             snprintf(disabled, n, "%s,%s", cfg ? cfg : "", o && o->disabled_passes ? o->disabled_passes : "");
         }
-        onyx_status *st = onyx_optimize(s->graph, s->env, level, disabled, &s->opt_report);
+        /* a saved model holds the portable rewrites only: the layout passes
+         * target this machine's CPU and run after the save */
+        bool saving = o && o->optimized_model_path;
+        onyx_status *st = onyx_optimize_phase(s->graph, s->env, level, disabled,
+                                              saving ? ONYX_OPT_PHASE_PORTABLE : ONYX_OPT_PHASE_EVERY,
+                                              &s->opt_report);
+        if (!st && saving) st = save_optimized(s, o->optimized_model_path);
+        if (!st && saving)
+            st = onyx_optimize_phase(s->graph, s->env, level, disabled, ONYX_OPT_PHASE_LAYOUT, &s->opt_report);
         free(disabled);
         ONYX_TRY(st);
-    }
-    if (o && o->optimized_model_path) {
-        onyx_status *st = onyx_graph_save(s->graph, s->model, o->optimized_model_path, (size_t)1 << 20);
-        if (st) return onyx_error_wrap(st, "saving the optimized model: ");
+    } else if (o && o->optimized_model_path) {
+        ONYX_TRY(save_optimized(s, o->optimized_model_path));
     }
     ONYX_TRY(create_providers(s, o));
     ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
@@ -451,6 +462,11 @@ const char *onyx_session_node_op_type(const onyx_session *s, size_t i) {
 }
 const char *onyx_session_node_name(const onyx_session *s, size_t i) {
     return s && i < s->graph->n_nodes ? s->graph->nodes[i].name : NULL;
+}
+const char *onyx_session_node_domain(const onyx_session *s, size_t i) {
+    if (!s || i >= s->graph->n_nodes) return NULL;
+    const char *d = s->graph->nodes[i].domain;
+    return d && strcmp(d, "ai.onnx") ? d : "";
 }
 
 void onyx_session_optimizer_nodes(const onyx_session *s, size_t *before, size_t *after) {

@@ -244,6 +244,13 @@ static onyx_status *describe_model(const char *path) {
 
 /* ---------------------------------------------------------- providers */
 
+/* "Conv", or "com.microsoft::FusedConv" outside the default domain. */
+static const char *qualified_op(const onyx_session *s, size_t i, char *buf, size_t len) {
+    const char *d = onyx_session_node_domain(s, i);
+    snprintf(buf, len, "%s%s%s", d && *d ? d : "", d && *d ? "::" : "", onyx_session_node_op_type(s, i));
+    return buf;
+}
+
 static void print_providers(const onyx_session *s) {
     size_t n = onyx_session_node_count(s);
     const char *names[32];
@@ -265,13 +272,14 @@ static void print_providers(const onyx_session *s) {
     printf("nodes (execution order):\n");
     for (size_t i = 0; i < n; i++) {
         const char *name = onyx_session_node_name(s, i), *p = onyx_session_node_provider(s, i);
-        printf("  %5zu  %-20s %-8s %s\n", i, onyx_session_node_op_type(s, i), p ? p : "(none)",
+        char op[256];
+        printf("  %5zu  %-20s %-8s %s\n", i, qualified_op(s, i, op, sizeof op), p ? p : "(none)",
                name && *name ? name : "(unnamed)");
     }
 }
 
 /* Operator histogram of the session's (optimised) graph and the passes
- * that fired. */
+ * that fired. Operators are domain-qualified, as in the model histogram. */
 static void print_optimized(const onyx_session *s) {
     size_t before, after;
     onyx_session_optimizer_nodes(s, &before, &after);
@@ -284,15 +292,16 @@ static void print_optimized(const onyx_session *s) {
         if (fired)
             printf("  pass %-36s %-8s fired %zu\n", name, level >= 0 && level < 3 ? levels[level] : "all", fired);
     }
-    const char *ops[512];
+    static char ops[512][160];
     size_t counts[512] = {0}, n_ops = 0;
     for (size_t i = 0; i < onyx_session_node_count(s); i++) {
-        const char *op = onyx_session_node_op_type(s, i);
+        char op[160];
+        qualified_op(s, i, op, sizeof op);
         size_t k = 0;
         while (k < n_ops && strcmp(ops[k], op)) k++;
         if (k == n_ops) {
             if (n_ops == 512) continue;
-            ops[n_ops++] = op;
+            snprintf(ops[n_ops++], sizeof ops[0], "%s", op);
         }
         counts[k]++;
     }

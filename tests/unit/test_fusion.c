@@ -2,13 +2,15 @@
  * make_fusion_models.py): each pattern is rewritten into its com.microsoft
  * (or ai.onnx) operator, the near misses stay, and the outputs equal those
  * of the unoptimised model within rtol 1e-4. A model saved at level all
- * loads again and gives the same outputs. */
+ * loads again and gives the same outputs. The level-all blocked-channel
+ * layout (tests/data/make_layout_models.py) likewise. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "onyx.h"
+#include "providers/cpu/kernels/nchwc.h"
 #include "testlib.h"
 
 static onyx_env *env;
@@ -39,6 +41,14 @@ static size_t count_op(const onyx_session *s, const char *op, const char *name) 
     size_t c = 0;
     for (size_t i = 0; i < onyx_session_node_count(s); i++)
         c += !strcmp(onyx_session_node_op_type(s, i), op) && (!name || !strcmp(onyx_session_node_name(s, i), name));
+    return c;
+}
+
+/* Nodes of (domain, op). */
+static size_t count_domain_op(const onyx_session *s, const char *domain, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        c += !strcmp(onyx_session_node_op_type(s, i), op) && !strcmp(onyx_session_node_domain(s, i), domain);
     return c;
 }
 
@@ -290,6 +300,48 @@ static void test_save_fused(void) {
     }
 }
 
+/* Level all: the convolutional part of layout_cnn runs in the blocked
+ * layout with reorders only at its boundary (see make_layout_models.py for
+ * what each node tests), the outputs match the unoptimised model, and a
+ * model saved at level all holds no layout operators (they depend on the
+ * CPU) yet gives the same outputs. */
+static void test_layout(void) {
+    const char *path = "tests/data/layout_cnn.onnx";
+    onyx_session *plain = open_at(path, ONYX_OPT_DISABLED, NULL);
+    char saved[] = "/tmp/onyx_layout_XXXXXX";
+    int fd = mkstemp(saved);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    onyx_session *all = open_at(path, ONYX_OPT_ALL, fd >= 0 ? saved : NULL);
+    onyx_session *again = fd >= 0 ? open_at(saved, ONYX_OPT_DISABLED, NULL) : NULL;
+    if (plain && all) compare_sessions(plain, all, "layout_cnn at level all");
+    if (plain && again) compare_sessions(plain, again, "layout_cnn saved at level all");
+    const char *nd = ONYX_NCHWC_DOMAIN;
+    if (again) {
+        CHECK(count_domain_op(again, nd, "Conv") == 0);
+        CHECK(count_domain_op(again, "com.microsoft", "FusedConv") == 5);
+    }
+    if (all && onyx_nchwc_fast()) {
+        CHECK(fired(all, "nchwc_layout") == 15);
+        CHECK(count_domain_op(all, nd, "Conv") == 9);
+        CHECK(count_domain_op(all, "", "Conv") == 1);            /* narrow: 8 output channels */
+        CHECK(count_domain_op(all, nd, "ReorderInput") == 1);    /* y into side */
+        CHECK(count_domain_op(all, nd, "ReorderOutput") == 4);   /* mid, avg, gap, side */
+        CHECK(count_domain_op(all, nd, "MaxPool") == 1);
+        CHECK(count_domain_op(all, "", "MaxPool") == 1);         /* side_p: its Indices are read */
+        CHECK(count_domain_op(all, nd, "AveragePool") == 1);
+        CHECK(count_domain_op(all, nd, "GlobalAveragePool") == 1);
+        CHECK(count_domain_op(all, "", "Concat") == 1);
+        CHECK(count_domain_op(all, "", "Mul") == 1);             /* broadcast SE scale */
+    } else if (all) {
+        CHECK(fired(all, "nchwc_layout") == 0);
+    }
+    onyx_session_free(plain);
+    onyx_session_free(all);
+    onyx_session_free(again);
+    if (fd >= 0) unlink(saved);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_gelu();
@@ -301,6 +353,7 @@ int main(void) {
     test_activations();
     test_matmul();
     test_save_fused();
+    test_layout();
     onyx_env_free(env);
     return testlib_finish("test_fusion");
 }
