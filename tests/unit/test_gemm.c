@@ -15,17 +15,9 @@
 
 static double now_s(void);
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static float frand(void) {   /* uniform in [-1, 1) */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1ull << 23)) - 1.0);
-}
-
 static float *rand_buf(size_t n) {
     float *p = malloc((n ? n : 1) * sizeof(float));
-    for (size_t i = 0; i < n; i++) p[i] = frand();
+    for (size_t i = 0; i < n; i++) p[i] = testlib_frand();
     return p;
 }
 
@@ -89,7 +81,7 @@ static bool check_result(const problem *p, const float *C0, const float *C, cons
 static float *make_c(const problem *p) {
     size_t n = p->M ? (p->M - 1) * p->ldc + p->N : 0;
     float *c = malloc((n ? n : 1) * sizeof(float));
-    for (size_t i = 0; i < n; i++) c[i] = p->beta == 0 ? NAN : frand();
+    for (size_t i = 0; i < n; i++) c[i] = p->beta == 0 ? NAN : testlib_frand();
     return c;
 }
 
@@ -306,7 +298,7 @@ static onyx_attr_proto attr_str(const char *name, const char *v) {
 static onyx_value *rand_tensor(int rank, const int64_t *dims) {
     onyx_value *v = NULL;
     CHECK_OK(onyx_tensor_new(ONYX_FLOAT, rank, dims, &v));
-    for (int64_t i = 0; v && i < v->numel; i++) ((float *)v->data)[i] = frand();
+    for (int64_t i = 0; v && i < v->numel; i++) ((float *)v->data)[i] = testlib_frand();
     return v;
 }
 
@@ -439,7 +431,7 @@ static bool run_conv_case(const conv_case *c, bool transpose, bool with_init, on
     return ok;
 }
 
-static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1); }
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)((testlib_frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1); }
 
 /* Random convolutions of every kind against the naive reference. */
 static void test_conv_random(onyx_threadpool *tp) {

@@ -18,18 +18,10 @@
 #include "providers/cpu/kernels/nchwc_impl.h"
 #include "testlib.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static float frand(void) {   /* uniform in [-1, 1) */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1ull << 23)) - 1.0);
-}
-
 static onyx_value *tensor(int rank, const int64_t *dims, bool random) {
     onyx_value *v = NULL;
     CHECK_OK(onyx_tensor_new(ONYX_FLOAT, rank, dims, &v));
-    for (int64_t i = 0; random && v && i < v->numel; i++) ((float *)v->data)[i] = frand();
+    for (int64_t i = 0; random && v && i < v->numel; i++) ((float *)v->data)[i] = testlib_frand();
     return v;
 }
 
@@ -45,7 +37,7 @@ static onyx_value *to_blocked(const onyx_value *x, bool fill_random) {
         for (int64_t c = 0; c < Cb * 16; c++)
             for (int64_t p = 0; p < H * W; p++)
                 d[((n * Cb + c / 16) * H * W + p) * 16 + c % 16] =
-                    c < C ? s[(n * C + c) * H * W + p] : fill_random ? frand() : 0.0f;
+                    c < C ? s[(n * C + c) * H * W + p] : fill_random ? testlib_frand() : 0.0f;
     return y;
 }
 
@@ -365,30 +357,30 @@ static void test_cases(onyx_threadpool *tp) {
 /* Random shapes, attributes and fusions. */
 static void test_random(onyx_threadpool *tp, int count) {
     for (int i = 0; i < count; i++) {
-        conv_case c = {.N = 1 + (rng_state % 2), .C = 1 + (int64_t)(rng_state >> 8) % 70};
-        frand();
-        c.M = 1 + (int64_t)(rng_state >> 8) % 90;
-        frand();
-        c.KH = 1 + (int64_t)(rng_state >> 8) % 4;
-        c.KW = 1 + (int64_t)(rng_state >> 16) % 4;
-        c.sh = 1 + (int64_t)(rng_state >> 24) % 2;
-        c.sw = 1 + (int64_t)(rng_state >> 28) % 3;
-        c.dh = 1 + (int64_t)(rng_state >> 32) % 2;
-        c.dw = 1 + (int64_t)(rng_state >> 36) % 2;
-        for (int k = 0; k < 4; k++) c.pads[k] = (int64_t)(rng_state >> (40 + 3 * k)) % 3;
-        frand();
-        c.H = (c.KH - 1) * c.dh + 1 + (int64_t)(rng_state >> 8) % 12;
-        c.W = (c.KW - 1) * c.dw + 1 + (int64_t)(rng_state >> 16) % 15;
-        c.bias = (rng_state >> 30) & 1;
-        c.z = (rng_state >> 31) & 1;
-        c.nchw = ((rng_state >> 32) & 7) == 0;
-        c.act = (int)((rng_state >> 35) % 4);
-        c.act_params = (rng_state >> 38) & 1;
+        uint64_t r = testlib_rand_u64();
+        conv_case c = {.N = 1 + (int64_t)(r % 2), .C = 1 + (int64_t)(r >> 8) % 70};
+        r = testlib_rand_u64();
+        c.M = 1 + (int64_t)(r >> 8) % 90;
+        r = testlib_rand_u64();
+        c.KH = 1 + (int64_t)(r >> 8) % 4;
+        c.KW = 1 + (int64_t)(r >> 16) % 4;
+        c.sh = 1 + (int64_t)(r >> 24) % 2;
+        c.sw = 1 + (int64_t)(r >> 28) % 3;
+        c.dh = 1 + (int64_t)(r >> 32) % 2;
+        c.dw = 1 + (int64_t)(r >> 36) % 2;
+        for (int k = 0; k < 4; k++) c.pads[k] = (int64_t)(r >> (40 + 3 * k)) % 3;
+        r = testlib_rand_u64();
+        c.H = (c.KH - 1) * c.dh + 1 + (int64_t)(r >> 8) % 12;
+        c.W = (c.KW - 1) * c.dw + 1 + (int64_t)(r >> 16) % 15;
+        c.bias = (r >> 30) & 1;
+        c.z = (r >> 31) & 1;
+        c.nchw = ((r >> 32) & 7) == 0;
+        c.act = (int)((r >> 35) % 4);
+        c.act_params = (r >> 38) & 1;
         c.a = -0.3f;
         c.b = 0.4f;
         if (c.act == ONYX_GEMM_ACT_LEAKY_RELU) c.a = 0.1f;
-        if (((rng_state >> 40) & 7) == 0) c.auto_pad = "SAME_UPPER";
-        frand();
+        if (((r >> 40) & 7) == 0) c.auto_pad = "SAME_UPPER";
         run_case(&c, tp);
     }
 }

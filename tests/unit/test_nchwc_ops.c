@@ -21,14 +21,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static float frand(void) {   /* uniform in [-1, 1) */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1ull << 23)) - 1.0);
-}
-
 static onyx_attr_proto attr_int(const char *name, int64_t v) {
     return (onyx_attr_proto){.name = (char *)name, .type = ONYX_ATTR_INT, .i = v};
 }
@@ -49,7 +41,7 @@ static onyx_value *new_tensor(int dtype, int rank, const int64_t *dims) {
 static onyx_value *rand_nchw(int64_t N, int64_t C, int64_t H, int64_t W) {
     int64_t d[4] = {N, C, H, W};
     onyx_value *v = new_tensor(ONYX_FLOAT, 4, d);
-    for (int64_t i = 0; v && i < v->numel; i++) ((float *)v->data)[i] = frand();
+    for (int64_t i = 0; v && i < v->numel; i++) ((float *)v->data)[i] = testlib_frand();
     return v;
 }
 
@@ -437,8 +429,8 @@ static void dw_setup(const dw_case *c, dw_data *d) {
     int64_t nw = c->C * c->KH * c->KW;
     d->w = malloc((size_t)nw * sizeof(float));
     d->bias = calloc((size_t)(g->Cb * BLK), sizeof(float));   /* padding lanes 0, as the Conv packs it */
-    for (int64_t i = 0; i < nw; i++) d->w[i] = frand();
-    for (int64_t i = 0; i < c->C; i++) d->bias[i] = frand();
+    for (int64_t i = 0; i < nw; i++) d->w[i] = testlib_frand();
+    for (int64_t i = 0; i < c->C; i++) d->bias[i] = testlib_frand();
 }
 
 /* Runs the case through onyx_nchwc_dw_pack / dw_rows, each block in
@@ -699,8 +691,8 @@ static void bench_dw(int64_t C, int64_t H, int64_t S) {
     size_t nin = (size_t)(g.Cb * H * H * BLK), nout = (size_t)(g.Cb * g.OH * g.OW * BLK);
     float *x = onyx_alloc(nin * 4), *y = onyx_alloc(nout * 4), *w = malloc((size_t)(C * 9) * 4);
     float *packed = malloc((size_t)onyx_nchwc_dw_packed_size(&g) * 4), *bias = calloc((size_t)g.Cb * BLK, 4);
-    for (size_t i = 0; i < nin; i++) x[i] = frand();
-    for (int64_t i = 0; i < C * 9; i++) w[i] = frand();
+    for (size_t i = 0; i < nin; i++) x[i] = testlib_frand();
+    for (int64_t i = 0; i < C * 9; i++) w[i] = testlib_frand();
     onyx_nchwc_dw_pack(&g, w, packed);
     onyx_nchwc_act act = {ONYX_GEMM_ACT_CLIP, 0, 6};
     double t = BEST_OF(20, for (int64_t cb = 0; cb < g.Cb; cb++)
@@ -754,6 +746,7 @@ static void bench(void) {
 
 int main(int argc, char **argv) {
     bool do_bench = argc > 1 && !strcmp(argv[1], "bench");
+    testlib_seed(0x2545F4914F6CDD1Dull);   /* the sequence the references were written with */
     const char *default_isa = onyx_nchwc_isa_name();
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
     static const char *const isas[] = {"avx512f", "generic"};

@@ -2,6 +2,7 @@
  * main returns testlib_finish(). */
 #ifndef ONYX_TESTLIB_H
 #define ONYX_TESTLIB_H
+#include <stdint.h>
 #include <stdio.h>
 #include "onyx.h"
 
@@ -26,4 +27,11 @@ void testlib_check_ok(onyx_status *st, const char *file, int line, const char *e
 void testlib_check_err(onyx_status *st, const char *needle, const char *file, int line,
                        const char *expr);
 int testlib_finish(const char *name);
+
+/* Deterministic pseudo-random numbers (xorshift64) for test inputs: each
+ * test program draws the same sequence on every run, from a fixed seed or
+ * the one given to testlib_seed (nonzero; 0 picks the fixed one). */
+void testlib_seed(uint64_t seed);
+uint64_t testlib_rand_u64(void);   /* the next 64 random bits */
+float testlib_frand(void);         /* uniform in [-1, 1) */
 #endif

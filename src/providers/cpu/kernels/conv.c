@@ -20,6 +20,8 @@
 #include "providers/cpu/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/linalg.h"
+#include "providers/cpu/kernels/conv_attrs.h"
+#include "providers/cpu/kernels/nchwc.h"
 
 #define L ONYX_OPSET_LATEST
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
@@ -42,22 +44,19 @@ typedef struct conv_geom {
     int64_t istr[R], ostr[R];     /* element strides of the spatial dims */
 } conv_geom;
 
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-static onyx_status *read_auto_pad(const onyx_node *node, int *mode) {
+/* The attribute readers are shared with the blocked Conv (nchwc.h). */
+onyx_status *onyx_conv_read_auto_pad(const onyx_node *node, int *mode) {
     const char *s = onyx_attr_string(node, "auto_pad", "NOTSET");
-    if (!strcmp(s, "NOTSET") || !*s) *mode = PAD_NOTSET;
-    else if (!strcmp(s, "SAME_UPPER")) *mode = PAD_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER")) *mode = PAD_SAME_LOWER;
-    else if (!strcmp(s, "VALID")) *mode = PAD_VALID;
+    if (!strcmp(s, "NOTSET") || !*s) *mode = ONYX_CONV_PAD_NOTSET;
+    else if (!strcmp(s, "SAME_UPPER")) *mode = ONYX_CONV_PAD_SAME_UPPER;
+    else if (!strcmp(s, "SAME_LOWER")) *mode = ONYX_CONV_PAD_SAME_LOWER;
+    else if (!strcmp(s, "VALID")) *mode = ONYX_CONV_PAD_VALID;
     else return ONYX_INVALID_ARG("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", s);
     return NULL;
 }
 
-/* An ints attribute with `count` values (default `def` each when absent),
- * each at least `min`. */
-static onyx_status *read_ints(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
-                              int64_t *out) {
+onyx_status *onyx_conv_read_ints(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
+                                 int64_t *out) {
     size_t n;
     const int64_t *v = onyx_attr_ints(node, name, &n);
     if (!v) {
@@ -119,7 +118,7 @@ static onyx_status *conv_channels(const onyx_node *node, const int64_t *x, int x
         if (onyx_mul_overflow_i64(g->Mg, g->G, &g->M)) return ONYX_INVALID_ARG("too many output channels");
     }
     int64_t ks[R];
-    ONYX_TRY(read_ints(node, "kernel_shape", g->nd, 0, 1, ks));
+    ONYX_TRY(onyx_conv_read_ints(node, "kernel_shape", g->nd, 0, 1, ks));
     for (int i = 0; i < g->nd; i++) {
         g->k[i] = w[2 + i];
         if (g->k[i] < 1)
@@ -129,29 +128,29 @@ static onyx_status *conv_channels(const onyx_node *node, const int64_t *x, int x
                                     onyx_shape_str(w, wr, sw, sizeof sw), (long long)g->k[i]);
         g->in[i] = x[2 + i];
     }
-    ONYX_TRY(read_ints(node, "strides", g->nd, 1, 1, g->s));
-    ONYX_TRY(read_ints(node, "dilations", g->nd, 1, 1, g->d));
+    ONYX_TRY(onyx_conv_read_ints(node, "strides", g->nd, 1, 1, g->s));
+    ONYX_TRY(onyx_conv_read_ints(node, "dilations", g->nd, 1, 1, g->d));
     return NULL;
 }
 
 /* Output size and pads of a convolution. */
 static onyx_status *conv_spatial(const onyx_node *node, conv_geom *g) {
     int mode;
-    ONYX_TRY(read_auto_pad(node, &mode));
+    ONYX_TRY(onyx_conv_read_auto_pad(node, &mode));
     int64_t pads[2 * R];
-    ONYX_TRY(read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
+    ONYX_TRY(onyx_conv_read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
     for (int i = 0; i < g->nd; i++) {
         int64_t dk, in = g->in[i], s = g->s[i];
         ONYX_TRY(dilated_extent(g->k[i], g->d[i], &dk));
-        if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
+        if (mode == ONYX_CONV_PAD_SAME_UPPER || mode == ONYX_CONV_PAD_SAME_LOWER) {
             int64_t out = in / s + (in % s != 0);
             int64_t total = (out - 1) * s + dk - in;
             if (total < 0) total = 0;
-            g->pb[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            g->pb[i] = mode == ONYX_CONV_PAD_SAME_UPPER ? total / 2 : total - total / 2;
             g->pe[i] = total - g->pb[i];
         } else {
-            g->pb[i] = mode == PAD_VALID ? 0 : pads[i];
-            g->pe[i] = mode == PAD_VALID ? 0 : pads[g->nd + i];
+            g->pb[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[i];
+            g->pe[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[g->nd + i];
         }
         if (g->pb[i] > (INT64_C(1) << 40) || g->pe[i] > (INT64_C(1) << 40))
             return ONYX_INVALID_ARG("spatial axis %d: pads %lld+%lld are too large", i, (long long)g->pb[i],
@@ -169,10 +168,10 @@ static onyx_status *conv_spatial(const onyx_node *node, conv_geom *g) {
 /* Output size and pads of a transposed convolution. */
 static onyx_status *convt_spatial(const onyx_node *node, conv_geom *g) {
     int mode;
-    ONYX_TRY(read_auto_pad(node, &mode));
+    ONYX_TRY(onyx_conv_read_auto_pad(node, &mode));
     int64_t pads[2 * R], opad[R];
-    ONYX_TRY(read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
-    ONYX_TRY(read_ints(node, "output_padding", g->nd, 0, 0, opad));
+    ONYX_TRY(onyx_conv_read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
+    ONYX_TRY(onyx_conv_read_ints(node, "output_padding", g->nd, 0, 0, opad));
     size_t n_os;
     const int64_t *os = onyx_attr_ints(node, "output_shape", &n_os);
     if (os && n_os != (size_t)g->nd && n_os != (size_t)g->nd + 2)
@@ -185,7 +184,7 @@ static onyx_status *convt_spatial(const onyx_node *node, conv_geom *g) {
         if (onyx_mul_overflow_i64(in - 1, s, &full) || onyx_add_overflow_i64(full, dk, &full) ||
             onyx_add_overflow_i64(full, opad[i], &full) || full > (INT64_C(1) << 40))
             return ONYX_INVALID_ARG("spatial axis %d: output size overflows", i);
-        if (os || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
+        if (os || mode == ONYX_CONV_PAD_SAME_UPPER || mode == ONYX_CONV_PAD_SAME_LOWER) {
             int64_t out = os ? os[i] : in * s;   /* in * s <= full */
             if (out < 1 || out > (INT64_C(1) << 40))
                 return ONYX_INVALID_ARG("output_shape[%d] = %lld is out of range", i, (long long)out);
@@ -193,12 +192,12 @@ static onyx_status *convt_spatial(const onyx_node *node, conv_geom *g) {
              * reference outputs do, whatever the spec's prose says); an
              * output_shape beyond the full size extends the end */
             int64_t total = full - out;
-            g->pb[i] = mode == PAD_SAME_LOWER ? total - total / 2 : total / 2;
+            g->pb[i] = mode == ONYX_CONV_PAD_SAME_LOWER ? total - total / 2 : total / 2;
             g->pe[i] = total - g->pb[i];
             g->out[i] = out;
         } else {
-            g->pb[i] = mode == PAD_VALID ? 0 : pads[i];
-            g->pe[i] = mode == PAD_VALID ? 0 : pads[g->nd + i];
+            g->pb[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[i];
+            g->pe[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[g->nd + i];
             if (g->pb[i] > full || g->pe[i] > full || full - g->pb[i] - g->pe[i] < 1)
                 return ONYX_INVALID_ARG("spatial axis %d: pads %lld+%lld leave no output from a full size of %lld",
                                         i, (long long)g->pb[i], (long long)g->pe[i], (long long)full);
@@ -418,10 +417,9 @@ static const conv_state *usable_state(const conv_state *st, const onyx_value *W,
     return st;
 }
 
-typedef struct fused_act {
-    onyx_gemm_activation act;
-    float a, b;
-} fused_act;
+/* FusedConv's activation (kind: an onyx_gemm_activation), parsed by the
+ * same routine as the blocked Conv's: onyx_nchwc_read_act. */
+typedef onyx_nchwc_act fused_act;
 
 typedef struct conv_job {
     const conv_geom *g;
@@ -505,7 +503,7 @@ static onyx_status *conv_item_transposed(conv_job *j, int64_t item) {
     /* with packed weights the raw ones may be gone (w == NULL): no arithmetic on them */
     onyx_gemm_operand b = j->st ? (onyx_gemm_operand){.packed = j->st->packed[gi]}
                                 : (onyx_gemm_operand){.data = j->w + gi * g->Mg * K, .ld = (size_t)K, .trans = true};
-    onyx_gemm_epilogue ep = {.act = j->act.act, .act_a = j->act.a, .act_b = j->act.b};
+    onyx_gemm_epilogue ep = {.act = j->act.kind, .act_a = j->act.a, .act_b = j->act.b};
     if (j->bias) {
         ep.bias_kind = ONYX_GEMM_BIAS_COL;
         ep.bias = j->bias + gi * g->Mg;
@@ -530,7 +528,7 @@ static onyx_status *conv_item(conv_job *j, int64_t item) {
     im2col_src src = {.g = g, .x = x, .shifted = im2col_shifted(g)};
     onyx_gemm_operand b = {.row_fn = im2col_row, .row_ctx = &src};
     if (j->pointwise) b = (onyx_gemm_operand){.data = x, .ld = (size_t)g->in_size};
-    onyx_gemm_epilogue ep = {.act = j->act.act, .act_a = j->act.a, .act_b = j->act.b};
+    onyx_gemm_epilogue ep = {.act = j->act.kind, .act_a = j->act.a, .act_b = j->act.b};
     if (j->bias) {
         ep.bias_kind = ONYX_GEMM_BIAS_ROW;
         ep.bias = j->bias + gi * g->Mg;
@@ -558,7 +556,7 @@ static onyx_status *conv_item(conv_job *j, int64_t item) {
 
 static inline __attribute__((always_inline)) void apply_act(float *y, size_t n, const fused_act *act) {
     const float a = act->a, b = act->b;
-    switch (act->act) {
+    switch (act->kind) {
     case ONYX_GEMM_ACT_RELU: ACT_LOOP(y, n, v < 0.0f ? 0.0f : v); break;
     case ONYX_GEMM_ACT_CLIP: ACT_LOOP(y, n, (v = v < a ? a : v, v > b ? b : v)); break;
     case ONYX_GEMM_ACT_LEAKY_RELU: ACT_LOOP(y, n, v < 0.0f ? a * v : v); break;
@@ -876,28 +874,6 @@ static void convt_direct_double(const conv_geom *g, const double *x, const doubl
 
 /* ------------------------------------------------------------ Conv / ConvTranspose */
 
-static onyx_status *read_fused_act(const onyx_node *node, fused_act *act) {
-    act->act = ONYX_GEMM_ACT_NONE;
-    act->a = act->b = 0.0f;
-    const char *name = onyx_attr_string(node, "activation", NULL);
-    if (!name || !*name) return NULL;
-    size_t n;
-    const float *p = onyx_attr_floats(node, "activation_params", &n);
-    if (!strcmp(name, "Relu")) {
-        act->act = ONYX_GEMM_ACT_RELU;
-    } else if (!strcmp(name, "LeakyRelu")) {
-        act->act = ONYX_GEMM_ACT_LEAKY_RELU;
-        act->a = n >= 1 ? p[0] : 0.01f;
-    } else if (!strcmp(name, "Clip")) {
-        act->act = ONYX_GEMM_ACT_CLIP;
-        act->a = n >= 1 ? p[0] : -INFINITY;
-        act->b = n >= 2 ? p[1] : INFINITY;
-    } else {
-        return ONYX_NOT_IMPLEMENTED("fused activation '%s' is not supported (Relu, LeakyRelu, Clip)", name);
-    }
-    return NULL;
-}
-
 /* Whether compute will take the transposed path, judged from the static
  * shape of X (its batch may be symbolic; the rest must be known). */
 static bool init_transposed(const onyx_kernel_info *info, const onyx_value *W) {
@@ -999,17 +975,17 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose, co
     ONYX_TRY(conv_geometry(ctx->node, X, W, transpose, &g));
     ONYX_TRY(check_bias(B, &g, X->dtype));
     fused_act act;
-    ONYX_TRY(read_fused_act(ctx->node, &act));
+    ONYX_TRY(onyx_nchwc_read_act(ctx->node, &act));
     int64_t dims[R];
     out_dims(&g, dims);
     ONYX_TRY(check_sum_input(Z, X, X->rank, dims));
     /* with Z the activation comes after the sum */
     fused_act after = act;
-    if (Z) act.act = ONYX_GEMM_ACT_NONE;
+    if (Z) act.kind = ONYX_GEMM_ACT_NONE;
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, X->dtype, X->rank, dims, &Y));
     if (X->dtype == ONYX_DOUBLE) {
-        if (act.act != ONYX_GEMM_ACT_NONE) return ONYX_NOT_IMPLEMENTED("fused activation on double");
+        if (act.kind != ONYX_GEMM_ACT_NONE) return ONYX_NOT_IMPLEMENTED("fused activation on double");
         if (transpose) convt_direct_double(&g, X->data, W->data, B ? B->data : NULL, Y->data);
         else conv_direct_double(&g, X->data, W->data, B ? B->data : NULL, Y->data);
         return NULL;

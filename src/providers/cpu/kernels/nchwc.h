@@ -56,7 +56,8 @@ typedef struct onyx_nchwc_act {
 } onyx_nchwc_act;
 
 /* Parse activation / activation_params (FusedConv's attributes); error for
- * an activation other than Relu, LeakyRelu, Clip. (nchwc_conv.c) */
+ * an activation other than Relu, LeakyRelu, Clip. (nchwc_conv.c; also the
+ * parser of com.microsoft FusedConv in conv.c) */
 onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act);
 
 /* The geometry of one 2-D convolution (all sizes validated by the caller;

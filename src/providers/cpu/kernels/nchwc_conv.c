@@ -21,6 +21,7 @@
 #include <string.h>
 #include "core/checked.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc.h"
 #include "providers/cpu/kernels/nchwc_conv.h"
 
@@ -134,46 +135,21 @@ void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *x
 
 /* ------------------------------------------------------------ attributes and geometry */
 
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
 typedef struct nconv_attrs {
-    int auto_pad;
+    int auto_pad;             /* ONYX_CONV_PAD_* */
     int64_t pads[4];          /* top, left, bottom, right */
     int64_t strides[2], dilations[2];
     int64_t group;
     onyx_nchwc_act act;
 } nconv_attrs;
 
-/* An ints attribute of exactly `count` values >= min (def each when absent). */
-static onyx_status *read_ints(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
-                              int64_t *out) {
-    size_t n;
-    const int64_t *v = onyx_attr_ints(node, name, &n);
-    for (int i = 0; i < count; i++) out[i] = def;
-    if (!v) return NULL;
-    if (n != (size_t)count)
-        return ONYX_INVALID_ARG("attribute %s has %zu values; expected %d (2-D convolution)", name, n, count);
-    for (int i = 0; i < count; i++) {
-        if (v[i] < min)
-            return ONYX_INVALID_ARG("attribute %s[%d] = %lld; must be >= %lld", name, i, (long long)v[i],
-                                    (long long)min);
-        out[i] = v[i];
-    }
-    return NULL;
-}
-
 static onyx_status *read_attrs(const onyx_node *node, nconv_attrs *a) {
-    const char *s = onyx_attr_string(node, "auto_pad", "NOTSET");
-    if (!strcmp(s, "NOTSET") || !*s) a->auto_pad = PAD_NOTSET;
-    else if (!strcmp(s, "SAME_UPPER")) a->auto_pad = PAD_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER")) a->auto_pad = PAD_SAME_LOWER;
-    else if (!strcmp(s, "VALID")) a->auto_pad = PAD_VALID;
-    else return ONYX_INVALID_ARG("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", s);
-    ONYX_TRY(read_ints(node, "pads", 4, 0, 0, a->pads));
+    ONYX_TRY(onyx_conv_read_auto_pad(node, &a->auto_pad));
+    ONYX_TRY(onyx_conv_read_ints(node, "pads", 4, 0, 0, a->pads));
     for (int i = 0; i < 4; i++)
         if (a->pads[i] > MAX_EXTENT) return ONYX_INVALID_ARG("pads[%d] = %lld is too large", i, (long long)a->pads[i]);
-    ONYX_TRY(read_ints(node, "strides", 2, 1, 1, a->strides));
-    ONYX_TRY(read_ints(node, "dilations", 2, 1, 1, a->dilations));
+    ONYX_TRY(onyx_conv_read_ints(node, "strides", 2, 1, 1, a->strides));
+    ONYX_TRY(onyx_conv_read_ints(node, "dilations", 2, 1, 1, a->dilations));
     a->group = onyx_attr_int(node, "group", 1);
     if (a->group < 1) return ONYX_INVALID_ARG("group %lld must be >= 1", (long long)a->group);
     return onyx_nchwc_read_act(node, &a->act);
@@ -189,14 +165,14 @@ static onyx_status *axis_geometry(const nconv_attrs *a, int axis, int64_t in, in
                                 (long long)d);
     if (in < 0 || in > MAX_EXTENT)
         return ONYX_INVALID_ARG("spatial axis %d: input size %lld is out of range", axis, (long long)in);
-    if (a->auto_pad == PAD_SAME_UPPER || a->auto_pad == PAD_SAME_LOWER) {
+    if (a->auto_pad == ONYX_CONV_PAD_SAME_UPPER || a->auto_pad == ONYX_CONV_PAD_SAME_LOWER) {
         int64_t o = in / s + (in % s != 0), total = (o > 0 ? (o - 1) * s : 0) + dk - in;   /* (o-1)*s < in */
         if (total < 0) total = 0;
-        pb = a->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        pb = a->auto_pad == ONYX_CONV_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         pe = total - pb;
     } else {
-        pb = a->auto_pad == PAD_VALID ? 0 : a->pads[axis];
-        pe = a->auto_pad == PAD_VALID ? 0 : a->pads[axis + 2];
+        pb = a->auto_pad == ONYX_CONV_PAD_VALID ? 0 : a->pads[axis];
+        pe = a->auto_pad == ONYX_CONV_PAD_VALID ? 0 : a->pads[axis + 2];
     }
     span = in + pb + pe;   /* each term <= 2^40 */
     if (span < dk)
@@ -218,7 +194,7 @@ static onyx_status *check_weights(const onyx_node *node, const nconv_attrs *a, c
     for (int i = 0; i < 4; i++)
         if (wd[i] < 1) return ONYX_INVALID_ARG("W %s has an empty dimension", onyx_shape_str(wd, 4, sw, sizeof sw));
     int64_t ks[2];
-    ONYX_TRY(read_ints(node, "kernel_shape", 2, 0, 1, ks));
+    ONYX_TRY(onyx_conv_read_ints(node, "kernel_shape", 2, 0, 1, ks));
     if (onyx_node_attr(node, "kernel_shape") && (ks[0] != wd[2] || ks[1] != wd[3]))
         return ONYX_INVALID_ARG("kernel_shape [%lld,%lld] does not match W %s", (long long)ks[0], (long long)ks[1],
                                 onyx_shape_str(wd, 4, sw, sizeof sw));

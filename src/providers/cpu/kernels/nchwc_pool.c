@@ -3,12 +3,7 @@
  * which also lists the reorders (nchwc_reorder.c).
  *
  * Each channel lane is pooled exactly as the ONNX operator pools a channel
- * (window semantics as kernels/pool.c): output o along an axis starts at
- * o * stride - pad_begin and takes taps start + k * dilation, k < kernel;
- * taps outside the input are skipped; AveragePool divides by the taps inside
- * the input, or with count_include_pad by those inside the explicitly
- * padded range [-pad_begin, in + pad_end) (ceil-mode overhang never counts);
- * with ceil_mode a window that would start in the end padding is dropped.
+ * (window geometry and semantics: pool_geom.h, shared with kernels/pool.c).
  * An output pixel is one 16-lane vector; interior columns (every tap inside
  * the input) run POOL_NB at a time without bounds checks. Rows of all
  * (image, block) planes are split over the thread pool. */
@@ -17,18 +12,11 @@
 #include <string.h>
 #include "providers/cpu/kernels/nchwc.h"
 #include "providers/cpu/kernels/nchwc_impl.h"
+#include "providers/cpu/kernels/pool_geom.h"
 
 #define BLK ONYX_NCHWC_BLOCK
-/* Largest kernel/stride/dilation/pad accepted (as pool.c): products of two
- * stay far inside int64. */
-#define POOL_MAX_PARAM (INT64_C(1) << 31)
 
 enum { KIND_MAX = 0, KIND_AVG = 1 };
-
-typedef struct bpool_geom {
-    int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];   /* [0] = H, [1] = W */
-    bool count_pad;                                          /* AveragePool's count_include_pad */
-} bpool_geom;
 
 /* ------------------------------------------------------------ validation */
 
@@ -62,97 +50,6 @@ static onyx_status *check_outputs(const onyx_kernel_ctx *ctx, const char *op) {
     return NULL;
 }
 
-static onyx_status *read_ints(const onyx_node *node, const char *op, const char *name, size_t want, int64_t def,
-                              int64_t min, int64_t *out, bool required) {
-    const onyx_attr_proto *a = onyx_node_attr(node, name);
-    if (!a || (a->type == ONYX_ATTR_INTS && a->n_ints == 0)) {
-        if (required) return ONYX_INVALID_ARG("%s: attribute %s is required (%zu values)", op, name, want);
-        for (size_t i = 0; i < want; i++) out[i] = def;
-        return NULL;
-    }
-    if (a->type != ONYX_ATTR_INTS) return ONYX_INVALID_ARG("%s: attribute %s must be a list of ints", op, name);
-    if (a->n_ints != want)
-        return ONYX_INVALID_ARG("%s: attribute %s has %zu values; expected %zu (2-D pooling)", op, name, a->n_ints,
-                                want);
-    for (size_t i = 0; i < want; i++) {
-        int64_t v = a->ints[i];
-        if (v < min || v > POOL_MAX_PARAM)
-            return ONYX_INVALID_ARG("%s: attribute %s[%zu] = %lld is out of range [%lld, %lld]", op, name, i,
-                                    (long long)v, (long long)min, (long long)POOL_MAX_PARAM);
-        out[i] = v;
-    }
-    return NULL;
-}
-
-static onyx_status *read_flag(const onyx_node *node, const char *op, const char *name, bool *out) {
-    const onyx_attr_proto *a = onyx_node_attr(node, name);
-    *out = false;
-    if (!a) return NULL;
-    if (a->type != ONYX_ATTR_INT) return ONYX_INVALID_ARG("%s: attribute %s must be an int", op, name);
-    *out = a->i != 0;
-    return NULL;
-}
-
-/* Output size and pads of the pooling window along the axes i with
- * known[i], for input spatial size in[i] (any int64 >= 0: checked). */
-static onyx_status *pool_geometry(const onyx_node *node, const char *op, bool is_avg, const int64_t in[2],
-                                  const bool known[2], bpool_geom *g) {
-    int64_t pads[4];
-    ONYX_TRY(read_ints(node, op, "kernel_shape", 2, 1, 1, g->k, true));
-    ONYX_TRY(read_ints(node, op, "strides", 2, 1, 1, g->s, false));
-    ONYX_TRY(read_ints(node, op, "pads", 4, 0, 0, pads, false));
-    ONYX_TRY(read_ints(node, op, "dilations", 2, 1, 1, g->d, false));
-    bool ceil_mode;
-    ONYX_TRY(read_flag(node, op, "ceil_mode", &ceil_mode));
-    g->count_pad = false;
-    if (is_avg) ONYX_TRY(read_flag(node, op, "count_include_pad", &g->count_pad));
-    else {
-        const onyx_attr_proto *so = onyx_node_attr(node, "storage_order");
-        if (so && (so->type != ONYX_ATTR_INT || (so->i != 0 && so->i != 1)))
-            return ONYX_INVALID_ARG("%s: attribute storage_order must be 0 or 1", op);
-    }
-    const onyx_attr_proto *apa = onyx_node_attr(node, "auto_pad");
-    if (apa && apa->type != ONYX_ATTR_STRING) return ONYX_INVALID_ARG("%s: attribute auto_pad must be a string", op);
-    const char *ap = onyx_attr_string(node, "auto_pad", "NOTSET");
-    bool same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
-    bool valid = !strcmp(ap, "VALID");
-    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") && ap[0])
-        return ONYX_INVALID_ARG("%s: attribute auto_pad is '%s'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
-                                op, ap);
-    for (int i = 0; i < 2; i++) {
-        if (!known[i]) {
-            g->in[i] = g->out[i] = ONYX_DIM_UNKNOWN;
-            continue;
-        }
-        int64_t n = g->in[i] = in[i], s = g->s[i];
-        int64_t ek = (g->k[i] - 1) * g->d[i] + 1;   /* < 2^62: both factors <= 2^31 */
-        if (same_upper || same_lower) {
-            int64_t out = n == 0 ? 0 : (n - 1) / s + 1;
-            int64_t total = (out > 0 ? (out - 1) * s : 0) + ek - n;   /* (out - 1) * s < n */
-            if (total < 0) total = 0;
-            g->pb[i] = same_upper ? total / 2 : total - total / 2;
-            g->pe[i] = total - g->pb[i];
-            g->out[i] = out;
-            continue;
-        }
-        g->pb[i] = valid ? 0 : pads[i];
-        g->pe[i] = valid ? 0 : pads[2 + i];
-        int64_t span;
-        if (onyx_add_overflow_i64(n, g->pb[i] + g->pe[i], &span))
-            return ONYX_INVALID_ARG("%s: spatial dim %d of size %lld is too large", op, i, (long long)n);
-        span -= ek;
-        if (span < 0)
-            return ONYX_INVALID_ARG("%s: spatial dim %d: input size %lld with pads %lld+%lld is smaller than the "
-                                    "(dilated) kernel %lld", op, i, (long long)n, (long long)g->pb[i],
-                                    (long long)g->pe[i], (long long)ek);
-        int64_t out = span / s + 1 + (ceil_mode && span % s != 0);
-        /* a window must start inside the input or the begin padding */
-        if (ceil_mode && (out - 1) * s >= n + g->pb[i]) out--;
-        g->out[i] = out;
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------ windows */
 
 /* Taps of one output position along one axis: k in [k0, k0 + n) read input
@@ -161,22 +58,16 @@ typedef struct pool_span {
     int64_t k0, n, first, npad;
 } pool_span;
 
-static pool_span span_of(const bpool_geom *g, int i, int64_t o) {
-    int64_t start = o * g->s[i] - g->pb[i], d = g->d[i], k = g->k[i], in = g->in[i];
-    int64_t lo = start >= 0 ? 0 : (-start + d - 1) / d;
-    int64_t hi = start >= in ? 0 : (in - 1 - start) / d + 1;
-    if (hi > k) hi = k;
-    if (lo > hi) lo = hi;
-    int64_t plo = start >= -g->pb[i] ? 0 : (-g->pb[i] - start + d - 1) / d;
-    int64_t lim = in + g->pe[i];
-    int64_t phi = start >= lim ? 0 : (lim - 1 - start) / d + 1;
-    if (phi > k) phi = k;
-    return (pool_span){lo, hi - lo, lo < hi ? start + lo * d : 0, phi > plo ? phi - plo : 0};
+/* The taps of output o along axis i (0 = H, 1 = W). */
+static pool_span span_of(const onyx_pool_geom *g, int i, int64_t o) {
+    onyx_pool_tap t = onyx_pool_tap_of(g, i, o);
+    return (pool_span){t.j0, t.j1 - t.j0, t.j0 < t.j1 ? t.start + t.j0 * g->d[i] : 0, t.npad};
 }
 
 typedef struct pool_job {
-    const bpool_geom *g;
+    const onyx_pool_geom *g;    /* 2-D: [0] = H, [1] = W */
     int kind;
+    bool count_pad;             /* AveragePool's count_include_pad */
     const pool_span *sh, *sw;   /* per output row / column */
     int64_t lo, hi;             /* interior columns */
     const float *x;
@@ -220,7 +111,7 @@ NCHWC_INLINE void pool_pixels(const float *x, float *y, int64_t nkh, int64_t xdh
 
 NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, int64_t nkh, float div,
                                 const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const bool wide) {
-    const bpool_geom *g = j->g;
+    const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xsw = SW * BLK, xdw = DW * BLK;
     if (j->lo >= j->hi) return;
     const float *x = xr + j->sw[j->lo].first * BLK;
@@ -235,11 +126,11 @@ NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, i
  * valid kernel row (any row when there is none). */
 NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const pool_span *h, const int kind,
                            const bool wide) {
-    const bpool_geom *g = j->g;
+    const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xdw = g->d[1] * BLK;
     for (int64_t ow = 0; ow < g->out[1]; ow++) {
         if (ow == j->lo && j->lo < j->hi) {
-            int64_t rows = g->count_pad ? h->npad : h->n;
+            int64_t rows = j->count_pad ? h->npad : h->n;
             float div = (float)(rows * g->k[1]);
             const int64_t KW = g->k[1], SW = g->s[1], DW = g->d[1];
             if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, wide);
@@ -250,13 +141,13 @@ NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const 
             continue;
         }
         const pool_span *w = &j->sw[ow];
-        float div = (float)(g->count_pad ? h->npad * w->npad : h->n * w->n);
+        float div = (float)(j->count_pad ? h->npad * w->npad : h->n * w->n);
         pool_pixels(xr + w->first * BLK, yr + ow * BLK, h->n, xdh, w->n, xdw, 0, 1, div, kind, wide);
     }
 }
 
 NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const bool wide) {
-    const bpool_geom *g = j->g;
+    const onyx_pool_geom *g = j->g;
     const int64_t OH = g->out[0], in_plane = g->in[0] * g->in[1] * BLK, out_row = g->out[1] * BLK;
     for (size_t r = begin; r < end; r++) {
         int64_t plane = (int64_t)r / OH, oh = (int64_t)r % OH;
@@ -278,9 +169,8 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_blocked(x, op));
     ONYX_TRY(check_outputs(ctx, op));
-    bpool_geom g;
-    static const bool both[2] = {true, true};
-    ONYX_TRY(pool_geometry(ctx->node, op, kind == KIND_AVG, x->dims + 2, both, &g));
+    onyx_pool_geom g;
+    ONYX_TRY(onyx_pool_geometry(ctx->node, op, 2, x->dims + 2, true, true, &g));
     int64_t ydims[5] = {x->dims[0], x->dims[1], g.out[0], g.out[1], BLK}, numel;
     ONYX_TRY(onyx_shape_numel(ydims, 5, &numel));
     onyx_value *y;
@@ -289,7 +179,9 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     /* numel > 0: every output dim is >= 1, and OH + OW <= numel */
     pool_span *spans = malloc((size_t)(g.out[0] + g.out[1]) * sizeof *spans);
     if (!spans) return ONYX_OOM();
-    pool_job j = {&g, kind, spans, spans + g.out[0], g.out[1], g.out[1], x->data, y->data};
+    /* the attribute's type is checked with the geometry */
+    bool count_pad = kind == KIND_AVG && onyx_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    pool_job j = {&g, kind, count_pad, spans, spans + g.out[0], g.out[1], g.out[1], x->data, y->data};
     for (int64_t o = 0; o < g.out[0]; o++) spans[o] = span_of(&g, 0, o);
     for (int64_t o = 0; o < g.out[1]; o++) {
         pool_span s = spans[g.out[0] + o] = span_of(&g, 1, o);
@@ -337,9 +229,8 @@ static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
     o->dims[2] = o->dims[3] = ONYX_DIM_UNKNOWN;
     const onyx_type *t = ctx->in[0];
     if (t->rank != 5) return NULL;
-    bool known[2] = {onyx_dim_known(t->dims[2]), onyx_dim_known(t->dims[3])};
-    bpool_geom g;
-    onyx_status *st = pool_geometry(ctx->node, op, !strcmp(op, "AveragePool"), t->dims + 2, known, &g);
+    onyx_pool_geom g;
+    onyx_status *st = onyx_pool_geometry(ctx->node, op, 2, t->dims + 2, true, true, &g);
     if (st) {
         onyx_status_free(st);   /* the kernel reports it with the actual shapes */
         return NULL;

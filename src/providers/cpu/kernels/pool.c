@@ -9,19 +9,16 @@
  * first-maximum-wins per pass yields the row-major first maximum of the
  * whole window, as the reference does.
  *
- * Window semantics (ONNX reference / PyTorch): output o along a dim starts
- * at o*stride - pad_begin and takes taps start + j*dilation, j < kernel.
- * Taps outside the input are skipped; AveragePool divides by the number of
- * taps inside the input, or with count_include_pad by those inside the
- * explicitly padded range [-pad_begin, in + pad_end) (ceil-mode overhang
- * never counts). Compute type: float (float/float16/bfloat16/int8/uint8) or
- * double. */
+ * Window geometry and semantics (ONNX reference / PyTorch): pool_geom.h,
+ * shared with the blocked-channel pools (nchwc_pool.c). Compute type: float
+ * (float/float16/bfloat16/int8/uint8) or double. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/nn_math.h"
+#include "providers/cpu/kernels/pool_geom.h"
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
@@ -29,120 +26,18 @@
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
-typedef struct pool_geom {
-    int nsp;                                  /* spatial rank */
-    int64_t in[ONYX_MAX_RANK], out[ONYX_MAX_RANK];
-    int64_t k[ONYX_MAX_RANK], s[ONYX_MAX_RANK], d[ONYX_MAX_RANK];
-    int64_t pb[ONYX_MAX_RANK], pe[ONYX_MAX_RANK];
-} pool_geom;
-
-/* Largest kernel/stride/dilation/pad accepted: keeps every product below
- * int64 range without further checks. */
-#define POOL_MAX_PARAM (INT64_C(1) << 31)
-
-static onyx_status *read_ints(const onyx_node *node, const char *name, size_t want,
-                              int64_t def, int64_t min, int64_t *out, bool required) {
-    size_t n;
-    const onyx_attr_proto *a = onyx_node_attr(node, name);
-    if (a && a->type != ONYX_ATTR_INTS)
-        return ONYX_INVALID_ARG("attribute %s must be a list of ints", name);
-    const int64_t *v = onyx_attr_ints(node, name, &n);
-    if (!v || n == 0) {
-        if (required && (!a || want > 0))
-            return ONYX_INVALID_ARG("attribute %s is required (%zu values)", name, want);
-        for (size_t i = 0; i < want; i++) out[i] = def;
-        return NULL;
-    }
-    if (n != want)
-        return ONYX_INVALID_ARG("attribute %s has %zu values; expected %zu", name, n, want);
-    for (size_t i = 0; i < n; i++) {
-        if (v[i] < min || v[i] > POOL_MAX_PARAM)
-            return ONYX_INVALID_ARG("attribute %s[%zu] = %lld is out of range [%lld, %lld]", name, i,
-                                    (long long)v[i], (long long)min, (long long)POOL_MAX_PARAM);
-        out[i] = v[i];
-    }
-    return NULL;
-}
-
-/* Output spatial shape and effective pads from the pooling attributes. */
-static onyx_status *pool_geometry(const onyx_node *node, const onyx_value *x, bool has_dilations,
-                                  bool has_ceil, pool_geom *g) {
-    if (x->rank < 3)
-        return ONYX_INVALID_ARG("input X must have rank >= 3 (N x C x D1 ...), got %d", x->rank);
-    int m = g->nsp = x->rank - 2;
-    int64_t pads[2 * ONYX_MAX_RANK];
-    ONYX_TRY(read_ints(node, "kernel_shape", (size_t)m, 1, 1, g->k, true));
-    ONYX_TRY(read_ints(node, "strides", (size_t)m, 1, 1, g->s, false));
-    ONYX_TRY(read_ints(node, "pads", 2 * (size_t)m, 0, 0, pads, false));
-    if (has_dilations) ONYX_TRY(read_ints(node, "dilations", (size_t)m, 1, 1, g->d, false));
-    else for (int i = 0; i < m; i++) g->d[i] = 1;
-    bool ceil_mode = has_ceil && onyx_attr_int(node, "ceil_mode", 0) != 0;
-    const char *ap = onyx_attr_string(node, "auto_pad", "NOTSET");
-    bool same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
-    bool valid = !strcmp(ap, "VALID");
-    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") && ap[0])
-        return ONYX_INVALID_ARG("attribute auto_pad is '%s'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
-    for (int i = 0; i < m; i++) {
-        int64_t in = g->in[i] = x->dims[2 + i];
-        int64_t ek = (g->k[i] - 1) * g->d[i] + 1;   /* < 2^62: both factors <= 2^31 */
-        int64_t s = g->s[i];
-        if (same_upper || same_lower) {
-            int64_t out = in == 0 ? 0 : (in - 1) / s + 1;
-            int64_t total = (out > 0 ? (out - 1) * s : 0) + ek - in;
-            if (total < 0) total = 0;
-            g->pb[i] = same_upper ? total / 2 : total - total / 2;
-            g->pe[i] = total - g->pb[i];
-            g->out[i] = out;
-            continue;
-        }
-        g->pb[i] = valid ? 0 : pads[i];
-        g->pe[i] = valid ? 0 : pads[m + i];
-        int64_t span = in + g->pb[i] + g->pe[i] - ek;
-        if (span < 0)
-            return ONYX_INVALID_ARG("spatial dim %d: input size %lld with pads %lld+%lld is smaller "
-                                    "than the (dilated) kernel %lld", i, (long long)in,
-                                    (long long)g->pb[i], (long long)g->pe[i], (long long)ek);
-        int64_t out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
-        /* a window must start inside the input or the left padding */
-        if (ceil_mode && (out - 1) * s >= in + g->pb[i]) out--;
-        g->out[i] = out;
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------- one pooling pass */
 
-/* Taps of one output position along one dim: input positions
- * start + j*dilation for j in [j0, j1) lie inside the input; npad counts
- * the taps inside the padded range (for count_include_pad). */
-typedef struct pool_tap {
-    int64_t start, j0, j1, npad;
-} pool_tap;
-
-static pool_tap tap_of(const pool_geom *g, int i, int64_t o) {
-    int64_t start = o * g->s[i] - g->pb[i], d = g->d[i], k = g->k[i], in = g->in[i];
-    /* first j with start + j*d >= 0, end of the j with start + j*d < in */
-    int64_t lo = start >= 0 ? 0 : (-start + d - 1) / d;
-    int64_t hi = start >= in ? 0 : (in - 1 - start) / d + 1;
-    if (hi > k) hi = k;
-    if (lo > hi) lo = hi;
-    int64_t plo = start >= -g->pb[i] ? 0 : (-g->pb[i] - start + d - 1) / d;
-    int64_t lim = in + g->pe[i];
-    int64_t phi = start >= lim ? 0 : (lim - 1 - start) / d + 1;
-    if (phi > k) phi = k;
-    return (pool_tap){start, lo, hi, phi > plo ? phi - plo : 0};
-}
-
 /* Every dim's taps, computed once per node run: tabs[i][o]. */
-static pool_tap *tap_table(const pool_geom *g, pool_tap *tabs[ONYX_MAX_RANK]) {
+static onyx_pool_tap *tap_table(const onyx_pool_geom *g, onyx_pool_tap *tabs[ONYX_MAX_RANK]) {
     size_t total = 0;
     for (int i = 0; i < g->nsp; i++) total += (size_t)g->out[i];
-    pool_tap *all = malloc((total + 1) * sizeof *all);
+    onyx_pool_tap *all = malloc((total + 1) * sizeof *all);
     if (!all) return NULL;
     size_t off = 0;
     for (int i = 0; i < g->nsp; i++) {
         tabs[i] = all + off;
-        for (int64_t o = 0; o < g->out[i]; o++) tabs[i][o] = tap_of(g, i, o);
+        for (int64_t o = 0; o < g->out[i]; o++) tabs[i][o] = onyx_pool_tap_of(g, i, o);
         off += (size_t)g->out[i];
     }
     return all;
@@ -152,7 +47,7 @@ typedef struct pool_pass {
     pool_kind kind;
     size_t L, O, outer, inner;   /* [outer, L, inner] -> [outer, O, inner] */
     int64_t dil, k;
-    const pool_tap *tap;         /* O entries */
+    const onyx_pool_tap *tap;         /* O entries */
     bool first, last;            /* first pass applies |x|^p; last applies the root */
     bool count_pad;
     double p;
@@ -162,7 +57,7 @@ typedef struct pool_pass {
  * input (the interior) are computed tap by tap across all of them at once
  * (strided loads, vectorised); the few edge outputs one by one. */
 #define POOL_PASS_SCALAR(T)                                                                  \
-    static T pool_edge_##T(const pool_pass *ps, const T *sa, const pool_tap *t,             \
+    static T pool_edge_##T(const pool_pass *ps, const T *sa, const onyx_pool_tap *t,        \
                            const int64_t *sidx, int64_t *out_idx) {                         \
         const T *w = sa + t->start;                                                          \
         int64_t d = ps->dil;                                                                 \
@@ -260,7 +155,7 @@ typedef struct pool_pass {
             const T *sa = src + a * L * inner;                                               \
             const int64_t *ia = sidx ? sidx + a * L * inner : NULL;                          \
             for (size_t o = 0; o < O; o++) {                                                 \
-                const pool_tap *tp = &ps->tap[o];                                            \
+                const onyx_pool_tap *tp = &ps->tap[o];                                       \
                 T *acc = dst + (a * O + o) * inner;                                          \
                 int64_t *iacc = didx ? didx + (a * O + o) * inner : NULL;                    \
                 if (ps->kind == POOL_MAX) {                                                  \
@@ -317,7 +212,7 @@ static void pool_pass_double(const pool_pass *ps, const double *src, const int64
 
 typedef struct pool_job {
     pool_kind kind;
-    const pool_geom *g;
+    const onyx_pool_geom *g;
     int dtype;
     const void *x;
     void *y;
@@ -326,12 +221,12 @@ typedef struct pool_job {
     bool count_pad;
     double p;
     size_t in_plane, out_plane, buf_elems;
-    pool_tap *const *tabs;   /* per spatial dim */
+    onyx_pool_tap *const *tabs;   /* per spatial dim */
     int failed;
 } pool_job;
 
 /* Index of plane element e (row-major position) in the chosen storage order. */
-static int64_t storage_index(const pool_geom *g, size_t e, bool col_major) {
+static int64_t storage_index(const onyx_pool_geom *g, size_t e, bool col_major) {
     if (!col_major) return (int64_t)e;
     int64_t idx = 0, stride = 1;
     size_t rem = e;
@@ -350,7 +245,7 @@ static int64_t storage_index(const pool_geom *g, size_t e, bool col_major) {
 #define POOL_PLANES(T)                                                                       \
     static void pool_planes_##T(void *arg, size_t begin, size_t end) {                       \
         pool_job *j = arg;                                                                   \
-        const pool_geom *g = j->g;                                                           \
+        const onyx_pool_geom *g = j->g;                                                      \
         bool idx = j->indices != NULL, conv = nn_needs_conversion(j->dtype);                  \
         size_t nb = j->buf_elems;                                                            \
         /* ping-pong value buffers (+ the converted input plane), index buffers */          \
@@ -406,6 +301,16 @@ static int64_t storage_index(const pool_geom *g, size_t e, bool col_major) {
 POOL_PLANES(float)
 POOL_PLANES(double)
 
+/* The window geometry; dilations and ceil_mode exist from the opsets
+ * that introduced them. */
+static onyx_status *pool_geometry(const onyx_node *node, int opset, pool_kind kind, int nsp, const int64_t *in,
+                                  onyx_pool_geom *g) {
+    bool has_dil = kind == POOL_MAX ? opset >= 10 : kind == POOL_AVG ? opset >= 19 : opset >= 18;
+    bool has_ceil = kind == POOL_MAX || kind == POOL_AVG ? opset >= 10 : opset >= 18;
+    static const char *const names[] = {[POOL_MAX] = "MaxPool", [POOL_AVG] = "AveragePool", [POOL_LP] = "LpPool"};
+    return onyx_pool_geometry(node, names[kind], nsp, in, has_dil, has_ceil, g);
+}
+
 static bool pool_dtype_ok(int dtype, bool allow_int8) {
     return nn_is_float_family(dtype) || (allow_int8 && (dtype == ONYX_INT8 || dtype == ONYX_UINT8));
 }
@@ -415,10 +320,10 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
     if (!onyx_is_tensor(x)) return ONYX_INVALID_ARG("input X is missing or not a tensor");
     if (!pool_dtype_ok(x->dtype, kind == POOL_MAX && ctx->opset >= 12))
         return ONYX_INVALID_ARG("input X has unsupported element type %s", onyx_dtype_name(x->dtype));
-    bool has_dil = kind == POOL_MAX ? ctx->opset >= 10 : kind == POOL_AVG ? ctx->opset >= 19 : ctx->opset >= 18;
-    bool has_ceil = kind == POOL_MAX || kind == POOL_AVG ? ctx->opset >= 10 : ctx->opset >= 18;
-    pool_geom g;
-    ONYX_TRY(pool_geometry(ctx->node, x, has_dil, has_ceil, &g));
+    if (x->rank < 3)
+        return ONYX_INVALID_ARG("input X must have rank >= 3 (N x C x D1 ...), got %d", x->rank);
+    onyx_pool_geom g;
+    ONYX_TRY(pool_geometry(ctx->node, ctx->opset, kind, x->rank - 2, x->dims + 2, &g));
     double p = 2;
     if (kind == POOL_LP) {
         p = onyx_attr_float(ctx->node, "p", 2.0f);
@@ -450,10 +355,9 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
         ONYX_TRY(onyx_kernel_output(ctx, 1, ONYX_INT64, x->rank, ydims, &ind));
     size_t planes = (size_t)x->dims[0] * (size_t)x->dims[1];
     if (y_numel == 0 || planes == 0) return NULL;
-    int64_t so = onyx_attr_int(ctx->node, "storage_order", 0);
-    if (so != 0 && so != 1) return ONYX_INVALID_ARG("attribute storage_order must be 0 or 1, got %lld", (long long)so);
-    pool_tap *tabs[ONYX_MAX_RANK];
-    pool_tap *tab_mem = tap_table(&g, tabs);
+    int64_t so = onyx_attr_int(ctx->node, "storage_order", 0);   /* 0 or 1: checked with the geometry */
+    onyx_pool_tap *tabs[ONYX_MAX_RANK];
+    onyx_pool_tap *tab_mem = tap_table(&g, tabs);
     if (!tab_mem) return ONYX_OOM();
     pool_job job = {kind, &g, x->dtype, x->data, y->data, ind ? ind->data : NULL, so == 1,
                     onyx_attr_int(ctx->node, "count_include_pad", 0) != 0, p,
@@ -471,7 +375,8 @@ static onyx_status *max_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx
 static onyx_status *avg_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG); }
 static onyx_status *lp_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP); }
 
-/* Output shape when the spatial dims and attributes are known. */
+/* Output shape: each spatial dim whose size is known, when the attributes
+ * are valid (else unknown: the kernel reports the error). */
 static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_in == 0 || !ctx->in[0]) return NULL;
     const onyx_type *t = ctx->in[0];
@@ -480,31 +385,13 @@ static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
         if (i == 1) ctx->out[i].dtype = ONYX_INT64;
     }
     if (t->rank < 3) return NULL;
-    onyx_value fake;
-    memset(&fake, 0, sizeof fake);
-    fake.rank = t->rank;
-    for (int i = 0; i < t->rank; i++) {
-        fake.dims[i] = t->dims[i];
-        if (i >= 2 && !onyx_dim_known(t->dims[i])) {
-            for (size_t o = 0; o < ctx->n_out; o++) ctx->out[o].dims[i] = ONYX_DIM_UNKNOWN;
-            fake.dims[i] = -1;
-        }
-    }
-    bool known = true;
-    for (int i = 2; i < t->rank; i++) known = known && fake.dims[i] >= 0;
-    if (!known) return NULL;
     const char *op = ctx->node->op_type;
-    bool is_max = !strcmp(op, "MaxPool"), is_avg = !strcmp(op, "AveragePool");
-    bool has_dil = is_max ? ctx->opset >= 10 : is_avg ? ctx->opset >= 19 : ctx->opset >= 18;
-    bool has_ceil = is_max || is_avg ? ctx->opset >= 10 : ctx->opset >= 18;
-    pool_geom g;
-    onyx_status *st = pool_geometry(ctx->node, &fake, has_dil, has_ceil, &g);
-    if (st) {
-        onyx_status_free(st);
-        return NULL;   /* the kernel reports it with the actual shapes */
-    }
+    pool_kind kind = !strcmp(op, "MaxPool") ? POOL_MAX : !strcmp(op, "AveragePool") ? POOL_AVG : POOL_LP;
+    onyx_pool_geom g;
+    onyx_status *st = pool_geometry(ctx->node, ctx->opset, kind, t->rank - 2, t->dims + 2, &g);
     for (size_t o = 0; o < ctx->n_out; o++)
-        for (int i = 0; i < g.nsp; i++) ctx->out[o].dims[2 + i] = g.out[i];
+        for (int i = 0; i < t->rank - 2; i++) ctx->out[o].dims[2 + i] = st ? ONYX_DIM_UNKNOWN : g.out[i];
+    onyx_status_free(st);
     return NULL;
 }
 
@@ -618,16 +505,16 @@ static onyx_status *max_unpool_compute(onyx_kernel_ctx *ctx) {
     if (x->rank < 3) return ONYX_INVALID_ARG("input X must have rank >= 3 (N x C x D1 ...), got %d", x->rank);
     int m = x->rank - 2;
     int64_t k[ONYX_MAX_RANK], s[ONYX_MAX_RANK], pads[2 * ONYX_MAX_RANK], ydims[ONYX_MAX_RANK];
-    ONYX_TRY(read_ints(ctx->node, "kernel_shape", (size_t)m, 1, 1, k, true));
-    ONYX_TRY(read_ints(ctx->node, "strides", (size_t)m, 1, 1, s, false));
-    ONYX_TRY(read_ints(ctx->node, "pads", 2 * (size_t)m, 0, 0, pads, false));
+    ONYX_TRY(onyx_pool_read_ints(ctx->node, "MaxUnpool", "kernel_shape", (size_t)m, 1, 1, k, true));
+    ONYX_TRY(onyx_pool_read_ints(ctx->node, "MaxUnpool", "strides", (size_t)m, 1, 1, s, false));
+    ONYX_TRY(onyx_pool_read_ints(ctx->node, "MaxUnpool", "pads", 2 * (size_t)m, 0, 0, pads, false));
     /* the shape MaxPool's indices refer to */
     int64_t inferred[ONYX_MAX_RANK];
     inferred[0] = x->dims[0];
     inferred[1] = x->dims[1];
     for (int i = 0; i < m; i++) {
         int64_t in = x->dims[2 + i], d = -1;
-        if (in <= POOL_MAX_PARAM)   /* keeps (in - 1) * stride far from overflow */
+        if (in <= ONYX_POOL_MAX_PARAM)   /* keeps (in - 1) * stride far from overflow */
             d = (in > 0 ? (in - 1) * s[i] : 0) + k[i] - pads[i] - pads[m + i];
         if (d < 0)
             return ONYX_INVALID_ARG("spatial dim %d: unpooled size %lld is invalid", i, (long long)d);
@@ -695,7 +582,7 @@ static onyx_status *max_roi_pool_compute(onyx_kernel_ctx *ctx) {
         return ONYX_INVALID_ARG("input rois must have shape [num_rois, 5]");
     size_t n_ps;
     const int64_t *ps = onyx_attr_ints(ctx->node, "pooled_shape", &n_ps);
-    if (!ps || n_ps != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > POOL_MAX_PARAM || ps[1] > POOL_MAX_PARAM)
+    if (!ps || n_ps != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > ONYX_POOL_MAX_PARAM || ps[1] > ONYX_POOL_MAX_PARAM)
         return ONYX_INVALID_ARG("attribute pooled_shape must be two positive sizes");
     double scale = onyx_attr_float(ctx->node, "spatial_scale", 1.0f);
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0];
