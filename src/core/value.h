@@ -17,6 +17,13 @@
 enum {
     ONYX_VALUE_OWNS_DATA = 1,   /* data was allocated by onyx_alloc and is freed with the value */
     ONYX_VALUE_CONST = 2,       /* data must not be written (initializer, caller memory) */
+    /* data is borrowed from the model's bytes and is not aligned for its
+     * element type: only byte-wise readers (Gather, EmbedLayerNormalization
+     * tables) ever see such a value; the session copies it to aligned memory
+     * for any other reader (session.c, align_constants). Large embedding
+     * tables stay in the file's pages, of which only the rows read become
+     * resident. */
+    ONYX_VALUE_UNALIGNED = 4,
 };
 
 struct onyx_value {
@@ -42,6 +49,14 @@ typedef struct onyx_value onyx_value;
 void *onyx_alloc(size_t nbytes);
 void *onyx_alloc_zeroed(size_t nbytes);
 void onyx_free(void *p);
+/* Between begin and end (nested, from any thread), blocks of 1-64 MiB given
+ * to onyx_free are kept and handed out again by onyx_alloc: session
+ * creation copies misaligned weights and then packs them into blocks of
+ * about the same size, and reusing pages already present saves the
+ * kernel's page faults and zeroing, which dominate loading large models.
+ * The last end frees what is left. (core/alloc.c) */
+void onyx_alloc_recycle_begin(void);
+void onyx_alloc_recycle_end(void);
 /* Shape helpers. */
 onyx_status *onyx_shape_numel(const int64_t *dims, int rank, int64_t *numel);
 

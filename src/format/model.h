@@ -209,6 +209,10 @@ void onyx_model_free(onyx_model *model);
  * symlinks), offset+length inside the file. */
 onyx_status *onyx_tensor_proto_to_value(const onyx_model *model, const onyx_tensor_proto *tp,
                                         onyx_value **out);
+/* The same for a graph initializer: large raw_data that is misaligned for
+ * its element type is borrowed too, flagged ONYX_VALUE_UNALIGNED (the
+ * session copies it unless only byte-wise readers use it). */
+onyx_status *onyx_initializer_to_value(const onyx_model *model, const onyx_tensor_proto *tp, onyx_value **out);
 onyx_status *onyx_sparse_tensor_to_value(const onyx_model *model,
                                          const onyx_sparse_tensor_proto *sp, onyx_value **out);
 

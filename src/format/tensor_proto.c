@@ -118,9 +118,17 @@ void onyx_release_mapped(const onyx_model *model, const void *pv, size_t n) {
 #endif
 }
 
+/* Misaligned raw_data at least this large is borrowed as it is (flagged
+ * ONYX_VALUE_UNALIGNED) rather than copied here. */
+#define UNALIGNED_BORROW_MIN ((size_t)64 << 10)
+
 /* Bytes laid out exactly like the tensor (raw_data or external data). */
+/* How raw bytes become a value: copied, borrowed where aligned, or (for
+ * initializers) also borrowed misaligned when large. */
+enum { BYTES_COPY, BYTES_BORROW_ALIGNED, BYTES_BORROW_ANY };
+
 static onyx_status *from_bytes(const onyx_model *model, const tshape *s, const char *name, const char *source,
-                               const uint8_t *p, size_t len, bool borrow, onyx_value **out) {
+                               const uint8_t *p, size_t len, int borrow, onyx_value **out) {
     if (s->dtype == ONYX_STRING)
         return ONYX_INVALID_MODEL("tensor '%s': string tensors cannot use %s", name, source);
     if (len != s->nbytes) {
@@ -135,6 +143,11 @@ static onyx_status *from_bytes(const onyx_model *model, const tshape *s, const c
     if (align > 8) align = 8;  /* complex: aligned like its parts is enough */
     if (borrow && ((uintptr_t)p % align) == 0)
         return onyx_tensor_wrap(s->dtype, s->rank, s->dims, (void *)p, s->nbytes, true, out);
+    if (borrow == BYTES_BORROW_ANY && s->nbytes >= UNALIGNED_BORROW_MIN) {   /* the session decides */
+        ONYX_TRY(onyx_tensor_wrap(s->dtype, s->rank, s->dims, (void *)p, s->nbytes, true, out));
+        (*out)->flags |= ONYX_VALUE_UNALIGNED;
+        return NULL;
+    }
     void *data;
     ONYX_TRY(alloc_data(s, name, &data));
     memcpy(data, p, s->nbytes);
@@ -495,7 +508,7 @@ done:
 /* ------------------------------------------------------------ TensorProto */
 
 static onyx_status *tensor_to_value(const onyx_model *model, const onyx_tensor_proto *tp,
-                                    bool borrow, onyx_value **out) {
+                                    int borrow, onyx_value **out) {
     tshape s;
     ONYX_TRY(check_shape("tensor", tname(tp), tp->data_type, tp->n_dims, tp->dims, &s));
     if (tp->data_location == 1) return from_external(model, &s, tp, out);
@@ -508,7 +521,13 @@ onyx_status *onyx_tensor_proto_to_value(const onyx_model *model, const onyx_tens
                                         onyx_value **out) {
     if (!tp || !out) return ONYX_INVALID_ARG("onyx_tensor_proto_to_value: NULL argument");
     *out = NULL;
-    return tensor_to_value(model, tp, true, out);
+    return tensor_to_value(model, tp, BYTES_BORROW_ALIGNED, out);
+}
+
+onyx_status *onyx_initializer_to_value(const onyx_model *model, const onyx_tensor_proto *tp, onyx_value **out) {
+    if (!tp || !out) return ONYX_INVALID_ARG("onyx_initializer_to_value: NULL argument");
+    *out = NULL;
+    return tensor_to_value(model, tp, BYTES_BORROW_ANY, out);
 }
 
 /* ------------------------------------------------------------ sparse */
@@ -615,9 +634,9 @@ static onyx_status *sparse_to_value(const onyx_model *model, const onyx_sparse_t
     tshape s;
     ONYX_TRY(check_shape("sparse tensor", name, sp->values.data_type, sp->n_dims, sp->dims, &s));
     onyx_value *vals = NULL, *idx = NULL;
-    onyx_status *st = tensor_to_value(model, &sp->values, true, &vals);
+    onyx_status *st = tensor_to_value(model, &sp->values, BYTES_BORROW_ALIGNED, &vals);
     if (st) return onyx_error_wrap(st, "sparse tensor '%s' values: ", name);
-    st = tensor_to_value(model, &sp->indices, true, &idx);
+    st = tensor_to_value(model, &sp->indices, BYTES_BORROW_ALIGNED, &idx);
     if (st) st = onyx_error_wrap(st, "sparse tensor '%s' indices: ", name);
     if (!st) st = densify(name, vals, idx, &s, out);
     onyx_value_destroy(vals);
@@ -666,7 +685,7 @@ static onyx_status *decode_element(vdec *d, const pb_msg *parent, const pb_field
     if (kind == ELEM_TENSOR) {
         onyx_tensor_proto tp;
         ONYX_TRY(onyx_pb_decode_tensor(d->arena, parent, f, &tp));
-        return tensor_to_value(NULL, &tp, false, out);
+        return tensor_to_value(NULL, &tp, BYTES_COPY, out);
     }
     if (kind == ELEM_SPARSE) {
         onyx_sparse_tensor_proto sp;
@@ -917,7 +936,7 @@ onyx_status *onyx_decode_tensor_file(const void *data, size_t len, onyx_value **
     onyx_tensor_proto tp;
     const uint8_t *p = data ? data : (const uint8_t *)"";
     onyx_status *st = onyx_pb_decode_tensor_buffer(arena, p, len, &tp);
-    if (!st) st = tensor_to_value(NULL, &tp, false, out);
+    if (!st) st = tensor_to_value(NULL, &tp, BYTES_COPY, out);
     onyx_arena_free(arena);
     return st;
 }

@@ -173,7 +173,7 @@ static onyx_status *add_inputs_and_constants(onyx_graph *g, const onyx_graph_pro
         const onyx_tensor_proto *tp = &gp->initializers[i];
         if (!tp->name || !tp->name[0]) return ONYX_INVALID_MODEL("initializer %zu has no name", i);
         onyx_value *val;
-        onyx_status *st = onyx_tensor_proto_to_value(g->model, tp, &val);
+        onyx_status *st = onyx_initializer_to_value(g->model, tp, &val);
         if (st) return onyx_error_wrap(st, "initializer '%s': ", tp->name);
         ONYX_TRY(add_constant(g, tp->name, val, ONYX_VAL_INITIALIZER));
     }

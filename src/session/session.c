@@ -2,6 +2,7 @@
  * API of onyx.h that is not about values or running. */
 #include "session/session.h"
 #include "ir/gradient.h"
+#include "ir/graph_edit.h"
 #include "ir/save_model.h"
 
 #include <stdarg.h>
@@ -273,6 +274,49 @@ static onyx_status *collect_io(onyx_session *s) {
     return NULL;
 }
 
+/* ------------------------------------------------------------ unaligned constants */
+
+/* Readers that copy rows of their input byte-wise, so misaligned data is
+ * fine: Gather's data and EmbedLayerNormalization's three tables. */
+static bool reads_bytewise(const onyx_node *n, size_t k) {
+    const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+    if (!*d && !strcmp(n->op_type, "Gather")) return k == 0;
+    return !strcmp(d, "com.microsoft") && !strcmp(n->op_type, "EmbedLayerNormalization") && k >= 2 && k <= 4;
+}
+
+static bool only_bytewise_readers(const onyx_graph *g, int32_t v) {
+    if (g->values[v].is_output || onyx_graph_value_captured(g, v)) return false;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (size_t k = 0; k < n->n_in; k++)
+            if (n->in[k] == v && !reads_bytewise(n, k)) return false;
+    }
+    return true;
+}
+
+/* Initializers borrowed misaligned from the model file (ONYX_VALUE_UNALIGNED)
+ * get an aligned copy unless only byte-wise readers use them: then a large
+ * embedding table stays in the file's pages, and only the rows a run reads
+ * become resident. Run before the optimiser (whose constant folding calls
+ * kernels) and again after it, since fusions change the readers. */
+static onyx_status *align_constants(onyx_graph *g) {
+    for (size_t v = 0; v < g->n_values; v++) {
+        onyx_value *c = g->values[v].constant;
+        if (!c || !(c->flags & ONYX_VALUE_UNALIGNED) || only_bytewise_readers(g, (int32_t)v)) continue;
+        void *d = onyx_alloc(c->nbytes);
+        if (!d) return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "out of memory copying initializer '%s' (%zu bytes)",
+                                  g->values[v].name, c->nbytes);
+        memcpy(d, c->data, c->nbytes);
+        onyx_release_mapped(g->model, c->data, c->nbytes);
+        c->data = d;
+        c->flags = (uint8_t)((c->flags | ONYX_VALUE_OWNS_DATA) & ~ONYX_VALUE_UNALIGNED);
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t k = 0; k < g->nodes[i].n_subgraphs; k++) ONYX_TRY(align_constants(g->nodes[i].subgraphs[k]));
+    return NULL;
+}
+
 static onyx_status *save_optimized(onyx_session *s, const char *path) {
     onyx_status *st = onyx_graph_save(s->graph, s->model, path, (size_t)1 << 20);
     return st ? onyx_error_wrap(st, "saving the optimized model: ") : NULL;
@@ -282,6 +326,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     onyx_infer_graph(s->graph, s->env);
     ONYX_TRY(onyx_expand_gradients(s->graph));
+    ONYX_TRY(align_constants(s->graph));
     int level = o ? (int)o->opt_level : ONYX_OPT_ALL;
     if (level > ONYX_OPT_DISABLED) {
         const char *cfg = onyx_session_options_config(o, "session.disabled_optimizers");
@@ -306,6 +351,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     } else if (o && o->optimized_model_path) {
         ONYX_TRY(save_optimized(s, o->optimized_model_path));
     }
+    ONYX_TRY(align_constants(s->graph));
     ONYX_TRY(create_providers(s, o));
     ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
     ONYX_TRY(collect_io(s));
@@ -352,10 +398,12 @@ onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_ses
     *out = NULL;
     onyx_session *s;
     ONYX_TRY(session_new(env, o, &s));
+    onyx_alloc_recycle_begin();   /* weight copies become packed weights */
     int64_t t0 = onyx_now_ns();
     onyx_status *st = onyx_model_load_file(path, &s->model);
     int64_t t1 = onyx_now_ns();
     if (!st) st = session_init(s, o);
+    onyx_alloc_recycle_end();
     onyx_profiler_session_event(s->profiler, "model_loading_uri", t0, t1);
     onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
     if (st) {
@@ -372,11 +420,13 @@ onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, si
     *out = NULL;
     onyx_session *s;
     ONYX_TRY(session_new(env, o, &s));
+    onyx_alloc_recycle_begin();   /* weight copies become packed weights */
     int64_t t0 = onyx_now_ns();
     onyx_status *st = onyx_model_load_buffer(data, len, onyx_session_options_config(o, "session.model_dir"),
                                              &s->model);
     int64_t t1 = onyx_now_ns();
     if (!st) st = session_init(s, o);
+    onyx_alloc_recycle_end();
     onyx_profiler_session_event(s->profiler, "model_loading_array", t0, t1);
     onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
     if (st) {

@@ -395,8 +395,13 @@ typedef struct emb_job {
     int failed;                /* 1: out of memory, 2: index out of range */
 } emb_job;
 
-/* Row r of an embedding table as float (converted into buf for float16). */
+/* Row r of an embedding table as float (converted into buf for float16,
+ * copied there when the table is a misaligned view of the model file). */
 static const float *emb_row(const onyx_value *t, int64_t r, int64_t H, float *buf) {
+    if (t->dtype == ONYX_FLOAT && (uintptr_t)t->data % sizeof(float)) {
+        memcpy(buf, (const char *)t->data + (size_t)(r * H) * sizeof(float), (size_t)H * sizeof(float));
+        return buf;
+    }
     return nn_in_span_float(t->dtype, t->data, (size_t)(r * H), (size_t)H, buf);
 }
 

@@ -52,9 +52,11 @@ typedef struct gather_job {
     size_t row; /* bytes per gathered slice */
 } gather_job;
 
+/* memcpy: data may be a misaligned table borrowed from the model file
+ * (ONYX_VALUE_UNALIGNED); a fixed-size memcpy compiles to one load. */
 #define GATHER_TYPED(T)                                                                            \
     for (; r < (int64_t)end; r++) {                                                                \
-        ((T *)j->dst)[r] = ((const T *)j->src)[o * j->n_axis + j->idx[i]];                         \
+        memcpy((T *)j->dst + r, (const T *)j->src + o * j->n_axis + j->idx[i], sizeof(T));        \
         if (++i == j->nidx) {                                                                      \
             i = 0;                                                                                 \
             o++;                                                                                   \
