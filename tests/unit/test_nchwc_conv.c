@@ -16,6 +16,7 @@
 #include "providers/cpu/kernels/nchwc.h"
 #include "providers/cpu/kernels/nchwc_conv.h"
 #include "providers/cpu/kernels/nchwc_impl.h"
+#include "providers/cpu/kernels/nchwc_winograd.h"
 #include "testlib.h"
 
 static onyx_value *tensor(int rank, const int64_t *dims, bool random) {
@@ -419,6 +420,58 @@ static void test_depthwise(onyx_threadpool *tp) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], tp);
 }
 
+/* Winograd F(2,3) (forced on, so small shapes take it too): odd output
+ * sizes (partial tiles), pads 0/1/asymmetric, channels not multiples of
+ * 16, Z and each activation, batches, many tiles (several tile blocks). */
+static void test_winograd(onyx_threadpool *tp) {
+    const conv_case cases[] = {
+        {.N = 1, .C = 17, .H = 5, .W = 5, .M = 40, .pads = P1, .bias = true},
+        {.N = 2, .C = 40, .H = 7, .W = 7, .M = 17, .pads = P1, .bias = true, .z = true, .act = ONYX_GEMM_ACT_RELU},
+        {.N = 1, .C = 32, .H = 13, .W = 13, .M = 64, .pads = P1, .act = ONYX_GEMM_ACT_LEAKY_RELU, .act_params = true,
+         .a = 0.2f},
+        {.N = 1, .C = 24, .H = 1, .W = 9, .M = 20, .pads = P1, .bias = true, .act = ONYX_GEMM_ACT_CLIP,
+         .act_params = true, .a = -0.3f, .b = 0.4f},
+        {.N = 2, .C = 16, .H = 9, .W = 1, .M = 16, .pads = P1, .z = true},
+        {.N = 1, .C = 20, .H = 9, .W = 8, .M = 33, .pads = P0, .bias = true, .z = true, .act = ONYX_GEMM_ACT_CLIP},
+        {.N = 1, .C = 18, .H = 8, .W = 11, .M = 24, .pads = {0, 1, 2, 0}, .bias = true},
+        {.N = 2, .C = 33, .H = 6, .W = 7, .M = 50, .pads = {2, 0, 1, 3}, .z = true, .act = ONYX_GEMM_ACT_RELU},
+        {.N = 1, .C = 16, .H = 3, .W = 3, .M = 16, .pads = P0, .bias = true},
+        {.N = 1, .C = 16, .H = 2, .W = 2, .M = 16, .pads = {3, 2, 1, 4}, .bias = true},
+        {.N = 1, .C = 16, .H = 10, .W = 9, .M = 20, .auto_pad = "SAME_UPPER", .bias = true, .z = true},
+        {.N = 3, .C = 72, .H = 29, .W = 31, .M = 130, .pads = P1, .bias = true, .z = true, .act = ONYX_GEMM_ACT_RELU},
+        {.N = 1, .C = 300, .H = 14, .W = 14, .M = 96, .pads = P1, .bias = true, .act = ONYX_GEMM_ACT_RELU},
+        {.N = 2, .C = 64, .H = 56, .W = 56, .M = 64, .pads = P1, .bias = true, .z = true, .act = ONYX_GEMM_ACT_RELU},
+    };
+    onyx_nchwc_wino_force(1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_case c = cases[i];
+        c.KH = c.KW = 3;
+        c.sh = c.sw = c.dh = c.dw = 1;
+        run_case(&c, tp);
+    }
+    onyx_nchwc_wino_force(0);
+    /* init saw X's size and packed only the Winograd weights: compute must
+     * take Winograd even where the rule (here: never) says direct */
+    conv_case c = {.N = 1, .C = 40, .H = 8, .W = 9, .M = 36, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                   .pads = P1, .bias = true, .act = ONYX_GEMM_ACT_RELU};
+    const int64_t xd[4] = {1, 40, 8, 9}, wd[4] = {36, 40, 3, 3}, bd = 36;
+    onyx_value *x = tensor(4, xd, true), *w = tensor(4, wd, true), *b = tensor(1, &bd, true), *y = NULL;
+    onyx_value *xb = to_blocked(x, true);
+    int64_t pads[4] = {1, 1, 1, 1};
+    onyx_attr_proto attrs[2] = {attr_ints("pads", pads, 4), attr_str("activation", "Relu")};
+    const onyx_value *in[3] = {xb, w, b};
+    op_run r;
+    onyx_nchwc_wino_force(1);
+    CHECK_OK(op_init(&r, attrs, 2, in, 3, true, true, true));
+    onyx_nchwc_wino_force(-1);
+    CHECK_OK(op_compute(&r, in, 3, tp, &y));
+    onyx_nchwc_wino_force(0);
+    CHECK(check_conv(&c, x, w, b, NULL, NULL, y, "Winograd weights only"));
+    op_free(&r);
+    onyx_value *vals[] = {x, w, b, xb, y};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void test_errors(void) {
@@ -567,20 +620,26 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Median GFLOP/s of repeated runs (packing once, as a session does). */
+/* The bench's batch and whether it adds a Z input. */
+static int64_t bench_n = 1;
+static bool bench_z;
+
 static double bench_one(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, bool nchw, onyx_threadpool *tp) {
-    const int64_t p = k / 2, xd[4] = {1, C, H, H}, wd[4] = {M, C, k, k};
+    const int64_t p = k / 2, xd[4] = {bench_n, C, H, H}, wd[4] = {M, C, k, k};
+    const int64_t OH = (H + 2 * p - k) / s + 1, zd[4] = {bench_n, M, OH, OH};
     onyx_value *x = tensor(4, xd, true), *w = tensor(4, wd, true), *b = tensor(1, &M, true), *y = NULL;
-    onyx_value *xb = nchw ? NULL : to_blocked(x, false);
+    onyx_value *xb = nchw ? NULL : to_blocked(x, false), *zn = bench_z ? tensor(4, zd, true) : NULL;
+    onyx_value *z = zn ? to_blocked(zn, false) : NULL;
     int64_t pads[4] = {p, p, p, p}, st[2] = {s, s};
     onyx_attr_proto attrs[3] = {attr_ints("pads", pads, 4), attr_ints("strides", st, 2), attr_str("activation", "Relu")};
-    const onyx_value *in[3] = {nchw ? x : xb, w, b};
+    const onyx_value *in[4] = {nchw ? x : xb, w, b, z};
+    const size_t n_in = z ? 4 : 3;
     op_run r;
-    CHECK_OK(op_init(&r, attrs, 3, in, 3, true, true, true));
-    const int64_t OH = (H + 2 * p - k) / s + 1;
-    const double flops = 2.0 * M * OH * OH * C * k * k;
+    CHECK_OK(op_init(&r, attrs, 3, in, n_in, true, true, true));
+    const double flops = 2.0 * bench_n * M * OH * OH * C * k * k;
     /* warm-up: caches, and the clock, which ramps up over tens of ms from idle */
     for (double t0 = now_s(); now_s() - t0 < 0.15;) {
-        CHECK_OK(op_compute(&r, in, 3, tp, &y));
+        CHECK_OK(op_compute(&r, in, n_in, tp, &y));
         onyx_value_destroy(y);
         y = NULL;
     }
@@ -588,7 +647,7 @@ static double bench_one(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, b
     int reps = 0;
     for (double total = 0; reps < 15 && (reps < 5 || total < 0.3); reps++) {
         double t0 = now_s();
-        CHECK_OK(op_compute(&r, in, 3, tp, &y));
+        CHECK_OK(op_compute(&r, in, n_in, tp, &y));
         t[reps] = now_s() - t0;
         total += t[reps];
         onyx_value_destroy(y);
@@ -596,7 +655,7 @@ static double bench_one(int64_t C, int64_t H, int64_t M, int64_t k, int64_t s, b
     }
     qsort(t, (size_t)reps, sizeof t[0], cmp_double);
     op_free(&r);
-    onyx_value *vals[] = {x, w, b, xb};
+    onyx_value *vals[] = {x, w, b, xb, zn, z};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
     return flops / t[(reps - 1) / 2] * 1e-9;
 }
@@ -631,6 +690,38 @@ static void bench(onyx_threadpool *tp) {
     bench_list(others, sizeof others / sizeof others[0], tp);
 }
 
+/* 3x3 stride 1 convolutions: direct against Winograd F(2,3), effective
+ * GFLOP/s (2 * N * M * OH * OW * C * 9 over the time). */
+static void bench_wino(onyx_threadpool *tp) {
+    static const int64_t shapes[][4] = {   /* C, H, M, N */
+        {64, 56, 64, 1},  {128, 28, 128, 1}, {256, 14, 256, 1}, {512, 7, 512, 1}, {512, 7, 512, 8},
+        {16, 55, 64, 1},  {32, 27, 128, 1},  {48, 13, 192, 1},  {64, 13, 256, 1}, {32, 14, 32, 1},
+        {32, 7, 32, 1},   {64, 7, 64, 1},    {256, 6, 256, 1},  {256, 5, 256, 1}, {16, 28, 16, 1},
+        {16, 14, 16, 1},  {16, 7, 16, 1},    {8, 14, 8, 1},     {256, 4, 256, 1}, {256, 3, 256, 1},
+        {64, 4, 64, 1},   {2048, 7, 512, 1}, {64, 112, 64, 1},
+    };
+    printf("3x3 s1 pad 1 bias Relu (%s), effective GFLOP/s: direct | Winograd\n", onyx_nchwc_conv_isa());
+    for (int zi = 0; zi < 2; zi++) {
+        bench_z = zi == 1;
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const int64_t *s = shapes[i];
+            double r[2][2];
+            bench_n = s[3];
+            for (int m = 0; m < 2; m++) {
+                onyx_nchwc_wino_force(m == 0 ? -1 : 1);
+                r[m][0] = bench_one(s[0], s[1], s[2], 3, 1, false, NULL);
+                r[m][1] = bench_one(s[0], s[1], s[2], 3, 1, false, tp);
+            }
+            printf("  N=%lld C=%-4lld H=%-3lld M=%-4lld%s  1T %6.1f | %6.1f   2T %6.1f | %6.1f\n", (long long)s[3],
+                   (long long)s[0], (long long)s[1], (long long)s[2], bench_z ? " Z" : "  ", r[0][0], r[1][0],
+                   r[0][1], r[1][1]);
+        }
+    }
+    onyx_nchwc_wino_force(0);
+    bench_n = 1;
+    bench_z = false;
+}
+
 int main(int argc, char **argv) {
     onyx_threadpool *tp = onyx_threadpool_create(2);
     if (argc > 1 && !strcmp(argv[1], "bench")) {
@@ -639,6 +730,11 @@ int main(int argc, char **argv) {
          * no page faults in the timings. */
         mallopt(M_MMAP_THRESHOLD, 32 << 20);   /* glibc's maximum */
         mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        if (argc == 3 && !strcmp(argv[2], "wino")) {
+            bench_wino(tp);
+            onyx_threadpool_free(tp);
+            return 0;
+        }
         if (argc == 3) onyx_nchwc_conv_force_generic(!strcmp(argv[2], "generic"));
         if (argc >= 7) {
             int64_t v[5];
@@ -669,6 +765,15 @@ int main(int argc, char **argv) {
         test_random(tp, 30);
         test_init_variants(tp);
         test_released_weights(tp);
+        test_winograd(NULL);
+        test_winograd(tp);
+        /* every structurally eligible case again, through Winograd */
+        onyx_nchwc_wino_force(1);
+        test_cases(tp);
+        test_random(tp, 30);
+        test_init_variants(NULL);
+        test_released_weights(tp);
+        onyx_nchwc_wino_force(0);
     }
     onyx_nchwc_conv_force_generic(false);
     onyx_nchwc_select_isa(onyx_nchwc_fast() ? "avx512f" : "generic");

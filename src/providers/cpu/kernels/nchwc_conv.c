@@ -24,6 +24,7 @@
 #include "providers/cpu/kernels/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc.h"
 #include "providers/cpu/kernels/nchwc_conv.h"
+#include "providers/cpu/kernels/nchwc_winograd.h"
 
 #define BLK ONYX_NCHWC_BLOCK
 /* Weights of one block group and input-channel chunk: small enough to stay
@@ -260,6 +261,7 @@ typedef struct nconv_state {
     float *w_blocked;   /* group 1, blocked X (nchwc_conv.h layout) */
     float *w_nchw;      /* group 1, NCHW X */
     float *w_dw;        /* depthwise: [Cb][KH][KW][16] */
+    float *w_wino;      /* 3x3 stride 1 blocked X: Winograd U (nchwc_winograd.h), or NULL */
     float *bias;        /* Mb * 16 (zero padding lanes), when B is constant */
 } nconv_state;
 
@@ -269,6 +271,7 @@ static void nconv_free(void *p) {
     onyx_free(st->w_blocked);
     onyx_free(st->w_nchw);
     onyx_free(st->w_dw);
+    onyx_free(st->w_wino);
     onyx_free(st->bias);
     free(st);
 }
@@ -351,6 +354,19 @@ static onyx_status *check_bias(const onyx_value *B, int64_t M) {
                             onyx_is_tensor(B) ? onyx_shape_str(B->dims, B->rank, sb, sizeof sb) : "");
 }
 
+/* Whether Winograd runs for every X of the static type (blocked, spatial
+ * size known): then the direct weights are never read. */
+static bool wino_only(const onyx_type *xt, const nconv_attrs *a, const int64_t *wd) {
+    if (!xt || xt->rank != 5 || !onyx_dim_known(xt->dims[2]) || !onyx_dim_known(xt->dims[3])) return false;
+    onyx_nchwc_geom g;
+    onyx_status *err = conv_geometry(a, xt->dims, 5, wd, false, &g);
+    if (err) {
+        onyx_status_free(err);   /* compute reports it */
+        return false;
+    }
+    return onyx_nchwc_wino_applies(&g, true);
+}
+
 static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W, nconv_state *st) {
     int xrank = -1;   /* unknown: pack for both layouts */
     const onyx_type *xt = info->in_types && info->n_in > 0 ? info->in_types[0] : NULL;
@@ -369,7 +385,20 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         onyx_nchwc_dw_pack(&g, W->data, st->w_dw);
         return NULL;
     }
-    if (xrank != 4) ONYX_TRY(pack_direct(W->data, W->dims, BLK, &st->w_blocked));
+    /* Winograd F(2,3) where it may apply; compute picks per shape, so the
+     * direct weights are packed too unless X's static size settles it */
+    const onyx_nchwc_geom wg = {.C = W->dims[1], .M = W->dims[0], .KH = W->dims[2], .KW = W->dims[3],
+                                .SH = st->a.strides[0], .SW = st->a.strides[1], .DH = st->a.dilations[0],
+                                .DW = st->a.dilations[1]};
+    if (xrank != 4 && onyx_nchwc_wino_applies(&wg, false)) {
+        const int64_t n = onyx_nchwc_wino_packed_size(wg.M, wg.C);
+        if (n <= 0) return ONYX_INVALID_ARG("Winograd weights of W [%lld, %lld, 3, 3] are too large", (long long)wg.M,
+                                            (long long)wg.C);
+        ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_wino));
+        onyx_nchwc_wino_pack(W->data, wg.M, wg.C, st->w_wino);
+    }
+    if (xrank != 4 && !(st->w_wino && wino_only(xt, &st->a, W->dims)))
+        ONYX_TRY(pack_direct(W->data, W->dims, BLK, &st->w_blocked));
     if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, &st->w_nchw));
     return NULL;
 }
@@ -660,7 +689,9 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     const int64_t ydims[5] = {g.N, g.Mb, g.OH, g.OW, BLK};
     if (Z) ONYX_TRY(check_z(Z, ydims));
     const float *w = st->depthwise ? st->w_dw : X->rank == 5 ? st->w_blocked : st->w_nchw;
-    if (!w) return ONYX_RUNTIME_ERROR("no packed weights for X of rank %d", X->rank);
+    /* Winograd: where it pays, and always when init packed only its weights */
+    const bool wino = !st->depthwise && X->rank == 5 && st->w_wino && (!w || onyx_nchwc_wino_applies(&g, true));
+    if (!w && !wino) return ONYX_RUNTIME_ERROR("no packed weights for X of rank %d", X->rank);
     float *bias_own = NULL;
     const float *bias = st->bias;
     if (B && !bias) {   /* a computed B: padded per run */
@@ -673,6 +704,9 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     if (!err && Y->numel > 0) {
         if (st->depthwise)
             conv_depthwise(&g, X->data, w, bias, Z ? Z->data : NULL, Y->data, &st->a.act, ctx->tp);
+        else if (wino)
+            err = onyx_nchwc_wino_conv(&g, pick_tile(), X->data, st->w_wino, bias, Z ? Z->data : NULL, Y->data,
+                                       &st->a.act, ctx->tp);
         else
             err = conv_direct(&g, X->rank == 5 ? BLK : 1, X->data, w, bias, Z ? Z->data : NULL, Y->data,
                               &st->a.act, ctx->tp);
