@@ -885,7 +885,7 @@ static double bench_one(size_t M, size_t N, size_t K, bool packed, onyx_threadpo
 }
 
 static void bench(onyx_threadpool *tp) {
-    static const size_t shapes[][3] = {{1024, 1024, 1024}, {64, 3136, 576}, {256, 784, 1152},
+    static const size_t shapes[][3] = {{1024, 1024, 1024}, {4096, 4096, 1024}, {64, 3136, 576}, {256, 784, 1152},
                                        {512, 49, 4608}, {128, 768, 768}, {128, 3072, 768},
                                        {1, 1000, 2048}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {

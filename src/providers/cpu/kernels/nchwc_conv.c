@@ -305,26 +305,32 @@ static onyx_status *alloc_floats(int64_t a, int64_t b, int64_t c, int64_t d, flo
 }
 
 /* W [M, C, KH, KW] into the tile layout: per group of nob output blocks,
- * [C/lanes][KH][KW][lanes][nob][16]; padding channels are zero. Filters
- * are taken 8 at a time: their rows of W are 8 sequential read streams,
- * where reading all the group's filters at one (c, k) would touch lines
- * C*K floats apart, which share an L1 set when C*K is a power of two. */
-#define PACK_FILTERS 8
+ * [C/lanes][KH][KW][lanes][nob][16]; padding channels are zero. Packed by
+ * blocks of 16 filters x one channel unit: the block's K * lanes rows of 16
+ * filters are gathered in a buffer (the 16 filters' rows of W are 16
+ * sequential read streams), then written as whole 64-byte lines. Writing
+ * element by element in destination order would read lines C*K floats
+ * apart, which share an L1 set when C*K is a power of two. */
 static void pack_group(const float *w, int64_t M, int64_t C, int64_t K, int64_t Cp, int lanes, int64_t m0,
-                       int64_t width, float *pg) {
-    for (int64_t j0 = 0; j0 < width; j0 += PACK_FILTERS) {
-        const int64_t nj = width - j0 < PACK_FILTERS ? width - j0 : PACK_FILTERS;
-        float *row = pg + j0;
-        for (int64_t cu = 0; cu < Cp / lanes; cu++)
-            for (int64_t k = 0; k < K; k++)
-                for (int l = 0; l < lanes; l++, row += width) {
+                       int64_t width, float *pg, float *buf /* K * lanes * 16 */) {
+    for (int64_t j0 = 0; j0 < width; j0 += BLK)
+        for (int64_t cu = 0; cu < Cp / lanes; cu++) {
+            for (int jj = 0; jj < BLK; jj++) {
+                const int64_t m = m0 + j0 + jj;
+                /* the next unit of this filter: 16 streams are more than the
+                 * hardware prefetchers follow, and W comes from DRAM */
+                if (m < M && (cu + 1) * lanes < C)
+                    for (int64_t off = 0; off < lanes * K; off += 16)
+                        __builtin_prefetch(w + (m * C + (cu + 1) * lanes) * K + off);
+                for (int l = 0; l < lanes; l++) {
                     const int64_t c = cu * lanes + l;
-                    for (int64_t j = 0; j < nj; j++) {
-                        const int64_t m = m0 + j0 + j;
-                        row[j] = m < M && c < C ? w[(m * C + c) * K + k] : 0.0f;
-                    }
+                    const float *src = m < M && c < C ? w + (m * C + c) * K : NULL;
+                    for (int64_t k = 0; k < K; k++) buf[(k * lanes + l) * BLK + jj] = src ? src[k] : 0.0f;
                 }
-    }
+            }
+            for (int64_t r = 0; r < K * lanes; r++)
+                memcpy(pg + (cu * K * lanes + r) * width + j0, buf + r * BLK, BLK * sizeof(float));
+        }
 }
 
 static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, float **out) {
@@ -332,10 +338,17 @@ static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, fl
     const int64_t Mb = onyx_nchwc_blocks(M), Cp = lanes == BLK ? onyx_nchwc_blocks(C) * BLK : C;
     ONYX_TRY(alloc_floats(Mb * BLK, Cp, K, 1, out));
     const block_groups bg = make_groups(Mb);
+    float *buf = malloc((size_t)(K * lanes * BLK) * sizeof *buf);   /* K <= MAX kernel taps checked at init */
+    if (!buf) {
+        onyx_free(*out);
+        *out = NULL;
+        return ONYX_OOM();
+    }
     for (int64_t gi = 0; gi < bg.n; gi++) {
         const int64_t ob0 = group_start(&bg, gi);
-        pack_group(w, M, C, K, Cp, lanes, ob0 * BLK, group_nob(&bg, gi) * BLK, *out + ob0 * BLK * Cp * K);
+        pack_group(w, M, C, K, Cp, lanes, ob0 * BLK, group_nob(&bg, gi) * BLK, *out + ob0 * BLK * Cp * K, buf);
     }
+    free(buf);
     return NULL;
 }
 

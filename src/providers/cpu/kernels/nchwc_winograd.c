@@ -97,37 +97,54 @@ int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C) {
     return n;
 }
 
-/* u = G g G^T of one 3x3 filter g (row major), 16 values. */
-static void transform_filter(const float *g, float *u) {
-    float t[4][3];   /* G g */
-    for (int j = 0; j < 3; j++) {
-        t[0][j] = g[j];
-        t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
-        t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
-        t[3][j] = g[6 + j];
-    }
-    for (int i = 0; i < 4; i++) {
-        u[4 * i + 0] = t[i][0];
-        u[4 * i + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-        u[4 * i + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-        u[4 * i + 3] = t[i][2];
-    }
+/* u = G g G^T is linear in g: u_e = sum_k WINO_GG[e][k] g_k, with
+ * WINO_GG[4i + j][3a + b] = G[i][a] G[j][b] for G = [1 0 0; .5 .5 .5;
+ * .5 -.5 .5; 0 0 1]. */
+static void wino_coefficients(float gg[NE][9]) {
+    static const float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) gg[4 * i + j][3 * a + b] = G[i][a] * G[j][b];
 }
 
+/* Each plane e is [groups][Cb*16 input channels][nob*16 output channels].
+ * Packed by blocks of 16 filters x 16 channels: the block's 3x3 taps are
+ * gathered into gb[tap][channel][filter] (each filter's 16 channels are 144
+ * consecutive floats of W), the 16 transforms run as vector loops over the
+ * block's 256 filters, and each plane then receives 16 whole 64-byte rows.
+ * Padding filters and channels are zeros. */
 void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
-    const int64_t Mb = onyx_nchwc_blocks(M), Cb = onyx_nchwc_blocks(C), plane = Mb * BLK * Cb * BLK;
+    const int64_t Mb = onyx_nchwc_blocks(M), Cp = onyx_nchwc_blocks(C) * BLK, plane = Mb * BLK * Cp;
     const wino_groups bg = make_groups(Mb);
-    memset(packed, 0, (size_t)(plane * NE) * sizeof(float));
+    float gg[NE][9];
+    wino_coefficients(gg);
+    float gb[9][BLK * BLK], tmp[BLK * BLK];   /* [tap][cc * 16 + jj], one plane's block */
     for (int64_t gi = 0; gi < bg.n; gi++) {
-        const int64_t ob0 = group_start(&bg, gi), nob = group_nob(&bg, gi);
-        float *pg = packed + ob0 * BLK * Cb * BLK;
-        for (int64_t m = ob0 * BLK; m < (ob0 + nob) * BLK && m < M; m++)
-            for (int64_t c = 0; c < C; c++) {
-                float u[NE];
-                transform_filter(w + (m * C + c) * 9, u);
-                /* [Cb][16 input lanes][nob][16 output lanes] */
-                const int64_t at = ((c / BLK * BLK + c % BLK) * nob + (m / BLK - ob0)) * BLK + m % BLK;
-                for (int e = 0; e < NE; e++) pg[e * plane + at] = u[e];
+        const int64_t ob0 = group_start(&bg, gi), width = group_nob(&bg, gi) * BLK;
+        float *pg = packed + ob0 * BLK * Cp;
+        for (int64_t j0 = 0; j0 < width; j0 += BLK)
+            for (int64_t c0 = 0; c0 < Cp; c0 += BLK) {
+                for (int jj = 0; jj < BLK; jj++) {
+                    const int64_t m = ob0 * BLK + j0 + jj;
+                    if (m < M && c0 + BLK < C)   /* the next block's 144 floats of this filter */
+                        for (int off = 0; off < BLK * 9; off += 16) __builtin_prefetch(w + (m * C + c0 + BLK) * 9 + off);
+                    for (int cc = 0; cc < BLK; cc++) {
+                        const int64_t c = c0 + cc;
+                        const float *g = m < M && c < C ? w + (m * C + c) * 9 : NULL;
+                        for (int k = 0; k < 9; k++) gb[k][cc * BLK + jj] = g ? g[k] : 0.0f;
+                    }
+                }
+                for (int e = 0; e < NE; e++) {
+                    for (int i = 0; i < BLK * BLK; i++) tmp[i] = 0.0f;
+                    for (int k = 0; k < 9; k++) {
+                        const float f = gg[e][k];
+                        if (f != 0.0f)
+                            for (int i = 0; i < BLK * BLK; i++) tmp[i] += f * gb[k][i];
+                    }
+                    for (int cc = 0; cc < BLK; cc++)
+                        memcpy(pg + e * plane + (c0 + cc) * width + j0, tmp + cc * BLK, BLK * sizeof(float));
+                }
             }
     }
 }
