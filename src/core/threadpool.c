@@ -77,6 +77,16 @@ static void *worker_main(void *p) {
     }
 }
 
+static _Thread_local onyx_threadpool *init_pool;
+
+onyx_threadpool *onyx_threadpool_for_init(onyx_threadpool *tp) {
+    onyx_threadpool *old = init_pool;
+    init_pool = tp;
+    return old;
+}
+
+onyx_threadpool *onyx_threadpool_init_pool(void) { return init_pool; }
+
 int onyx_cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

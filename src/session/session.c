@@ -352,11 +352,6 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
         ONYX_TRY(save_optimized(s, o->optimized_model_path));
     }
     ONYX_TRY(align_constants(s->graph));
-    ONYX_TRY(create_providers(s, o));
-    ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
-    ONYX_TRY(collect_io(s));
-    const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
-    s->memplan_disabled = nomp && !strcmp(nomp, "1");
     if (o && o->use_env_threads) {
         if (!s->env || !s->env->pool)
             return ONYX_INVALID_ARG("the session asks for the environment's thread pool, but it has none "
@@ -368,6 +363,15 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
         if (!s->tp) return ONYX_OOM();
         s->owns_tp = true;
     }
+    ONYX_TRY(create_providers(s, o));
+    /* kernels pack their weights with the session's threads */
+    onyx_threadpool *outer = onyx_threadpool_for_init(s->tp);
+    onyx_status *pst = onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan);
+    onyx_threadpool_for_init(outer);
+    ONYX_TRY(pst);
+    ONYX_TRY(collect_io(s));
+    const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
+    s->memplan_disabled = nomp && !strcmp(nomp, "1");
     return NULL;
 }
 

@@ -113,7 +113,10 @@ static bool run_problem(const problem *p, int mode, onyx_threadpool *tp) {
         a = (onyx_gemm_operand){.packed = pa};
     }
     if (mode == MODE_PACK_B || mode == MODE_PACK_AB) {
+        /* packed on the pool's threads, as during session creation */
+        onyx_threadpool *outer = onyx_threadpool_for_init(tp);
         CHECK_OK(onyx_sgemm_pack_b(p->tb, p->K, p->N, p->B, p->ldb, &pb));
+        onyx_threadpool_for_init(outer);
         b = (onyx_gemm_operand){.packed = pb};
     }
     if (mode == MODE_ROWS) b = (onyx_gemm_operand){.row_fn = gen_row, .row_ctx = p};

@@ -181,7 +181,7 @@ static void pack_b_block(const onyx_gemm_isa *isa, const onyx_gemm_operand *B, s
     }
 }
 
-static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K,
+static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero,
                                onyx_packed_mat **out) {
     *out = NULL;
     size_t unit = is_b ? isa->nr : isa->mr;
@@ -194,7 +194,7 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
         return ONYX_INVALID_ARG("gemm: matrix of %zu x %zu too large to pack", outer, K);
     onyx_packed_mat *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
-    p->data = onyx_alloc_zeroed(bytes ? bytes : sizeof(float));
+    p->data = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
     if (!p->data) {
         free(p);
         return ONYX_OOM();
@@ -210,23 +210,48 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
     return NULL;
 }
 
+/* Packing B by (K block, column range) items, on the session's threads
+ * while it loads (onyx_threadpool_init_pool). */
+#define PACK_B_COLUMN_PARTS 4
+typedef struct pack_b_job {
+    const onyx_gemm_isa *isa;
+    const onyx_gemm_operand *op;
+    onyx_packed_mat *p;
+    size_t K, N, strips_per_part;
+} pack_b_job;
+
+static void pack_b_items(void *arg, size_t begin, size_t end) {
+    const pack_b_job *j = arg;
+    const size_t NR = j->isa->nr;
+    for (size_t it = begin; it < end; it++) {
+        size_t pc = it / PACK_B_COLUMN_PARTS * j->p->kcb, part = it % PACK_B_COLUMN_PARTS;
+        size_t kc = j->K - pc < j->p->kcb ? j->K - pc : j->p->kcb;
+        size_t j0 = part * j->strips_per_part * NR;
+        if (j0 >= j->N) continue;
+        size_t nc = j->N - j0 < j->strips_per_part * NR ? j->N - j0 : j->strips_per_part * NR;
+        pack_b_block(j->isa, j->op, pc, kc, j0, nc, j->p->data + pc * j->p->padded + j0 * kc, kc * NR);
+    }
+}
+
 onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                onyx_packed_mat **out) {
     const onyx_gemm_isa *isa = current_isa();
-    ONYX_TRY(packed_new(isa, true, N, K, out));
+    /* pack_b_block writes every element, padding strips included */
+    ONYX_TRY(packed_new(isa, true, N, K, false, out));
     onyx_packed_mat *p = *out;
+    if (K == 0 || N == 0 || p->kcb == 0) return NULL;
     onyx_gemm_operand op = {.data = B, .ld = ldb, .trans = transB};
-    for (size_t pc = 0; pc < K; pc += p->kcb) {
-        size_t kc = K - pc < p->kcb ? K - pc : p->kcb;
-        pack_b_block(isa, &op, pc, kc, 0, N, p->data + pc * p->padded, kc * isa->nr);
-    }
+    size_t strips = (N + isa->nr - 1) / isa->nr;
+    pack_b_job j = {isa, &op, p, K, N, (strips + PACK_B_COLUMN_PARTS - 1) / PACK_B_COLUMN_PARTS};
+    size_t kblocks = (K + p->kcb - 1) / p->kcb;
+    onyx_parallel_for(onyx_threadpool_init_pool(), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
     return NULL;
 }
 
 onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
                                onyx_packed_mat **out) {
     const onyx_gemm_isa *isa = current_isa();
-    ONYX_TRY(packed_new(isa, false, M, K, out));
+    ONYX_TRY(packed_new(isa, false, M, K, true, out));
     onyx_packed_mat *p = *out;
     for (size_t pc = 0; pc < K; pc += p->kcb) {
         size_t kc = K - pc < p->kcb ? K - pc : p->kcb;

@@ -333,22 +333,42 @@ static void pack_group(const float *w, int64_t M, int64_t C, int64_t K, int64_t 
         }
 }
 
+/* Block groups [begin, end), on the session's threads while it loads. */
+typedef struct pack_job {
+    const float *w;
+    int64_t M, C, K, Cp;
+    int lanes;
+    block_groups bg;
+    float *out;
+    int failed;
+} pack_job;
+
+static void pack_groups(void *arg, size_t begin, size_t end) {
+    pack_job *j = arg;
+    float *buf = malloc((size_t)(j->K * j->lanes * BLK) * sizeof *buf);
+    if (!buf) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (size_t gi = begin; gi < end; gi++) {
+        const int64_t ob0 = group_start(&j->bg, (int64_t)gi);
+        pack_group(j->w, j->M, j->C, j->K, j->Cp, j->lanes, ob0 * BLK, group_nob(&j->bg, (int64_t)gi) * BLK,
+                   j->out + ob0 * BLK * j->Cp * j->K, buf);
+    }
+    free(buf);
+}
+
 static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, float **out) {
     const int64_t M = wd[0], C = wd[1], KH = wd[2], KW = wd[3], K = KH * KW;
     const int64_t Mb = onyx_nchwc_blocks(M), Cp = lanes == BLK ? onyx_nchwc_blocks(C) * BLK : C;
     ONYX_TRY(alloc_floats(Mb * BLK, Cp, K, 1, out));
-    const block_groups bg = make_groups(Mb);
-    float *buf = malloc((size_t)(K * lanes * BLK) * sizeof *buf);   /* K <= MAX kernel taps checked at init */
-    if (!buf) {
+    pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .bg = make_groups(Mb), .out = *out};
+    onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, pack_groups, &j);
+    if (j.failed) {
         onyx_free(*out);
         *out = NULL;
         return ONYX_OOM();
     }
-    for (int64_t gi = 0; gi < bg.n; gi++) {
-        const int64_t ob0 = group_start(&bg, gi);
-        pack_group(w, M, C, K, Cp, lanes, ob0 * BLK, group_nob(&bg, gi) * BLK, *out + ob0 * BLK * Cp * K, buf);
-    }
-    free(buf);
     return NULL;
 }
 

@@ -114,15 +114,24 @@ static void wino_coefficients(float gg[NE][9]) {
  * consecutive floats of W), the 16 transforms run as vector loops over the
  * block's 256 filters, and each plane then receives 16 whole 64-byte rows.
  * Padding filters and channels are zeros. */
-void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
-    const int64_t Mb = onyx_nchwc_blocks(M), Cp = onyx_nchwc_blocks(C) * BLK, plane = Mb * BLK * Cp;
-    const wino_groups bg = make_groups(Mb);
+typedef struct wino_pack_job {
+    const float *w;
+    int64_t M, C, Cp, plane;
+    wino_groups bg;
+    float *packed;
+} wino_pack_job;
+
+/* Block groups [begin, end), on the session's threads while it loads. */
+static void wino_pack_groups(void *arg, size_t begin, size_t end) {
+    const wino_pack_job *j = arg;
+    const float *w = j->w;
+    const int64_t M = j->M, C = j->C, Cp = j->Cp, plane = j->plane;
     float gg[NE][9];
     wino_coefficients(gg);
     float gb[9][BLK * BLK], tmp[BLK * BLK];   /* [tap][cc * 16 + jj], one plane's block */
-    for (int64_t gi = 0; gi < bg.n; gi++) {
-        const int64_t ob0 = group_start(&bg, gi), width = group_nob(&bg, gi) * BLK;
-        float *pg = packed + ob0 * BLK * Cp;
+    for (int64_t gi = (int64_t)begin; gi < (int64_t)end; gi++) {
+        const int64_t ob0 = group_start(&j->bg, gi), width = group_nob(&j->bg, gi) * BLK;
+        float *pg = j->packed + ob0 * BLK * Cp;
         for (int64_t j0 = 0; j0 < width; j0 += BLK)
             for (int64_t c0 = 0; c0 < Cp; c0 += BLK) {
                 for (int jj = 0; jj < BLK; jj++) {
@@ -147,6 +156,13 @@ void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
                 }
             }
     }
+}
+
+void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
+    const int64_t Mb = onyx_nchwc_blocks(M), Cp = onyx_nchwc_blocks(C) * BLK;
+    wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * BLK * Cp, .bg = make_groups(Mb),
+                       .packed = packed};
+    onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, wino_pack_groups, &j);
 }
 
 /* ------------------------------------------------------------ plan */
