@@ -19,10 +19,6 @@
 #include "providers/cpu/kernels/linalg.h"
 #include "providers/cpu/kernels/nn_math.h"
 
-/* Below this many multiply-adds per matrix, a batch runs its matrices in
- * parallel (one thread each) instead of splitting every matrix. */
-#define FMM_SMALL_WORK (1 << 21)
-
 /* ------------------------------------------------------------ shapes */
 
 typedef la_mm_shape fmm_shape;
@@ -70,56 +66,10 @@ static onyx_status *fmm_init(const onyx_kernel_info *info, void **state) {
 
 /* ------------------------------------------------------------ float */
 
-typedef struct fmm_job {
-    const fmm_shape *s;
-    float alpha;
-    const float *A, *B;
-    float *Y;
-    const onyx_packed_mat *pb;   /* or NULL */
-    onyx_threadpool *tp;         /* per matrix (NULL when the batch is split) */
-    la_error err;
-} fmm_job;
-
-static onyx_status *fmm_one(fmm_job *j, int64_t t) {
-    const fmm_shape *s = j->s;
-    int64_t ia, ib;
-    la_mm_batch_index(s, t, &ia, &ib);
-    size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
-    const float *a = j->A + ia * s->M * s->K;
-    float *y = j->Y + t * s->M * s->N;
-    size_t lda = s->ta ? M : K, ldb = s->tb ? K : N;
-    if (j->pb) return onyx_sgemm_packed(s->ta, M, j->alpha, a, lda, j->pb, 0.0f, y, N, NULL, j->tp);
-    return onyx_sgemm(s->ta, s->tb, M, N, K, j->alpha, a, lda, j->B + ib * s->K * s->N, ldb, 0.0f, y, N, j->tp);
-}
-
-static void fmm_range(void *arg, size_t begin, size_t end) {
-    fmm_job *j = arg;
-    for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, fmm_one(j, (int64_t)t));
-}
-
 static onyx_status *fmm_f32(const fmm_shape *s, float alpha, const float *A, const float *B, float *Y,
-                            const fmm_state *st, onyx_threadpool *tp) {
-    fmm_job j = {.s = s, .alpha = alpha, .A = A, .B = B, .Y = Y, .tp = tp};
-    atomic_init(&j.err.st, NULL);
-    if (s->batches == 0 || s->M == 0 || s->N == 0) return NULL;
-    if (st && st->K == s->K && st->N == s->N && st->tb == s->tb && s->b_mats == 1) j.pb = st->packed;
-    /* one B for every batch and A laid out like the output: one tall GEMM */
-    if (s->b_mats == 1 && s->a_mats == s->batches && !s->ta) {
-        fmm_shape flat = *s;
-        flat.M = s->M * s->batches;
-        flat.nb = 0;
-        flat.batches = 1;
-        j.s = &flat;
-        return fmm_one(&j, 0);
-    }
-    double work = (double)s->M * (double)s->N * (double)s->K;
-    if (onyx_threadpool_threads(tp) > 1 && s->batches > 1 && work < FMM_SMALL_WORK) {
-        j.tp = NULL;
-        onyx_parallel_for(tp, (size_t)s->batches, 1, fmm_range, &j);
-    } else {
-        fmm_range(&j, 0, (size_t)s->batches);
-    }
-    return la_error_take(&j.err);
+                            fmm_state *st, onyx_threadpool *tp) {
+    bool use_packed = st && st->K == s->K && st->N == s->N && st->tb == s->tb && s->b_mats == 1;
+    return la_matmul_f32(s, alpha, A, B, Y, use_packed ? &st->packed : NULL, tp);
 }
 
 /* ------------------------------------------------------------ double */

@@ -2,6 +2,7 @@
 #include "providers/cpu/kernels/linalg.h"
 
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/gemm.h"
 
 /* Matrix-index strides of one operand's batch dims (right-aligned to nb). */
 static int64_t batch_strides(const int64_t *d, int n, int nb, int64_t *str) {
@@ -47,4 +48,61 @@ onyx_status *la_matmul_shape(const char *op, const int64_t *a, int ra, const int
     ONYX_TRY(onyx_shape_numel(s->bdims, s->nb, &s->batches));
     int64_t numel;
     return onyx_shape_numel(s->dims, s->rank, &numel);
+}
+
+/* ------------------------------------------------------------ batched float matmul */
+
+/* Below this many multiply-adds per matrix, the batches of a batched
+ * matmul run in parallel instead of splitting each GEMM. */
+#define LA_SMALL_MATRIX_WORK (1 << 21)
+
+typedef struct la_mm_job {
+    const la_mm_shape *s;
+    float alpha;
+    const float *A, *B;
+    float *Y;
+    onyx_packed_mat *const *packed;   /* or NULL */
+    onyx_threadpool *tp;              /* per matrix (NULL when the batch is split) */
+    la_error err;
+} la_mm_job;
+
+static onyx_status *la_mm_one(la_mm_job *j, int64_t t) {
+    const la_mm_shape *s = j->s;
+    int64_t ia, ib;
+    la_mm_batch_index(s, t, &ia, &ib);
+    size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
+    const float *a = j->A + ia * s->M * s->K;
+    float *y = j->Y + t * s->M * s->N;
+    size_t lda = s->ta ? M : K, ldb = s->tb ? K : N;
+    if (j->packed) return onyx_sgemm_packed(s->ta, M, j->alpha, a, lda, j->packed[ib], 0.0f, y, N, NULL, j->tp);
+    return onyx_sgemm(s->ta, s->tb, M, N, K, j->alpha, a, lda, j->B + ib * s->K * s->N, ldb, 0.0f, y, N, j->tp);
+}
+
+static void la_mm_range(void *arg, size_t begin, size_t end) {
+    la_mm_job *j = arg;
+    for (size_t t = begin; t < end && !la_error_any(&j->err); t++) la_error_set(&j->err, la_mm_one(j, (int64_t)t));
+}
+
+onyx_status *la_matmul_f32(const la_mm_shape *s, float alpha, const float *A, const float *B, float *Y,
+                           onyx_packed_mat *const *packed, onyx_threadpool *tp) {
+    la_mm_job j = {.s = s, .alpha = alpha, .A = A, .B = B, .Y = Y, .packed = packed, .tp = tp};
+    atomic_init(&j.err.st, NULL);
+    if (s->batches == 0 || s->M == 0 || s->N == 0) return NULL;
+    /* one B for every batch and A laid out like the output: one tall GEMM */
+    if (s->b_mats == 1 && s->a_mats == s->batches && !s->ta) {
+        la_mm_shape flat = *s;
+        flat.M = s->M * s->batches;
+        flat.nb = 0;
+        flat.batches = 1;
+        j.s = &flat;
+        return la_mm_one(&j, 0);
+    }
+    double work = (double)s->M * (double)s->N * (double)s->K;
+    if (onyx_threadpool_threads(tp) > 1 && s->batches > 1 && work < LA_SMALL_MATRIX_WORK) {
+        j.tp = NULL;
+        onyx_parallel_for(tp, (size_t)s->batches, 1, la_mm_range, &j);
+    } else {
+        la_mm_range(&j, 0, (size_t)s->batches);
+    }
+    return la_error_take(&j.err);
 }

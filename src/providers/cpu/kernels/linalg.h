@@ -101,4 +101,14 @@ static inline int32_t la_load_q8(int dtype, const void *data, size_t i) {
     return dtype == ONYX_INT8 ? ((const int8_t *)data)[i] : ((const uint8_t *)data)[i];
 }
 
+struct onyx_packed_mat;
+struct onyx_threadpool;
+/* Y = alpha op(A) op(B) in float for every batch of s (SGEMM). packed[ib],
+ * when packed is not NULL, is the pre-packed op(B) of B's matrix ib (B is
+ * then not read). One tall GEMM when every batch shares B and A is laid
+ * out like Y; small batches in parallel; otherwise one threaded GEMM per
+ * batch. Shared by MatMul and FusedMatMul. (linalg.c) */
+onyx_status *la_matmul_f32(const la_mm_shape *s, float alpha, const float *A, const float *B, float *Y,
+                           struct onyx_packed_mat *const *packed, struct onyx_threadpool *tp);
+
 #endif

@@ -22,10 +22,6 @@
 #define I4 (ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64) | ONYX_T(ONYX_UINT32) | ONYX_T(ONYX_UINT64))
 #define Q8 (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8))
 
-/* Below this many multiply-adds per matrix, a batch runs its matrices in
- * parallel (one thread each) instead of splitting every matrix. */
-#define SMALL_MATRIX_WORK (1 << 21)
-
 /* ------------------------------------------------------------ generic loops */
 
 /* C[M,N] = A[M,K] B[K,N] for one matrix, arithmetic in U (unsigned for the
@@ -124,58 +120,12 @@ static const onyx_value *const_float_b(const onyx_kernel_info *info) {
 
 /* ------------------------------------------------------------ MatMul float */
 
-typedef struct mm_f32_job {
-    const mm_shape *s;
-    const float *A, *B;
-    float *Y;
-    const packed_b *pb;     /* or NULL */
-    onyx_threadpool *tp;    /* for each matrix (NULL when the batch is split) */
-    la_error err;
-} mm_f32_job;
-
-static onyx_status *mm_f32_one(mm_f32_job *j, int64_t t) {
-    const mm_shape *s = j->s;
-    int64_t ia, ib;
-    la_mm_batch_index(s, t, &ia, &ib);
-    size_t M = (size_t)s->M, N = (size_t)s->N, K = (size_t)s->K;
-    const float *a = j->A + ia * s->M * s->K;
-    float *y = j->Y + t * s->M * s->N;
-    if (j->pb)
-        return onyx_sgemm_packed(false, M, 1.0f, a, K, j->pb->mats_packed[ib], 0.0f, y, N, NULL, j->tp);
-    return onyx_sgemm(false, false, M, N, K, 1.0f, a, K, j->B + ib * s->K * s->N, N, 0.0f, y, N, j->tp);
-}
-
-static void mm_f32_range(void *arg, size_t begin, size_t end) {
-    mm_f32_job *j = arg;
-    for (size_t t = begin; t < end && !la_error_any(&j->err); t++)
-        la_error_set(&j->err, mm_f32_one(j, (int64_t)t));
-}
-
 static onyx_status *matmul_f32(const mm_shape *s, const float *A, const float *B, float *Y,
                                const packed_b *pb, onyx_threadpool *tp) {
     if (pb && (pb->K != s->K || pb->N != s->N || pb->mats != s->b_mats)) pb = NULL;
     if (!pb && !B && s->K * s->N > 0)   /* released after packing: cannot happen for a constant B */
         return ONYX_RUNTIME_ERROR("MatMul: B has no data and its packed copy does not fit");
-    mm_f32_job j = {.s = s, .A = A, .B = B, .Y = Y, .pb = pb, .tp = tp};
-    atomic_init(&j.err.st, NULL);
-    if (s->batches == 0) return NULL;
-    /* One B for every batch and A laid out like the output: one tall GEMM. */
-    if (s->b_mats == 1 && s->a_mats == s->batches) {
-        mm_shape flat = *s;
-        flat.M = s->M * s->batches;
-        flat.nb = 0;
-        flat.batches = 1;
-        j.s = &flat;
-        return mm_f32_one(&j, 0);
-    }
-    double work = (double)s->M * (double)s->N * (double)s->K;
-    if (onyx_threadpool_threads(tp) > 1 && s->batches > 1 && work < SMALL_MATRIX_WORK) {
-        j.tp = NULL;
-        onyx_parallel_for(tp, (size_t)s->batches, 1, mm_f32_range, &j);
-    } else {
-        mm_f32_range(&j, 0, (size_t)s->batches);
-    }
-    return la_error_take(&j.err);
+    return la_matmul_f32(s, 1.0f, A, B, Y, pb ? pb->mats_packed : NULL, tp);
 }
 
 /* ------------------------------------------------------------ MatMul generic */
