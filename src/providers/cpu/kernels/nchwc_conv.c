@@ -276,23 +276,7 @@ static void nconv_free(void *p) {
     free(st);
 }
 
-/* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
- * most one (10 blocks: 4 + 3 + 3, not 4 + 4 + 2): group i starts at block
- * i * base + min(i, extra). */
-typedef struct block_groups {
-    int64_t n, base, extra;
-} block_groups;
-
-static block_groups make_groups(int64_t Mb) {
-    block_groups bg = {.n = (Mb + ONYX_NCHWC_MAX_NOB - 1) / ONYX_NCHWC_MAX_NOB};
-    bg.base = Mb / bg.n;
-    bg.extra = Mb % bg.n;
-    return bg;
-}
-static int64_t group_start(const block_groups *bg, int64_t i) { return i * bg->base + (i < bg->extra ? i : bg->extra); }
-static int group_nob(const block_groups *bg, int64_t i) { return (int)(bg->base + (i < bg->extra)); }
-
-/* Zeroed float buffer of a*b*c*d values; error if it cannot be. */
+/* Float buffer of a*b*c*d values (not zeroed); error if it cannot be. */
 static onyx_status *alloc_floats(int64_t a, int64_t b, int64_t c, int64_t d, float **out) {
     int64_t n;
     size_t bytes;
@@ -338,7 +322,7 @@ typedef struct pack_job {
     const float *w;
     int64_t M, C, K, Cp;
     int lanes;
-    block_groups bg;
+    onyx_nchwc_groups bg;
     float *out;
     int failed;
 } pack_job;
@@ -351,8 +335,8 @@ static void pack_groups(void *arg, size_t begin, size_t end) {
         return;
     }
     for (size_t gi = begin; gi < end; gi++) {
-        const int64_t ob0 = group_start(&j->bg, (int64_t)gi);
-        pack_group(j->w, j->M, j->C, j->K, j->Cp, j->lanes, ob0 * BLK, group_nob(&j->bg, (int64_t)gi) * BLK,
+        const int64_t ob0 = onyx_nchwc_group_start(&j->bg, (int64_t)gi);
+        pack_group(j->w, j->M, j->C, j->K, j->Cp, j->lanes, ob0 * BLK, onyx_nchwc_group_nob(&j->bg, (int64_t)gi) * BLK,
                    j->out + ob0 * BLK * j->Cp * j->K, buf);
     }
     free(buf);
@@ -362,7 +346,7 @@ static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, fl
     const int64_t M = wd[0], C = wd[1], KH = wd[2], KW = wd[3], K = KH * KW;
     const int64_t Mb = onyx_nchwc_blocks(M), Cp = lanes == BLK ? onyx_nchwc_blocks(C) * BLK : C;
     ONYX_TRY(alloc_floats(Mb * BLK, Cp, K, 1, out));
-    pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .bg = make_groups(Mb), .out = *out};
+    pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .bg = onyx_nchwc_make_groups(Mb), .out = *out};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, pack_groups, &j);
     if (j.failed) {
         onyx_free(*out);
@@ -478,7 +462,7 @@ typedef struct direct_plan {
     int64_t units;            /* input channel units: Cb (blocked) or C */
     const float *w, *bias;
     const onyx_nchwc_act *act;
-    block_groups bg;
+    onyx_nchwc_groups bg;
     int64_t cc, nchunks;      /* channel units per chunk */
     int64_t nbands;           /* output pixel bands (near-equal) */
     int64_t parts;            /* pool tasks over the nbands * groups items */
@@ -492,8 +476,8 @@ typedef struct direct_plan {
 /* Output pixels [q0, q1) of block group gi over every input channel. */
 static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t ob0 = group_start(&pl->bg, gi), P = g->OH * g->OW, K = g->KH * g->KW, L = pl->lanes;
-    const int nob = group_nob(&pl->bg, gi), T = onyx_nchwc_tile_pixels(nob);
+    const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), P = g->OH * g->OW, K = g->KH * g->KW, L = pl->lanes;
+    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), T = onyx_nchwc_tile_pixels(nob);
     const int64_t n = q1 - q0, ntiles = (n + T - 1) / T;
     onyx_nchwc_kparams kp = {.x_c = pl->Hv * pl->Wv * L, .x_kh = g->DH * pl->Wv * L, .x_kw = g->DW * L,
                              .kh = g->KH, .kw = g->KW, .y_ob = P * BLK, .bias = pl->bias ? pl->bias + ob0 * BLK : NULL,
@@ -621,7 +605,7 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
                                 const float *bias, const float *z, float *y, const onyx_nchwc_act *act,
                                 onyx_threadpool *tp) {
     direct_plan pl = {.g = g, .tile = pick_tile(), .lanes = lanes, .units = lanes == BLK ? g->Cb : g->C,
-                      .w = w, .bias = bias, .act = act, .bg = make_groups(g->Mb)};
+                      .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb)};
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * BLK;

@@ -37,6 +37,28 @@
 static inline int onyx_nchwc_tile_pixels(int nob) { return nob >= 4 ? 6 : 8; }
 
 /* What every tile of one (output-block group, input-channel chunk) shares. */
+/* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
+ * most one (10 blocks: 4 + 3 + 3, not 4 + 4 + 2): group i starts at block
+ * i * base + min(i, extra). The packed weights (direct and Winograd) and
+ * the tiles walk the same groups. */
+typedef struct onyx_nchwc_groups {
+    int64_t n, base, extra;
+} onyx_nchwc_groups;
+
+static inline onyx_nchwc_groups onyx_nchwc_make_groups(int64_t Mb) {
+    onyx_nchwc_groups bg = {.n = (Mb + ONYX_NCHWC_MAX_NOB - 1) / ONYX_NCHWC_MAX_NOB};
+    if (bg.n < 1) bg.n = 1;
+    bg.base = Mb / bg.n;
+    bg.extra = Mb % bg.n;
+    return bg;
+}
+static inline int64_t onyx_nchwc_group_start(const onyx_nchwc_groups *bg, int64_t i) {
+    return i * bg->base + (i < bg->extra ? i : bg->extra);
+}
+static inline int onyx_nchwc_group_nob(const onyx_nchwc_groups *bg, int64_t i) {
+    return (int)(bg->base + (i < bg->extra));
+}
+
 typedef struct onyx_nchwc_kparams {
     const float *w;           /* packed weights of the group at the chunk's first channel (64-byte aligned) */
     int64_t x_c, x_kh, x_kw;  /* floats between input channels (blocks when lanes = 16), kernel rows, columns */

@@ -75,19 +75,6 @@ bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known) {
 
 /* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
  * most one, as the direct convolution splits them (nchwc_conv.c). */
-typedef struct wino_groups {
-    int64_t n, base, extra;
-} wino_groups;
-
-static wino_groups make_groups(int64_t Mb) {
-    wino_groups bg = {.n = (Mb + ONYX_NCHWC_MAX_NOB - 1) / ONYX_NCHWC_MAX_NOB};
-    if (bg.n < 1) bg.n = 1;
-    bg.base = Mb / bg.n;
-    bg.extra = Mb % bg.n;
-    return bg;
-}
-static int64_t group_start(const wino_groups *bg, int64_t i) { return i * bg->base + (i < bg->extra ? i : bg->extra); }
-static int group_nob(const wino_groups *bg, int64_t i) { return (int)(bg->base + (i < bg->extra)); }
 
 int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C) {
     int64_t n;
@@ -117,7 +104,7 @@ static void wino_coefficients(float gg[NE][9]) {
 typedef struct wino_pack_job {
     const float *w;
     int64_t M, C, Cp, plane;
-    wino_groups bg;
+    onyx_nchwc_groups bg;
     float *packed;
 } wino_pack_job;
 
@@ -130,7 +117,7 @@ static void wino_pack_groups(void *arg, size_t begin, size_t end) {
     wino_coefficients(gg);
     float gb[9][BLK * BLK], tmp[BLK * BLK];   /* [tap][cc * 16 + jj], one plane's block */
     for (int64_t gi = (int64_t)begin; gi < (int64_t)end; gi++) {
-        const int64_t ob0 = group_start(&j->bg, gi), width = group_nob(&j->bg, gi) * BLK;
+        const int64_t ob0 = onyx_nchwc_group_start(&j->bg, gi), width = onyx_nchwc_group_nob(&j->bg, gi) * BLK;
         float *pg = j->packed + ob0 * BLK * Cp;
         for (int64_t j0 = 0; j0 < width; j0 += BLK)
             for (int64_t c0 = 0; c0 < Cp; c0 += BLK) {
@@ -160,7 +147,7 @@ static void wino_pack_groups(void *arg, size_t begin, size_t end) {
 
 void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
     const int64_t Mb = onyx_nchwc_blocks(M), Cp = onyx_nchwc_blocks(C) * BLK;
-    wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * BLK * Cp, .bg = make_groups(Mb),
+    wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * BLK * Cp, .bg = onyx_nchwc_make_groups(Mb),
                        .packed = packed};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, wino_pack_groups, &j);
 }
@@ -173,7 +160,7 @@ typedef struct wino_plan {
     const float *x, *U, *bias, *z;
     float *y;
     const onyx_nchwc_act *act;
-    wino_groups bg;
+    onyx_nchwc_groups bg;
     int64_t TH, TW, T;        /* tile rows and columns of an image, tiles in the batch */
     int64_t Tb, nblocks;      /* tiles per block */
     int64_t gsplit;           /* runs of block groups per tile block */
@@ -282,8 +269,8 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
  * register tiles, pixels = tiles. */
 static void products(const wino_plan *pl, const float *V, float *M, int64_t nt, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t ob0 = group_start(&pl->bg, gi), plane = g->Mb * BLK * g->Cb * BLK;
-    const int nob = group_nob(&pl->bg, gi), P = onyx_nchwc_tile_pixels(nob);
+    const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), plane = g->Mb * BLK * g->Cb * BLK;
+    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), P = onyx_nchwc_tile_pixels(nob);
     const int64_t ntiles = (nt + P - 1) / P;
     onyx_nchwc_kparams kp = {.x_c = pl->Tb * BLK, .nc = g->Cb, .kh = 1, .kw = 1, .y_ob = pl->Tb * BLK,
                              .nob = nob, .lanes = BLK, .first = true, .act = {.kind = ONYX_GEMM_ACT_NONE}};
@@ -310,7 +297,7 @@ static void run_item(const wino_plan *pl, int64_t it, float *V, float *M) {
     input_transform(pl, V, t0, nt);
     for (int64_t gi = g0; gi < g1; gi++) {
         products(pl, V, M, nt, gi);
-        output_transform(pl, M, t0, nt, group_start(&pl->bg, gi), group_nob(&pl->bg, gi));
+        output_transform(pl, M, t0, nt, onyx_nchwc_group_start(&pl->bg, gi), onyx_nchwc_group_nob(&pl->bg, gi));
     }
 }
 
@@ -365,7 +352,7 @@ onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, onyx_nchwc_tile_fn t
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp) {
     wino_plan pl = {.g = g, .tile = tile, .x = x, .U = U, .bias = bias, .z = z, .y = y, .act = act,
-                    .bg = make_groups(g->Mb)};
+                    .bg = onyx_nchwc_make_groups(g->Mb)};
     pl.TH = (g->OH + 1) / 2;
     pl.TW = (g->OW + 1) / 2;
     if (onyx_mul_overflow_i64(pl.TH, pl.TW, &pl.T) || onyx_mul_overflow_i64(pl.T, g->N, &pl.T))
