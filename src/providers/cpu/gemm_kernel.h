@@ -57,7 +57,7 @@ void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, float *dst
 static inline float onyx_gemm_act_scalar(float x, int act, float a, float b) {
     switch (act) {
     case 1: return x < 0.0f ? 0.0f : x;                 /* Relu (NaN passes through) */
-    case 2: return x < a ? a : (x > b ? b : x);          /* Clip */
+    case 2: x = x < a ? a : x; return x > b ? b : x;     /* Clip: min(max(x, a), b), as ONNX (b wins if a > b) */
     case 3: return x < 0.0f ? a * x : x;                 /* LeakyRelu */
     default: return x;
     }

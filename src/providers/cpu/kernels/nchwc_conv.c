@@ -21,6 +21,7 @@
 #include <string.h>
 #include "core/checked.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/gemm_kernel.h"
 #include "providers/cpu/kernels/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc.h"
 #include "providers/cpu/kernels/nchwc_conv.h"
@@ -123,12 +124,7 @@ void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *x
                 float v = acc[o][p][e];
                 if (kp->last) {
                     if (kp->has_z) v += z[i];
-                    switch (kp->act.kind) {
-                    case ONYX_GEMM_ACT_RELU: v = v < 0.0f ? 0.0f : v; break;
-                    case ONYX_GEMM_ACT_CLIP: v = v < a ? a : v, v = v > b ? b : v; break;   /* min(max(v, a), b) */
-                    case ONYX_GEMM_ACT_LEAKY_RELU: v = v < 0.0f ? a * v : v; break;
-                    default: break;
-                    }
+                    v = onyx_gemm_act_scalar(v, kp->act.kind, a, b);
                 }
                 y[i] = v;
             }
