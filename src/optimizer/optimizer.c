@@ -123,3 +123,10 @@ bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out) {
     *out = onyx_load_as_double(c->dtype, c->data, 0);
     return true;
 }
+
+bool onyx_opt_same_shape(const onyx_type *a, const onyx_type *b) {
+    if (a->rank < 0 || a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] == ONYX_DIM_UNKNOWN || a->dims[i] != b->dims[i]) return false;
+    return true;
+}

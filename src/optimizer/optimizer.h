@@ -76,5 +76,9 @@ const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, 
 bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type);
 /* Float value of a one-element constant, if any. */
 bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out);
+/* a and b have the same static shape: equal known rank, every dim known
+ * or the same named symbol (ONNX: same name, same size) in both. Element
+ * types are not compared. */
+bool onyx_opt_same_shape(const onyx_type *a, const onyx_type *b);
 
 #endif

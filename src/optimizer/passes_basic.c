@@ -117,13 +117,6 @@ const onyx_pass onyx_pass_constant_folding = {"constant_folding", ONYX_OPT_BASIC
 
 /* --------------------------------------------------- identity elimination */
 
-static bool same_static_shape(const onyx_type *a, const onyx_type *b) {
-    if (a->rank < 0 || a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (!onyx_dim_known(a->dims[i]) || a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
 /* Is node n a no-op whose output 0 equals its input 0? */
 static bool is_noop(const onyx_graph *g, const onyx_node *n) {
     if (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1 || n->out[0] < 0 || n->domain[0]) return false;
@@ -140,7 +133,7 @@ static bool is_noop(const onyx_graph *g, const onyx_node *n) {
     if (!strcmp(op, "Cast")) return ti->dtype && ti->dtype == onyx_attr_int(n, "to", -1);
     if (!strcmp(op, "Reshape") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze") ||
         !strcmp(op, "Expand") || !strcmp(op, "Flatten"))
-        return ti->dtype && ti->dtype == to->dtype && same_static_shape(ti, to);
+        return ti->dtype && ti->dtype == to->dtype && onyx_opt_same_shape(ti, to);
     return false;
 }
 

@@ -6,11 +6,7 @@
 #include "optimizer/optimizer.h"
 
 static bool same_shape(const onyx_type *a, const onyx_type *b) {
-    if (a->kind != ONYX_VALUE_TENSOR || a->rank < 1 || a->rank != b->rank || a->dtype != b->dtype) return false;
-    /* equal sizes, or the same named symbol (ONNX: same name, same size) */
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] == ONYX_DIM_UNKNOWN || a->dims[i] != b->dims[i]) return false;
-    return true;
+    return a->kind == ONYX_VALUE_TENSOR && a->rank >= 1 && a->dtype == b->dtype && onyx_opt_same_shape(a, b);
 }
 
 static int32_t only_reader(const onyx_graph *g, const onyx_use_index *u, int32_t v) {

@@ -44,10 +44,7 @@ static int32_t twin_of(const layout_walk *w, int32_t v) {
 }
 
 static bool same_static_shape(const onyx_type *a, const onyx_type *b) {
-    if (a->rank != b->rank || a->dtype != b->dtype) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] == ONYX_DIM_UNKNOWN || a->dims[i] != b->dims[i]) return false;
-    return true;
+    return a->dtype == b->dtype && onyx_opt_same_shape(a, b);
 }
 
 /* ------------------------------------------------------------ graph edits */
