@@ -75,6 +75,7 @@ typedef enum onyx_error_code {
     ONYX_ERR_NOT_IMPLEMENTED = 5,   /* operator, opset or type not supported */
     ONYX_ERR_OUT_OF_MEMORY = 6,
     ONYX_ERR_RUNTIME = 7,           /* a kernel failed on valid-looking input */
+    ONYX_ERR_TERMINATED = 8,        /* the run was stopped: terminate flag or deadline */
 } onyx_error_code;
 
 typedef struct onyx_status onyx_status;
@@ -258,7 +259,36 @@ ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
 /* The symbolic name of a dimension ("batch"), or NULL. */
 ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
 
-typedef struct onyx_run_options onyx_run_options; /* reserved; pass NULL */
+/* ----------------------------------------------------------- run options */
+
+/* Options of one run (ONNX Runtime's RunOptions); NULL means defaults. One
+ * options object may be shared by several concurrent runs: setting
+ * terminate stops all of them. */
+typedef struct onyx_run_options onyx_run_options;
+
+ONYX_API onyx_status *onyx_run_options_create(onyx_run_options **out);
+ONYX_API void onyx_run_options_free(onyx_run_options *opts);
+/* Ask runs using these options to stop (terminate != 0), or clear the
+ * request. Safe to call from any thread while a run is in progress; the run
+ * checks between nodes, in every Loop/Scan iteration and in long kernel
+ * loops, and ends with ONYX_ERR_TERMINATED. The session stays usable. */
+ONYX_API void onyx_run_options_set_terminate(onyx_run_options *opts, int terminate);
+ONYX_API int onyx_run_options_get_terminate(const onyx_run_options *opts);
+/* A deadline relative to the start of each run, in milliseconds (0 = none):
+ * the run ends with ONYX_ERR_TERMINATED once it has taken that long. */
+ONYX_API void onyx_run_options_set_timeout_ms(onyx_run_options *opts, int64_t timeout_ms);
+ONYX_API int64_t onyx_run_options_get_timeout_ms(const onyx_run_options *opts);
+/* A tag shown in log lines and profiles of the run (ONNX Runtime's run_tag). */
+ONYX_API onyx_status *onyx_run_options_set_tag(onyx_run_options *opts, const char *tag);
+ONYX_API const char *onyx_run_options_get_tag(const onyx_run_options *opts);
+/* Per-run log severity (ONYX_LOG_*; default: the environment's). */
+ONYX_API void onyx_run_options_set_log_level(onyx_run_options *opts, onyx_log_level level);
+ONYX_API onyx_log_level onyx_run_options_get_log_level(const onyx_run_options *opts);
+/* Free-form key/value entries (ONNX Runtime's AddRunConfigEntry); a key set
+ * twice keeps the last value. get returns NULL for a key never set. */
+ONYX_API onyx_status *onyx_run_options_add_config(onyx_run_options *opts, const char *key,
+                                                  const char *value);
+ONYX_API const char *onyx_run_options_get_config(const onyx_run_options *opts, const char *key);
 
 /* Run the model. inputs[i] is bound to the graph input named input_names[i];
  * every required input must be given. outputs[i] receives a new value

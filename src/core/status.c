@@ -70,6 +70,7 @@ const char *onyx_error_code_name(onyx_error_code code) {
     case ONYX_ERR_NOT_IMPLEMENTED: return "NOT_IMPLEMENTED";
     case ONYX_ERR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
     case ONYX_ERR_RUNTIME: return "RUNTIME";
+    case ONYX_ERR_TERMINATED: return "TERMINATED";
     }
     return "UNKNOWN";
 }

@@ -127,6 +127,8 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs) {
     onyx_status *st = NULL;
     if (!in || !out || !used) st = ONYX_OOM();
     for (size_t i = 0; !st && i < g->n_nodes; i++) {
+        st = onyx_run_check_stop(rs);
+        if (st) break;
         st = run_node(plan, rs, i, in, out, used);
         if (st) {
             char d[300];

@@ -191,7 +191,8 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
     const onyx_graph *g = s->graph;
-    onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler};
+    onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler, .ropts = run_opts,
+                         .deadline_ns = onyx_run_deadline_ns(run_opts)};
     int64_t t_start = s->profiler ? onyx_now_ns() : 0;
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);

@@ -77,7 +77,15 @@ typedef struct onyx_run_state {
     uint8_t *arena;                 /* mp->arena_bytes bytes */
     size_t *recorded;               /* recording run: bytes per value id, or NULL */
     onyx_profiler *profiler;        /* NULL unless profiling */
+    const onyx_run_options *ropts;  /* the caller's run options, or NULL */
+    int64_t deadline_ns;            /* onyx_now_ns() value at which the run stops, 0 = none */
 } onyx_run_state;
+
+/* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */
+int64_t onyx_run_deadline_ns(const onyx_run_options *ropts);
+/* An ONYX_ERR_TERMINATED status if the run must stop (terminate flag set or
+ * deadline passed), else NULL. Cheap: call it between nodes and iterations. */
+onyx_status *onyx_run_check_stop(const onyx_run_state *rs);
 
 /* Execute a plan with slots already holding inputs and constants. */
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);

@@ -50,7 +50,9 @@ onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
     if (n_inputs != g->n_inputs)
         return ONYX_INVALID_MODEL("subgraph '%s' takes %zu inputs, the node passes %zu", g->name,
                                   g->n_inputs, n_inputs);
-    onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp, .profiler = ctx->run ? ctx->run->profiler : NULL};
+    onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp, .profiler = ctx->run ? ctx->run->profiler : NULL,
+                         .ropts = ctx->run ? ctx->run->ropts : NULL,
+                         .deadline_ns = ctx->run ? ctx->run->deadline_ns : 0};
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);
     onyx_status *st = NULL;
