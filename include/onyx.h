@@ -303,6 +303,9 @@ ONYX_API int64_t onyx_type_info_rank(const onyx_type_info *info);
 ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
 /* The symbolic name of a dimension ("batch"), or NULL. */
 ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
+/* The type as ONNX Runtime spells it: "tensor(float)", "seq(tensor(int64))",
+ * "map(string,tensor(float))", "optional(tensor(float))" ("" if unknown). */
+ONYX_API const char *onyx_type_info_onnx_type(const onyx_type_info *info);
 
 /* ----------------------------------------------------------- run options */
 

@@ -399,6 +399,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     onyx_threadpool_for_init(outer);
     ONYX_TRY(pst);
     ONYX_TRY(collect_io(s));
+    ONYX_TRY(onyx_session_name_types(s));
     const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
     s->memplan_disabled = nomp && !strcmp(nomp, "1");
     return NULL;

@@ -127,7 +127,12 @@ void onyx_session_free_memplans(struct onyx_session *s);
 struct onyx_type_info {
     onyx_type type;
     const onyx_graph *graph;        /* for symbol names */
+    const char *onnx_type;          /* "tensor(float)", "seq(map(int64,tensor(float)))": model arena */
 };
+
+/* Fill onnx_type of the session's input, output and overridable type infos
+ * (session_info.c). */
+onyx_status *onyx_session_name_types(struct onyx_session *s);
 
 struct onyx_session {
     onyx_env *env;

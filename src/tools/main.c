@@ -108,7 +108,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
     fprintf(f, "(run 'onyx help%s%s' for the options)\n", cmd ? " " : "", cmd ? cmd : "");
 }
 
-int main(int argc, char **argv) {
+int onyx_cli_main(int argc, char **argv) {
     if (argc < 2) {
         cli_print_help(stderr, NULL);
         return CLI_EXIT_USAGE;
