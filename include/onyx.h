@@ -249,6 +249,9 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+/* The name ONNX Runtime uses inside "tensor(...)": "float", "int64",
+ * "float16", "string" ... ("undefined" for an invalid type). */
+ONYX_API const char *onyx_element_type_onnx_name(onyx_element_type type);
 
 /* Composite values. Each constructor takes ownership of the values passed
  * in, also when it fails (they are freed then).

@@ -54,7 +54,7 @@ const onyx_type_info *onyx_session_overridable_initializer_type(const onyx_sessi
 /* ---------------------------------------------------- ONNX type names */
 
 /* Element type names as ONNX Runtime prints them (TensorProto.DataType). */
-static const char *onnx_elem_name(int dtype) {
+const char *onyx_element_type_onnx_name(onyx_element_type dtype) {
     static const char *const names[] = {
         [ONYX_FLOAT] = "float", [ONYX_UINT8] = "uint8", [ONYX_INT8] = "int8", [ONYX_UINT16] = "uint16",
         [ONYX_INT16] = "int16", [ONYX_INT32] = "int32", [ONYX_INT64] = "int64", [ONYX_STRING] = "string",
@@ -66,7 +66,7 @@ static const char *onnx_elem_name(int dtype) {
         [ONYX_FLOAT4E2M1] = "float4e2m1", [ONYX_FLOAT8E8M0] = "float8e8m0", [ONYX_UINT2] = "uint2",
         [ONYX_INT2] = "int2",
     };
-    const char *n = dtype > 0 && (size_t)dtype < sizeof names / sizeof names[0] ? names[dtype] : NULL;
+    const char *n = (int)dtype > 0 && (size_t)dtype < sizeof names / sizeof names[0] ? names[dtype] : NULL;
     return n ? n : "undefined";
 }
 
@@ -86,7 +86,7 @@ static void name_proto(const onyx_type_proto *tp, char *buf, size_t len, size_t 
     case ONYX_TYPE_PROTO_TENSOR:
     case ONYX_TYPE_PROTO_SPARSE_TENSOR:
         put(buf, len, pos, tp->kind == ONYX_TYPE_PROTO_TENSOR ? "tensor(" : "sparse_tensor(");
-        put(buf, len, pos, onnx_elem_name(tp->elem_type));
+        put(buf, len, pos, onyx_element_type_onnx_name(tp->elem_type));
         put(buf, len, pos, ")");
         return;
     case ONYX_TYPE_PROTO_SEQUENCE:
@@ -97,7 +97,7 @@ static void name_proto(const onyx_type_proto *tp, char *buf, size_t len, size_t 
         return;
     case ONYX_TYPE_PROTO_MAP:
         put(buf, len, pos, "map(");
-        put(buf, len, pos, onnx_elem_name(tp->key_type));
+        put(buf, len, pos, onyx_element_type_onnx_name(tp->key_type));
         put(buf, len, pos, ",");
         name_proto(tp->elem, buf, len, pos, depth + 1);
         put(buf, len, pos, ")");
@@ -109,7 +109,7 @@ static void name_proto(const onyx_type_proto *tp, char *buf, size_t len, size_t 
 
 /* From the graph's static type (inferred types, no declaration). */
 static void name_type(const onyx_type *t, char *buf, size_t len, size_t *pos) {
-    const char *elem = onnx_elem_name(t->dtype);
+    const char *elem = onyx_element_type_onnx_name(t->dtype);
     switch (t->kind) {
     case ONYX_VALUE_TENSOR:
         put(buf, len, pos, "tensor(");
