@@ -12,6 +12,7 @@ typedef struct {
     PyObject *keep; /* OrtValues given as initializers: the session reads their memory */
     size_t n_inputs, n_outputs;
     const char **output_names; /* the session's strings, for run(None, ...) */
+    PyObject *required;        /* tuple of the names of the inputs a feed must have */
 } PySession;
 
 /* ------------------------------------------------------------ creation */
@@ -97,6 +98,20 @@ static onyx_status *build_options(onyx_session_options *o, int intra, int inter,
     return st;
 }
 
+/* Names of the inputs a feed must give (not optional-typed), made once. */
+static int cache_required(PySession *self) {
+    PyObject *names = PyList_New(0);
+    for (size_t i = 0; names && i < self->n_inputs; i++) {
+        if (onyx_type_info_kind(onyx_session_input_type(self->session, i)) == ONYX_VALUE_OPTIONAL) continue;
+        PyObject *key = PyUnicode_FromString(onyx_session_input_name(self->session, i));
+        if (!key || PyList_Append(names, key) < 0) Py_CLEAR(names);
+        Py_XDECREF(key);
+    }
+    self->required = names ? PyList_AsTuple(names) : NULL;
+    Py_XDECREF(names);
+    return self->required ? 0 : -1;
+}
+
 static int session_init(PySession *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"model", "intra_op_threads", "inter_op_threads", "optimization_level", "parallel",
                              "optimized_model_path", "profile_file", "log_severity", "logid", "config",
@@ -163,13 +178,14 @@ static int session_init(PySession *self, PyObject *args, PyObject *kw) {
     for (size_t i = 0; i < self->n_outputs; i++) self->output_names[i] = onyx_session_output_name(s, i);
     Py_XINCREF(inits);
     self->keep = inits;
-    return 0;
+    return cache_required(self);
 }
 
 static void session_dealloc(PySession *self) {
     onyx_session_free(self->session);
     PyMem_Free(self->output_names);
     Py_XDECREF(self->keep);
+    Py_XDECREF(self->required);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -194,33 +210,22 @@ static const onyx_type_info *input_type(const onyx_session *s, size_t n_inputs, 
 
 /* onnxruntime's check before running: every required input is fed. */
 static int check_required(PySession *self, PyObject *feed) {
-    if ((size_t)PyDict_Size(feed) >= self->n_inputs) {
-        /* enough names; an unknown one among them is reported by the run */
-        bool all = true;
-        for (size_t i = 0; all && i < self->n_inputs; i++) {
-            const onyx_type_info *t = onyx_session_input_type(self->session, i);
-            if (onyx_type_info_kind(t) == ONYX_VALUE_OPTIONAL) continue;
-            PyObject *key = PyUnicode_FromString(onyx_session_input_name(self->session, i));
-            int has = key ? PyDict_Contains(feed, key) : -1;
-            Py_XDECREF(key);
-            if (has < 0) return -1;
-            all = has;
+    Py_ssize_t n = PyTuple_GET_SIZE(self->required);
+    PyObject *missing = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = PyTuple_GET_ITEM(self->required, i);
+        int has = PyDict_Contains(feed, key);
+        if (has < 0 || (!has && !missing && !(missing = PyList_New(0))) || (!has && PyList_Append(missing, key) < 0)) {
+            Py_XDECREF(missing);
+            return -1;
         }
-        if (all) return 0;
     }
-    PyObject *missing = PyList_New(0), *given = PyDict_Keys(feed);
-    for (size_t i = 0; missing && given && i < self->n_inputs; i++) {
-        const onyx_type_info *t = onyx_session_input_type(self->session, i);
-        PyObject *key = PyUnicode_FromString(onyx_session_input_name(self->session, i));
-        int has = key ? PyDict_Contains(feed, key) : -1;
-        if (has == 0 && onyx_type_info_kind(t) != ONYX_VALUE_OPTIONAL && PyList_Append(missing, key) < 0) has = -1;
-        Py_XDECREF(key);
-        if (has < 0) Py_CLEAR(missing);
-    }
-    if (missing && given)
+    if (!missing) return 0;
+    PyObject *given = PyDict_Keys(feed);
+    if (given)
         PyErr_Format(PyExc_ValueError, "Required inputs (%R) are missing from input feed (%R).", missing, given);
-    Py_XDECREF(missing);
     Py_XDECREF(given);
+    Py_DECREF(missing);
     return -1;
 }
 
