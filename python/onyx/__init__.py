@@ -9,6 +9,7 @@ from .options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, Sess
 from .session import (IOBinding, InferenceSession, ModelMetadata, NodeArg, OrtValue, RunOptions, Session,
                       get_all_providers, get_available_providers)
 from .capi import onnxruntime_pybind11_state  # noqa: F401  (the exceptions' module)
+from .sparse import OrtSparseFormat, SparseTensor
 
 __version__ = _onyx.version
 
@@ -35,7 +36,7 @@ def set_default_logger_verbosity(verbosity):
 
 __all__ = [
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession", "ModelMetadata",
-    "NodeArg", "OrtValue", "RunOptions", "Session", "SessionOptions", "get_all_providers",
+    "NodeArg", "OrtSparseFormat", "OrtValue", "SparseTensor", "RunOptions", "Session", "SessionOptions", "get_all_providers",
     "get_available_providers", "get_device", "get_version_string", "set_default_logger_severity",
     "set_default_logger_verbosity", "__version__",
 ]

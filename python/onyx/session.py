@@ -3,6 +3,7 @@ behaviour; the work happens in the C extension (onyx._onyx)."""
 import collections
 import collections.abc
 import os
+import threading
 import warnings
 
 from . import _onyx
@@ -157,6 +158,17 @@ class Session:
             self.set_providers(self._fallback_providers)
             self.disable_fallback()
             return self._sess.run(output_names, input_feed, run_options)
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Run on another thread; then callback(outputs, user_data, error string ("" on success))."""
+        def work():
+            try:
+                outputs, err = self.run(output_names, input_feed, run_options), ""
+            except Exception as e:  # noqa: BLE001 - reported to the callback, as onnxruntime does
+                outputs, err = [], str(e)
+            callback(outputs, user_data, err)
+
+        threading.Thread(target=work, daemon=True).start()
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """Like run, with OrtValues in and out (no conversion to numpy)."""

@@ -127,3 +127,39 @@ def test_run_with_ort_values(models):
     assert isinstance(y, ort.OrtValue) and y.numpy().tolist() == [0, -1, -2, -3]
     # OrtValues are accepted by run as well
     assert sess.run(None, {"x": x})[0].tolist() == [0, -1, -2, -3]
+
+
+def test_sparse_tensors(models):
+    coo = ort.SparseTensor.sparse_coo_from_numpy([2, 3], np.array([1, 2], np.float32), np.array([1, 5]))
+    assert coo.format == ort.OrtSparseFormat.ORT_SPARSE_COO and coo.dense_shape() == [2, 3]
+    assert coo.data_type() == "sparse_tensor(float)" and coo.as_coo_view().indices().tolist() == [1, 5]
+    assert coo.to_dense().tolist() == [[0, 1, 0], [0, 0, 2]]
+    csr = ort.SparseTensor.sparse_csr_from_numpy([2, 3], np.array([4, 5], np.float32), np.array([2, 0]),
+                                                 np.array([0, 1, 2]))
+    assert csr.as_csrc_view().outer().tolist() == [0, 1, 2]
+    assert csr.to_dense().tolist() == [[0, 0, 4], [5, 0, 0]]
+    sess = ort.InferenceSession(models["neg"])  # fed to a session: its dense tensor
+    assert sess.run(None, {"x": csr})[0].tolist() == [[0, 0, -4], [-5, 0, 0]]
+    bad = ort.SparseTensor.sparse_coo_from_numpy([2, 2], np.array([1], np.float32), np.array([9]))
+    with pytest.raises(InvalidArgument, match="out of range"):
+        bad.to_dense()
+    with pytest.raises(InvalidArgument, match="not in CSR"):
+        coo.as_csrc_view()
+
+
+def test_run_async(models):
+    import threading
+    sess = ort.InferenceSession(models["neg"])
+    done, got = threading.Event(), []
+
+    def callback(outputs, user_data, err):
+        got.append((outputs, user_data, err))
+        done.set()
+
+    sess.run_async(None, {"x": np.ones(3, np.float32)}, callback, "token")
+    assert done.wait(30)
+    outputs, user_data, err = got[0]
+    assert err == "" and user_data == "token" and outputs[0].tolist() == [-1, -1, -1]
+    done.clear()
+    sess.run_async(None, {"x": np.ones(3)}, callback, None)  # float64: an error for the callback
+    assert done.wait(30) and "expected element type float32" in got[1][2]
