@@ -121,7 +121,7 @@ static ssize_t read_out(nghttp2_session *session, int32_t stream_id, uint8_t *bu
                         uint32_t *flags, nghttp2_data_source *source, void *user) {
     gstream *st = source->ptr;
     size_t left = st->out_len - st->out_pos, n = left < length ? left : length;
-    memcpy(buf, st->out + st->out_pos, n);
+    if (n) memcpy(buf, st->out + st->out_pos, n);
     st->out_pos += n;
     if (st->out_pos == st->out_len) st->out_pos = st->out_len = 0;
     if (st->out_len) return (ssize_t)n;

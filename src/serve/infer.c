@@ -135,6 +135,7 @@ static bool order_inputs(sv_request *r, const sv_model *m) {
 static bool check_outputs(sv_request *r, const sv_model *m) {
     if (r->n_outputs == 0) {
         r->all_outputs = true;
+        free(r->outputs);   /* a front end may have sized it for zero names */
         r->outputs = calloc(m->n_outputs ? m->n_outputs : 1, sizeof *r->outputs);
         if (!r->outputs) { sv_fail(r, 500, "out of memory"); return false; }
         for (size_t j = 0; j < m->n_outputs; j++) {

@@ -269,6 +269,7 @@ void sb_reserve(sbuf *b, size_t extra) {
 }
 
 void sb_put(sbuf *b, const void *data, size_t len) {
+    if (len == 0) return;
     sb_reserve(b, len);
     if (b->oom) return;
     memcpy(b->data + b->len, data, len);

@@ -131,3 +131,30 @@ def test_stream_infer(client):
     got = np.concatenate([outputs(r.infer_response)["label"] for r in resps if not r.error_message])
     assert sorted(got.tolist()) == sorted(np.concatenate(
         [outputs(stub.ModelInfer(r))["label"] for r in reqs if r.model_name == "digits"]).tolist())
+
+
+def test_mutated_messages_never_crash(server, stubs):
+    pb, _ = stubs
+    rng = np.random.default_rng(99)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    good = [infer_request(pb, "digits", "image", x, raw=raw).SerializeToString() for raw in (True, False)]
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc}")
+    raw = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer",
+                              request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    for i in range(300):
+        b = bytearray(good[i % 2])
+        for _ in range(int(rng.integers(1, 6))):
+            pos = int(rng.integers(0, len(b)))
+            if rng.integers(0, 2):
+                b[pos] = int(rng.integers(0, 256))
+            else:
+                del b[pos:pos + int(rng.integers(1, 16))]
+        try:
+            raw(bytes(b), timeout=20)
+        except grpc.RpcError as e:
+            assert e.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), (e.code(), e.details())
+            assert e.details()
+    channel.close()
+    _, pbg = stubs
+    assert pbg.GRPCInferenceServiceStub(grpc.insecure_channel(f"127.0.0.1:{server.grpc}")).ServerLive(
+        pb.ServerLiveRequest()).live
