@@ -11,8 +11,9 @@
 ONYX_BUILD_DEPS=(cmake gcc make zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev
                  libtiff-dev libwebp-dev libopenjp2-7-dev)
 # Tests: clang and the libFuzzer runtime (make asan, make fuzz), and Debian's copy of the ONNX
-# conformance data (/usr/share/libonnx-testdata, the conformance.debian-node ctest entry).
-ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata)
+# conformance data (/usr/share/libonnx-testdata, the conformance.debian-node ctest entry);
+# nodejs runs onnxruntime-node on onyx's libonnxruntime.so.1 (ctest ort_abi.node_binding).
+ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata nodejs)
 
 onyx_install_deps() {
     local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""
