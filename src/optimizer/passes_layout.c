@@ -1,7 +1,7 @@
 /* Level all: the blocked-channel (NCHWc) layout rewrite for convolutional
  * networks (ONNX Runtime's NchwcTransformer). Conv and FusedConv become
  * ai.onyx.nchwc Conv, which reads and writes [N, C/16, H, W, 16] tensors
- * (providers/cpu/kernels/nchwc.h); pools, elementwise ops and channel
+ * (providers/cpu/kernels/nchwc/nchwc.h); pools, elementwise ops and channel
  * concats between them stay in that layout, so reorders appear only where
  * the network enters and leaves the convolutional part.
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "optimizer/optimizer.h"
-#include "providers/cpu/kernels/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
 
 typedef struct layout_walk {
     onyx_graph *g;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "onyx.h"
-#include "providers/cpu/kernels/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "testlib.h"
 
 static onyx_env *env;

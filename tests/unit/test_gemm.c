@@ -9,7 +9,7 @@
 #include <time.h>
 #include "core/threadpool.h"
 #include "core/value.h"
-#include "providers/cpu/gemm.h"
+#include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "testlib.h"
 

@@ -13,10 +13,10 @@
 #include "core/threadpool.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
-#include "providers/cpu/kernels/nchwc.h"
-#include "providers/cpu/kernels/nchwc_conv.h"
-#include "providers/cpu/kernels/nchwc_impl.h"
-#include "providers/cpu/kernels/nchwc_winograd.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv.h"
+#include "providers/cpu/kernels/nchwc/nchwc_impl.h"
+#include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 #include "testlib.h"
 
 static onyx_value *tensor(int rank, const int64_t *dims, bool random) {

@@ -1,5 +1,5 @@
 /* Blocked-channel (NCHWc) reorders, pools and depthwise convolution
- * (kernels/nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c) against naive
+ * (kernels/nchwc/nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c) against naive
  * NCHW references written here, on the AVX-512 and the portable paths.
  * The ops run through their registry defs with a hand-filled kernel
  * context, as the executor runs them; the depthwise rows through the
@@ -13,8 +13,8 @@
 #include "core/threadpool.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
-#include "providers/cpu/kernels/nchwc.h"
-#include "providers/cpu/kernels/nchwc_impl.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "testlib.h"
 
 #define BLK ONYX_NCHWC_BLOCK
