@@ -19,6 +19,7 @@
 #include <string.h>
 #include "optimizer/optimizer.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/platform.h"
 
 typedef struct layout_walk {
     onyx_graph *g;
@@ -276,7 +277,9 @@ static onyx_status *drop_unread_reorders(onyx_graph *g) {
 
 static onyx_status *nchwc_layout(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    if (!onyx_nchwc_fast()) return NULL;
+    /* the block size of the CPU dispatch table; 0 where this CPU has no fast
+     * blocked kernels (and only 16-channel blocks are implemented) */
+    if (onyx_cpu()->nchwc_block != ONYX_NCHWC_BLOCK) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++)   /* already rewritten: nothing to do */
         if (!g->nodes[i].dead && g->nodes[i].domain && !strcmp(g->nodes[i].domain, ONYX_NCHWC_DOMAIN))
             return NULL;

@@ -23,6 +23,7 @@
 #include "core/checked.h"
 #include "core/value.h"
 #include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/platform.h"
 
 #define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
 #define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
@@ -31,42 +32,10 @@
 
 /* ---- kernel selection ---- */
 
-static const onyx_gemm_isa *const all_isas[] = {
-#ifdef ONYX_GEMM_X86
-    &onyx_gemm_isa_avx512,
-    &onyx_gemm_isa_avx2,
-#endif
-    &onyx_gemm_isa_generic,
-};
-
-static _Atomic(const onyx_gemm_isa *) selected_isa;
-
-/* The best kernel the CPU runs; chosen once (a racing first call computes
- * the same answer). */
-static const onyx_gemm_isa *current_isa(void) {
-    const onyx_gemm_isa *isa = atomic_load_explicit(&selected_isa, memory_order_acquire);
-    if (isa) return isa;
-    for (size_t i = 0; i < sizeof all_isas / sizeof all_isas[0]; i++) {
-        if (all_isas[i]->supported()) {
-            isa = all_isas[i];
-            break;
-        }
-    }
-    atomic_store_explicit(&selected_isa, isa, memory_order_release);
-    return isa;
-}
+/* The micro-kernel comes from the CPU dispatch table (platform.h). */
+static const onyx_gemm_isa *current_isa(void) { return onyx_cpu()->gemm; }
 
 const char *onyx_gemm_isa_name(void) { return current_isa()->name; }
-
-bool onyx_gemm_select_isa(const char *name) {
-    for (size_t i = 0; i < sizeof all_isas / sizeof all_isas[0]; i++) {
-        if (name && strcmp(all_isas[i]->name, name) == 0 && all_isas[i]->supported()) {
-            atomic_store_explicit(&selected_isa, all_isas[i], memory_order_release);
-            return true;
-        }
-    }
-    return false;
-}
 
 /* ---- blocking ---- */
 

@@ -196,7 +196,7 @@ typedef struct onyx_gemm_operand {
 /* C[M,N] = epilogue(alpha * A[M,K] * B[K,N] + beta * C). A packed operand
  * must have been packed on the matching side with the same M or N and K.
  * When both are packed they must come from the same kernel (always true
- * within one process unless onyx_gemm_select_isa was called between). */
+ * within one process unless onyx_cpu_force_isa was called between). */
 onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx_gemm_operand *A,
                            const onyx_gemm_operand *B, float beta, float *C, size_t ldc,
                            const onyx_gemm_epilogue *ep, onyx_threadpool *tp);
@@ -216,9 +216,6 @@ void onyx_scratch_release(float *p, bool heap);
 
 /* Name of the micro-kernel in use: "avx512f", "avx2", or "generic". */
 const char *onyx_gemm_isa_name(void);
-/* Force a micro-kernel by name. False (and no change) if the name is unknown
- * or the CPU lacks it. Not thread-safe against concurrent GEMMs: only for
- * tests and benchmarks. */
-bool onyx_gemm_select_isa(const char *name);
+/* (Forcing one: onyx_cpu_force_isa in platform.h.) */
 
 #endif

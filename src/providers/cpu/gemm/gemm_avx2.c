@@ -129,12 +129,7 @@ TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, flo
         for (size_t r = 0; r < 8; r++) dst[c * dst_ld + r] = src[r * ld + c];
 }
 
-static bool supported_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2, supported_avx2,
+const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2,
                                           onyx_gemm_transpose8_avx2};
 
 #endif

@@ -108,13 +108,8 @@ static void kernel_avx512(const onyx_gemm_kargs *ka) {
     kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0](ka);
 }
 
-static bool supported_avx512(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
 /* AVX-512F implies AVX2, whose 8 x 8 transpose serves the packing. */
-const onyx_gemm_isa onyx_gemm_isa_avx512 = {"avx512f", MR, NV * VL, kernel_avx512, supported_avx512,
+const onyx_gemm_isa onyx_gemm_isa_avx512 = {"avx512f", MR, NV * VL, kernel_avx512,
                                             onyx_gemm_transpose8_avx2};
 
 #endif

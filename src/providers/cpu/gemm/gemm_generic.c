@@ -31,6 +31,4 @@ static void kernel_generic(const onyx_gemm_kargs *ka) {
     }
 }
 
-static bool supported_generic(void) { return true; }
-
-const onyx_gemm_isa onyx_gemm_isa_generic = {"generic", MR, NR, kernel_generic, supported_generic, NULL};
+const onyx_gemm_isa onyx_gemm_isa_generic = {"generic", MR, NR, kernel_generic, NULL};

@@ -37,11 +37,11 @@ typedef struct onyx_gemm_kargs {
  * columns of a strip). */
 typedef void (*onyx_gemm_transpose8_fn)(const float *src, size_t ld, size_t n, float *dst, size_t dst_ld);
 
+/* Chosen by the CPU dispatch table (platform.c), which detects the CPU. */
 typedef struct onyx_gemm_isa {
     const char *name;
     size_t mr, nr;                      /* register tile: panel height of A, strip width of B */
     void (*kernel)(const onyx_gemm_kargs *ka);
-    bool (*supported)(void);
     onyx_gemm_transpose8_fn transpose8; /* NULL: scalar loops */
 } onyx_gemm_isa;
 

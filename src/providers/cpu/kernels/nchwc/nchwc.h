@@ -44,11 +44,6 @@
 /* ceil(c / 16) */
 static inline int64_t onyx_nchwc_blocks(int64_t c) { return (c + ONYX_NCHWC_BLOCK - 1) / ONYX_NCHWC_BLOCK; }
 
-/* True when the blocked kernels run at full speed here (AVX-512F): the
- * layout pass rewrites only then. The kernels themselves run anywhere
- * (portable C fallback). (nchwc_conv.c) */
-bool onyx_nchwc_fast(void);
-
 /* The fused activation of a Conv: kind is an onyx_gemm_activation. */
 typedef struct onyx_nchwc_act {
     int kind;

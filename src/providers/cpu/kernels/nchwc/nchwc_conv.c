@@ -26,6 +26,7 @@
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 #include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
+#include "providers/cpu/platform.h"
 
 #define BLK ONYX_NCHWC_BLOCK
 /* Weights of one block group and input-channel chunk: small enough to stay
@@ -38,16 +39,7 @@
 /* Sizes above this are refused (pads, dilated kernels). */
 #define MAX_EXTENT ((int64_t)1 << 40)
 
-/* ------------------------------------------------------------ CPU and activation */
-
-bool onyx_nchwc_fast(void) {
-#ifdef ONYX_NCHWC_X86
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-#else
-    return false;
-#endif
-}
+/* ------------------------------------------------------------ activation */
 
 onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act) {
     act->kind = ONYX_GEMM_ACT_NONE;
@@ -76,23 +68,8 @@ onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act) {
 
 /* ------------------------------------------------------------ kernel selection */
 
-static _Atomic int force_generic;
-
-void onyx_nchwc_conv_force_generic(bool generic) { force_generic = generic; }
-
-static onyx_nchwc_tile_fn pick_tile(void) {
-#ifdef ONYX_NCHWC_X86
-    static _Atomic int fast = -1;   /* CPUID, read once */
-    int f = fast;
-    if (f < 0) fast = f = onyx_nchwc_fast();
-    if (f && !force_generic) return onyx_nchwc_tile_avx512;
-#endif
-    return onyx_nchwc_tile_generic;
-}
-
-const char *onyx_nchwc_conv_isa(void) {
-    return pick_tile() == onyx_nchwc_tile_generic ? "generic" : "avx512f";
-}
+/* The tile of the CPU dispatch table (platform.h). */
+static onyx_nchwc_tile_fn pick_tile(void) { return onyx_cpu()->nchwc_tile; }
 
 /* The portable tile: the same arithmetic as the AVX-512 one over plain
  * 16-lane arrays (correct everywhere; the compiler vectorises what it can). */

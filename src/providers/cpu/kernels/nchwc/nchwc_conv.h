@@ -87,10 +87,4 @@ void onyx_nchwc_tile_avx512(const onyx_nchwc_kparams *kp, const float *const *xp
                             const float *z);
 #endif
 
-/* Tests: force the portable kernel (true) or return to the CPUID choice
- * (false). Not thread-safe against running convolutions. */
-void onyx_nchwc_conv_force_generic(bool generic);
-/* "avx512f" or "generic": the tile kernel in use. */
-const char *onyx_nchwc_conv_isa(void);
-
 #endif

@@ -10,47 +10,13 @@
  * neighbouring windows is loaded once per kernel row. The few edge columns
  * (and rows) clip their taps to the input instead: out-of-bounds taps are
  * zero. The loops are compiled for AVX-512F (a pixel per zmm register) and
- * as a portable fallback (4-lane quarters of a pixel), picked once from
- * CPUID (NCHWC_MULTIVERSION). */
+ * as a portable fallback (4-lane quarters of a pixel), picked from the CPU
+ * dispatch table (NCHWC_MULTIVERSION). */
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 
 #define BLK ONYX_NCHWC_BLOCK
-
-/* ------------------------------------------------------------ ISA choice */
-
-/* -1: not decided yet; 0: portable; 1: AVX-512F */
-static int nchwc_isa = -1;
-
-static bool cpu_has_avx512(void) {
-#if NCHWC_HAVE_AVX512_BUILD
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-#else
-    return false;
-#endif
-}
-
-bool onyx_nchwc_use_avx512(void) {
-    int v = __atomic_load_n(&nchwc_isa, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = cpu_has_avx512() ? 1 : 0;
-        __atomic_store_n(&nchwc_isa, v, __ATOMIC_RELAXED);
-    }
-    return v == 1;
-}
-
-const char *onyx_nchwc_isa_name(void) { return onyx_nchwc_use_avx512() ? "avx512f" : "generic"; }
-
-bool onyx_nchwc_select_isa(const char *name) {
-    int v;
-    if (!strcmp(name, "generic")) v = 0;
-    else if (!strcmp(name, "avx512f") && cpu_has_avx512()) v = 1;
-    else return false;
-    __atomic_store_n(&nchwc_isa, v, __ATOMIC_RELAXED);
-    return true;
-}
 
 /* ------------------------------------------------------------ weights */
 

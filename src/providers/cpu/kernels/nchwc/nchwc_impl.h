@@ -1,7 +1,7 @@
 /* Internals shared by the blocked-layout reorder, pool and depthwise
  * kernels (nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c). The contract
  * with the rest of the provider is nchwc.h; this header adds the ISA
- * switch (for tests and benchmarks), the reorder entry points used by the
+ * dispatch (from the CPU table, platform.h), the reorder entry points used by the
  * op table in nchwc_pool.c, and the 16-lane vector helpers.
  *
  * One pixel of a channel block is 16 floats: one AVX-512 register. The hot
@@ -17,18 +17,7 @@
 #include <string.h>
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
-
-/* ---- ISA selection (nchwc_depthwise.c) ---- */
-
-/* True when the AVX-512 variants run: decided once from CPUID, unless a
- * test forced a choice with onyx_nchwc_select_isa. */
-bool onyx_nchwc_use_avx512(void);
-/* "avx512f" or "generic". */
-const char *onyx_nchwc_isa_name(void);
-/* Force "avx512f" or "generic" (the portable C fallback). False (and no
- * change) for an unknown name or a CPU without AVX-512F. Tests and
- * benchmarks only: not safe against kernels running at the same time. */
-bool onyx_nchwc_select_isa(const char *name);
+#include "providers/cpu/platform.h"
 
 /* ---- reorder ops (nchwc_reorder.c), listed in nchwc_pool.c's table ---- */
 
@@ -97,7 +86,7 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
 
 /* NCHWC_MULTIVERSION(name, (params), (args), { body }): a static void
  * function compiled for AVX-512F and for the baseline, and a dispatcher
- * `name` that follows onyx_nchwc_use_avx512(). In the body the constant
+ * `name` that follows the CPU table's ISA (platform.h). In the body the constant
  * bool nchwc_wide says which: pass it down, and work on nchwc_v16 when it
  * is set, on nchwc_v4 quarters otherwise. Other targets get one plain
  * definition. */
@@ -113,7 +102,7 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
         __VA_ARGS__                                                         \
     }                                                                       \
     static void name PARAMS {                                               \
-        if (onyx_nchwc_use_avx512()) name##_avx512 ARGS;                    \
+        if (onyx_cpu()->isa == ONYX_CPU_AVX512) name##_avx512 ARGS;         \
         else name##_base ARGS;                                              \
     }
 #else

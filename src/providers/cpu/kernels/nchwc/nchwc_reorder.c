@@ -119,7 +119,7 @@ static void reorder_run(onyx_threadpool *tp, bool to_blocked, const float *x, fl
                         int64_t hw) {
     tile_fn fn = to_blocked ? to_blocked_generic : to_plain_generic;
 #if NCHWC_HAVE_AVX512_BUILD
-    if (onyx_nchwc_use_avx512()) fn = to_blocked ? to_blocked_avx512 : to_plain_avx512;
+    if (onyx_cpu()->isa == ONYX_CPU_AVX512) fn = to_blocked ? to_blocked_avx512 : to_plain_avx512;
 #endif
     int64_t Cb = onyx_nchwc_blocks(C);
     reorder_job j = {fn, to_blocked, x, y, C, Cb, hw, (hw + CHUNK - 1) / CHUNK};

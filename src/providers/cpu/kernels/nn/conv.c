@@ -22,6 +22,7 @@
 #include "providers/cpu/kernels/math/linalg.h"
 #include "providers/cpu/kernels/nn/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nn_math.h"
 
 #define L ONYX_OPSET_LATEST
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
@@ -620,16 +621,10 @@ static void dw_pad_plane(const conv_geom *g, const float *x, float *xp) {
  * vector type would change the ABI between the ISA clones). */
 #define dw_load16(p) ({ dw_v16 v_; memcpy(&v_, (p), sizeof v_); v_; })
 
-/* ISA clones need x86 and an ifunc-capable C library. */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GLIBC__)
-#define DW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define DW_CLONES
-#endif
-
-DW_CLONES
-static void depthwise_plane(const conv_geom *g, const float *xp, const float *w, float bias, float *y,
-                            const fused_act *act) {
+/* Compiled per ISA, picked from the CPU dispatch table (NN_MULTIVERSION). */
+NN_MULTIVERSION(depthwise_plane,
+                (const conv_geom *g, const float *xp, const float *w, float bias, float *y, const fused_act *act),
+                (g, xp, w, bias, y, act), {
     const int64_t OH = g->out[0], OW = g->out[1], PW = dw_plane_w(g), KH = g->k[0], KW = g->k[1];
     const int64_t s0 = g->s[0], s1 = g->s[1], d0 = g->d[0], d1 = g->d[1];
     for (int64_t oh = 0; oh < OH; oh++) {
@@ -650,7 +645,7 @@ static void depthwise_plane(const conv_geom *g, const float *xp, const float *w,
         }
         apply_act(yr, (size_t)OW, act);
     }
-}
+})
 
 /* Without a padded plane (absurd pads): every tap checked. */
 static void depthwise_checked(const conv_geom *g, const float *x, const float *w, float bias, float *y,
