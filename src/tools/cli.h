@@ -111,6 +111,7 @@ typedef struct cli_model_opts {
     cli_strlist singles; /* --input NAME=FILE */
     cli_dims dims;
     uint64_t seed;
+    double timeout_s; /* --timeout: per-run deadline, 0 = none (run, perf) */
 } cli_model_opts;
 /* Consume the current argument if it is one of the shared flags. */
 bool cli_model_flag(cli_args *a, cli_model_opts *o);

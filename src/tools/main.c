@@ -38,6 +38,7 @@ static const char *const run_help =
     "  -p, --profile FILE    write a Chrome-trace profile (ONNX Runtime's format)\n"
     "  -e PROVIDER           execution provider to add before cpu\n"
     "  --show N              values to print per output (default 8)\n"
+    "  --timeout S           terminate the run after S seconds (exit status 1, 'terminated')\n"
     "  -S SEED               seed for generated inputs (default 0)\n"
     "Inputs not given are generated: floats uniform in [-1,1), integers 0..9 (1 for *mask*\n"
     "inputs), bools alternating.\n";
@@ -49,7 +50,8 @@ static const char *const test_help =
     "  --filter REGEX        run only tests whose name matches (POSIX extended regex)\n"
     "  --exclude-file F      known failures, lines 'test_name  reason'; reported as SKIP when\n"
     "                        they fail, as UNEXPECTED-PASS (a failure) when they pass\n"
-    "  --timeout S           seconds per test (default 60)\n"
+    "  --timeout S           seconds per test (default 60): its runs end with a 'terminated'\n"
+    "                        error at S, and a process still alive 2 s later is killed\n"
     "  -j N                  tests run in parallel (default 1)\n"
     "  --rtol R --atol A     tolerance |got - expected| <= A + R*|expected| (1e-3, 1e-7)\n"
     "  -x THREADS, -o LEVEL  as for run\n"
@@ -73,15 +75,19 @@ static const char *const perf_help =
     "  -p, --profile FILE    write a Chrome-trace profile of load and runs\n"
     "  -s                    percentile statistics on stderr\n"
     "  -n                    load only\n"
+    "  --timeout S           terminate any run that takes longer than S seconds\n"
     "  -y                    accepted for onnxruntime_perf_test compatibility, ignored\n"
     "Prints one JSON line: model, threads, load_ms, first_run_ms, median_ms, min_ms, p90_ms,\n"
     "peak_rss_mb.\n";
 
 static const char *const info_help =
     "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized]\n"
+    "       onyx info --cpu\n"
     "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
-    "  operator counts, initializers, and the provider of each node.\n"
-    "  --optimized           also the operator counts after optimisation and the passes that fired\n";
+    "  operator counts, initializers, the CPU instruction set in use and the provider of each node.\n"
+    "  --optimized           also the operator counts after optimisation and the passes that fired\n"
+    "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|generic\n"
+    "                        forces a lower one), the best this CPU has, the blocked layout's block\n";
 
 static const char *const optimize_help =
     "usage: onyx optimize MODEL OUT [--level disabled|basic|extended|all] [--disable-pass NAME]...\n"
