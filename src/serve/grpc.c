@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "serve/grpc_codec.h"
@@ -540,6 +541,9 @@ static void *accept_main(void *arg) {
         if (!c) { close(fd); continue; }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        /* a client that stops reading cannot hold its thread (and a shutdown) for ever */
+        struct timeval send_limit = {10, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof send_limit);
         c->g = g;
         c->fd = fd;
         c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
