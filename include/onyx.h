@@ -137,6 +137,20 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
                                                            const char *name,
                                                            const char *const *keys,
                                                            const char *const *values, size_t n);
+/* Append an execution provider built apart from onyx, loaded from the
+ * shared library at `path` (see onyx_provider.h for the interface it
+ * implements). The library is loaded and its options checked when a session
+ * is created; one that cannot start (missing library, interface version
+ * mismatch, no device) is skipped with a warning, or fails the session when
+ * the config entry "session.disable_provider_fallback" is "1". A name given
+ * to onyx_session_options_append_provider that is not builtin ("cuda") is
+ * looked up as libonyx_provider_NAME.so in $ONYX_PROVIDER_PATH and next to
+ * onyx, and handled the same way. */
+ONYX_API onyx_status *onyx_session_options_append_provider_library(onyx_session_options *opts,
+                                                                   const char *path,
+                                                                   const char *const *keys,
+                                                                   const char *const *values,
+                                                                   size_t n);
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);

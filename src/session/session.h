@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "providers/provider.h"
 #include "session/memplan.h"
+#include "session/partition.h"
 #include "session/profiler.h"
 #include "optimizer/optimizer.h"
 
@@ -28,6 +29,7 @@ void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
 
 typedef struct onyx_provider_request {
     char *name;
+    char *path;                         /* a plugin library given by path, or NULL */
     size_t n;
     char **keys, **values;
 } onyx_provider_request;
@@ -125,6 +127,9 @@ struct onyx_session {
     onyx_profiler *profiler;
     bool profile_written;
     onyx_opt_report opt_report;
+    onyx_partition_report partition;
+    /* requested providers that could not start: "name: why" lines */
+    char *skipped_providers;
 };
 
 #endif
