@@ -91,6 +91,19 @@ else
     failures+=("ctest (not run: the Release build failed)")
 fi
 
+# ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
+# has (ONYX_ISA forces the CPU dispatch table; the kernel unit tests also force every ISA in
+# turn themselves). The avx512 path is the default run above on AVX-512 machines.
+if [ -x build/onyx ]; then
+    best=$(build/onyx info --cpu 2>/dev/null | sed -n 's/.*best on this CPU: \([a-z0-9]*\).*/\1/p')
+    case "$best" in avx512) lower="avx2 generic" ;; avx2) lower="generic" ;; *) lower="" ;; esac
+    echo "ISA paths: default ${best:-unknown}; forced: ${lower:-none}"
+    for isa in $lower; do
+        COUNT_CTEST=1 step "ctest-isa-$isa" bash -c \
+            "cd build && ONYX_ISA=$isa ctest --output-on-failure -j $jobs -R '^(unit|conformance)\\.'"
+    done
+fi
+
 # ---- 4-6. ASan/UBSan ----
 # Allocations over 4 GB fail (return NULL) instead of aborting: a hostile model may ask for any
 # size, and the runtime must turn the failure into an error.

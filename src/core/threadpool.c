@@ -32,7 +32,7 @@ struct onyx_threadpool {
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     atomic_uint_fast64_t generation;
-    bool stop;
+    atomic_bool stop;           /* read by spinning workers outside mu */
     /* current job */
     onyx_range_fn fn;
     void *arg;
@@ -62,11 +62,11 @@ static void *worker_main(void *p) {
         }
         if (gen == seen) {
             pthread_mutex_lock(&tp->mu);
-            while ((gen = atomic_load(&tp->generation)) == seen && !tp->stop)
+            while ((gen = atomic_load(&tp->generation)) == seen && !atomic_load(&tp->stop))
                 pthread_cond_wait(&tp->wake, &tp->mu);
             pthread_mutex_unlock(&tp->mu);
         }
-        if (tp->stop) return NULL;
+        if (atomic_load(&tp->stop)) return NULL;
         seen = gen;
         run_chunks(tp);
         if (atomic_fetch_sub(&tp->active, 1) == 1) {
@@ -129,7 +129,7 @@ onyx_threadpool *onyx_threadpool_create_ex(int threads, bool spin) {
 void onyx_threadpool_free(onyx_threadpool *tp) {
     if (!tp) return;
     pthread_mutex_lock(&tp->mu);
-    tp->stop = true;
+    atomic_store(&tp->stop, true);
     atomic_fetch_add(&tp->generation, 1);
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);

@@ -1,7 +1,7 @@
 /* Level all: the blocked-channel (NCHWc) layout rewrite for convolutional
  * networks (ONNX Runtime's NchwcTransformer). Conv and FusedConv become
  * ai.onyx.nchwc Conv, which reads and writes [N, C/16, H, W, 16] tensors
- * (providers/cpu/kernels/nchwc.h); pools, elementwise ops and channel
+ * (providers/cpu/kernels/nchwc/nchwc.h); pools, elementwise ops and channel
  * concats between them stay in that layout, so reorders appear only where
  * the network enters and leaves the convolutional part.
  *
@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "optimizer/optimizer.h"
-#include "providers/cpu/kernels/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/platform.h"
 
 typedef struct layout_walk {
     onyx_graph *g;
@@ -276,7 +277,9 @@ static onyx_status *drop_unread_reorders(onyx_graph *g) {
 
 static onyx_status *nchwc_layout(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    if (!onyx_nchwc_fast()) return NULL;
+    /* the block size of the CPU dispatch table; 0 where this CPU has no fast
+     * blocked kernels (and only 16-channel blocks are implemented) */
+    if (onyx_cpu()->nchwc_block != ONYX_NCHWC_BLOCK) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++)   /* already rewritten: nothing to do */
         if (!g->nodes[i].dead && g->nodes[i].domain && !strcmp(g->nodes[i].domain, ONYX_NCHWC_DOMAIN))
             return NULL;

@@ -4,6 +4,7 @@
 #include "ir/gradient.h"
 #include "ir/graph_edit.h"
 #include "ir/save_model.h"
+#include "providers/cpu/platform.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -391,7 +392,23 @@ static onyx_status *save_optimized(onyx_session *s, const char *path) {
     return st ? onyx_error_wrap(st, "saving the optimized model: ") : NULL;
 }
 
+/* The config entry "session.onyx.cpu_isa" (avx512, avx2, generic) forces
+ * the CPU dispatch table of a lower instruction set, as ONYX_ISA does. The
+ * table is process-wide: the choice holds for every session from then on. */
+static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
+    const char *name = onyx_session_options_config(o, "session.onyx.cpu_isa");
+    if (!name || !*name) return NULL;
+    onyx_cpu_isa isa;
+    if (!onyx_cpu_isa_parse(name, &isa))
+        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': expected avx512, avx2 or generic", name);
+    if (!onyx_cpu_force_isa(name))
+        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': this CPU supports at most %s", name,
+                                onyx_cpu_isa_name(onyx_cpu_detected()));
+    return NULL;
+}
+
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
+    ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     onyx_infer_graph(s->graph, s->env);
     ONYX_TRY(onyx_expand_gradients(s->graph));

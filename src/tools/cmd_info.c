@@ -5,6 +5,7 @@
 
 #include "core/dtype.h"
 #include "format/model.h"
+#include "providers/cpu/platform.h"
 #include "tools/cli.h"
 
 /* ------------------------------------------------------------- types */
@@ -320,6 +321,16 @@ static void print_optimized(const onyx_session *s) {
     for (size_t k = 0; k < n_ops; k++) printf("  %7zu  %s\n", counts[k], ops[k]);
 }
 
+/* The CPU dispatch table in use (platform.h); after session creation, as a
+ * session config entry may have forced it. */
+static void print_cpu(void) {
+    const onyx_cpu_table *cpu = onyx_cpu();
+    printf("cpu: isa %s (%s; best on this CPU: %s), blocked layout: ", cpu->name, onyx_cpu_isa_source(),
+           onyx_cpu_isa_name(onyx_cpu_detected()));
+    if (cpu->nchwc_block) printf("%d channels per block\n", cpu->nchwc_block);
+    else printf("off\n");
+}
+
 static onyx_status *describe_session(const char *path, const cli_session_args *a, bool optimized) {
     onyx_env *env;
     ONYX_TRY(cli_open_env(a, &env));
@@ -330,6 +341,7 @@ static onyx_status *describe_session(const char *path, const cli_session_args *a
         return onyx_error_wrap(st, "cannot create a session (no provider assignment): ");
     }
     if (optimized) print_optimized(s);
+    print_cpu();
     print_providers(s);
     onyx_session_free(s);
     onyx_env_free(env);
@@ -340,9 +352,13 @@ int cmd_info(int argc, char **argv) {
     cli_args a = {.argc = argc, .argv = argv, .cmd = "info"};
     cli_model_opts o = {0};
     const char *model = NULL;
-    bool optimized = false;
+    bool optimized = false, cpu_only = false;
     for (a.i = 0; a.i < argc && !a.failed; a.i++) {
         if (cli_model_flag(&a, &o)) continue;
+        if (cli_flag(&a, "--cpu", false)) {
+            cpu_only = true;
+            continue;
+        }
         if (cli_flag(&a, "--optimized", false)) {
             optimized = true;
             continue;
@@ -358,6 +374,11 @@ int cmd_info(int argc, char **argv) {
             model = argv[a.i];
         else
             cli_bad_arg(&a, "unexpected argument");
+    }
+    if (!a.failed && cpu_only && !model) {
+        print_cpu();
+        cli_model_opts_free(&o);
+        return CLI_EXIT_OK;
     }
     if (!a.failed && !model) a.failed = cli_usage_error("info", "no model given") != 0;
     onyx_status *st = NULL;

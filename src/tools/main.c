@@ -79,11 +79,14 @@ static const char *const perf_help =
 
 static const char *const info_help =
     "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized] [--providers LIST]\n"
+    "       onyx info --cpu\n"
     "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
-    "  operator counts, initializers, and the provider of each node.\n"
+    "  operator counts, initializers, the CPU instruction set in use and the provider of each node.\n"
     "  --optimized           also the operator counts after optimisation and the passes that fired\n"
     "  --providers LIST      partition for these providers (cuda,cpu): nodes per provider, the\n"
-    "                        compiled groups and the copies between devices\n";
+    "                        compiled groups and the copies between devices\n"
+    "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|generic\n"
+    "                        forces a lower one), the best this CPU has, the blocked layout's block\n";
 
 static const char *const optimize_help =
     "usage: onyx optimize MODEL OUT [--level disabled|basic|extended|all] [--disable-pass NAME]...\n"

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "onyx.h"
-#include "providers/cpu/kernels/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/platform.h"
 #include "testlib.h"
 
 static onyx_env *env;
@@ -321,7 +322,7 @@ static void test_layout(void) {
         CHECK(count_domain_op(again, nd, "Conv") == 0);
         CHECK(count_domain_op(again, "com.microsoft", "FusedConv") == 5);
     }
-    if (all && onyx_nchwc_fast()) {
+    if (all && onyx_cpu()->nchwc_block) {
         CHECK(fired(all, "nchwc_layout") == 15);
         CHECK(count_domain_op(all, nd, "Conv") == 9);
         CHECK(count_domain_op(all, "", "Conv") == 1);            /* narrow: 8 output channels */
@@ -342,6 +343,39 @@ static void test_layout(void) {
     if (fd >= 0) unlink(saved);
 }
 
+/* The session config entry session.onyx.cpu_isa forces the CPU dispatch
+ * table (process-wide): generic turns the blocked layout off; a bad name or
+ * an ISA above the CPU's is an error naming the entry. */
+static onyx_session *open_with_isa(const char *isa, onyx_status **err) {
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_add_config(o, "session.onyx.cpu_isa", isa));
+    onyx_session *s = NULL;
+    *err = onyx_session_create(env, "tests/data/layout_cnn.onnx", o, &s);
+    onyx_session_options_free(o);
+    return s;
+}
+
+static void test_cpu_isa_config(void) {
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    onyx_status *err;
+    onyx_session *s = open_with_isa("generic", &err);
+    CHECK_OK(err);
+    CHECK(!strcmp(onyx_cpu()->name, "generic"));
+    if (s) CHECK(count_domain_op(s, ONYX_NCHWC_DOMAIN, "Conv") == 0);
+    onyx_session_free(s);
+    s = open_with_isa("avx9000", &err);
+    CHECK(!s);
+    CHECK_ERR(err, "session.onyx.cpu_isa");
+    if (onyx_cpu_detected() != ONYX_CPU_AVX512) {
+        s = open_with_isa("avx512", &err);
+        CHECK(!s);
+        CHECK_ERR(err, "this CPU supports at most");
+    }
+    CHECK(onyx_cpu_force_isa(before));
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_gelu();
@@ -354,6 +388,7 @@ int main(void) {
     test_matmul();
     test_save_fused();
     test_layout();
+    test_cpu_isa_config();
     onyx_env_free(env);
     return testlib_finish("test_fusion");
 }

@@ -9,8 +9,9 @@
 #include <time.h>
 #include "core/threadpool.h"
 #include "core/value.h"
-#include "providers/cpu/gemm.h"
+#include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/platform.h"
 #include "testlib.h"
 
 static double now_s(void);
@@ -242,7 +243,7 @@ static void test_errors(void) {
     CHECK_ERR(onyx_sgemm_packed(false, 2, 1.0f, A, 3, NULL, 0.0f, C, 4, NULL, NULL), "packed");
     CHECK(onyx_packed_mat_bytes(pb) >= 12 * sizeof(float));
     onyx_packed_mat_free(pb);
-    CHECK(!onyx_gemm_select_isa("no-such-kernel"));
+    CHECK(!onyx_cpu_force_isa("no-such-kernel"));
 }
 
 /* ------------------------------------------------------------ operator kernels */
@@ -904,12 +905,12 @@ static void bench(onyx_threadpool *tp) {
 int main(int argc, char **argv) {
     bool do_bench = argc > 1 && strcmp(argv[1], "bench") == 0;
     const char *isa_arg = argc > 2 ? argv[2] : NULL;
-    const char *default_isa = onyx_gemm_isa_name();
+    const char *default_isa = onyx_cpu()->name;
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
-    static const char *const isas[] = {"avx512f", "avx2", "generic"};
+    static const char *const isas[] = {"avx512", "avx2", "generic"};
     for (size_t i = 0; i < 3; i++) {
         if (isa_arg && strcmp(isa_arg, isas[i]) != 0) continue;
-        if (!onyx_gemm_select_isa(isas[i])) {
+        if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;
         }
@@ -921,7 +922,7 @@ int main(int argc, char **argv) {
         test_blocks(tp);
         test_epilogues(tp);
     }
-    CHECK(onyx_gemm_select_isa(default_isa));
+    CHECK(onyx_cpu_force_isa(default_isa));
     if (do_bench) {
         bench_conv(tp);
     } else {

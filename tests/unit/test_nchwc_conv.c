@@ -13,10 +13,11 @@
 #include "core/threadpool.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
-#include "providers/cpu/kernels/nchwc.h"
-#include "providers/cpu/kernels/nchwc_conv.h"
-#include "providers/cpu/kernels/nchwc_impl.h"
-#include "providers/cpu/kernels/nchwc_winograd.h"
+#include "providers/cpu/platform.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv.h"
+#include "providers/cpu/kernels/nchwc/nchwc_impl.h"
+#include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 #include "testlib.h"
 
 static onyx_value *tensor(int rank, const int64_t *dims, bool random) {
@@ -258,7 +259,7 @@ static void run_case(const conv_case *c, onyx_threadpool *tp) {
     snprintf(what, sizeof what,
              "%s N=%lld C=%lld %lldx%lld M=%lld k=%lldx%lld s=%lld,%lld d=%lld,%lld pads=%lld,%lld,%lld,%lld%s%s%s%s "
              "act=%d%s tp=%d",
-             onyx_nchwc_conv_isa(), (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
+             onyx_cpu()->name, (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
              (long long)c->M, (long long)c->KH, (long long)c->KW, (long long)c->sh, (long long)c->sw,
              (long long)c->dh, (long long)c->dw, (long long)pt, (long long)pl, (long long)pb, (long long)pr,
              c->auto_pad ? c->auto_pad : "", c->bias ? " bias" : "", c->z ? " Z" : "",
@@ -684,7 +685,7 @@ static void bench(onyx_threadpool *tp) {
         {64, 55, 16, 1, 1, 0},   {16, 55, 64, 3, 1, 0},   {32, 27, 128, 3, 1, 0}, {384, 13, 64, 1, 1, 0},
         {64, 13, 256, 3, 1, 0},  {512, 13, 1000, 1, 1, 0},
     };
-    printf("nchwc Conv (%s), GFLOP/s, median; ResNet-50:\n", onyx_nchwc_conv_isa());
+    printf("nchwc Conv (%s), GFLOP/s, median; ResNet-50:\n", onyx_cpu()->name);
     bench_list(resnet, sizeof resnet / sizeof resnet[0], tp);
     printf("MobileNetV2 / SqueezeNet 1.1:\n");
     bench_list(others, sizeof others / sizeof others[0], tp);
@@ -700,7 +701,7 @@ static void bench_wino(onyx_threadpool *tp) {
         {16, 14, 16, 1},  {16, 7, 16, 1},    {8, 14, 8, 1},     {256, 4, 256, 1}, {256, 3, 256, 1},
         {64, 4, 64, 1},   {2048, 7, 512, 1}, {64, 112, 64, 1},
     };
-    printf("3x3 s1 pad 1 bias Relu (%s), effective GFLOP/s: direct | Winograd\n", onyx_nchwc_conv_isa());
+    printf("3x3 s1 pad 1 bias Relu (%s), effective GFLOP/s: direct | Winograd\n", onyx_cpu()->name);
     for (int zi = 0; zi < 2; zi++) {
         bench_z = zi == 1;
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -725,7 +726,7 @@ static void bench_wino(onyx_threadpool *tp) {
 int main(int argc, char **argv) {
     onyx_threadpool *tp = onyx_threadpool_create(2);
     if (argc > 1 && !strcmp(argv[1], "bench")) {
-        /* bench [generic] | bench C H M k stride [nchw]: one shape. Freed
+        /* bench [avx512|avx2|generic] | bench C H M k stride [nchw]: one shape. Freed
          * outputs are reused, not unmapped, as the executor's arena would be:
          * no page faults in the timings. */
         mallopt(M_MMAP_THRESHOLD, 32 << 20);   /* glibc's maximum */
@@ -735,7 +736,10 @@ int main(int argc, char **argv) {
             onyx_threadpool_free(tp);
             return 0;
         }
-        if (argc == 3) onyx_nchwc_conv_force_generic(!strcmp(argv[2], "generic"));
+        if (argc == 3 && !onyx_cpu_force_isa(argv[2])) {
+            fprintf(stderr, "bench: ISA '%s' unknown or not supported by this CPU\n", argv[2]);
+            return 2;
+        }
         if (argc >= 7) {
             int64_t v[5];
             for (int i = 0; i < 5; i++) v[i] = atoll(argv[2 + i]);
@@ -749,14 +753,14 @@ int main(int argc, char **argv) {
         onyx_threadpool_free(tp);
         return 0;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        bool generic = pass == 1;
-        if (!generic && !onyx_nchwc_fast()) {
-            printf("  avx512f: not supported by this CPU, skipped\n");
+    const char *default_isa = onyx_cpu()->name;
+    static const char *const isas[] = {"avx512", "avx2", "generic"};
+    for (size_t i = 0; i < 3; i++) {
+        if (!onyx_cpu_force_isa(isas[i])) {
+            printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;
         }
-        onyx_nchwc_conv_force_generic(generic);
-        onyx_nchwc_select_isa(generic ? "generic" : "avx512f");
+        printf("  isa %s\n", isas[i]);
         test_cases(NULL);
         test_cases(tp);
         test_depthwise(NULL);
@@ -775,8 +779,7 @@ int main(int argc, char **argv) {
         test_released_weights(tp);
         onyx_nchwc_wino_force(0);
     }
-    onyx_nchwc_conv_force_generic(false);
-    onyx_nchwc_select_isa(onyx_nchwc_fast() ? "avx512f" : "generic");
+    CHECK(onyx_cpu_force_isa(default_isa));
     test_errors();
     test_infer();
     onyx_threadpool_free(tp);

@@ -1,5 +1,5 @@
 /* Blocked-channel (NCHWc) reorders, pools and depthwise convolution
- * (kernels/nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c) against naive
+ * (kernels/nchwc/nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c) against naive
  * NCHW references written here, on the AVX-512 and the portable paths.
  * The ops run through their registry defs with a hand-filled kernel
  * context, as the executor runs them; the depthwise rows through the
@@ -13,8 +13,9 @@
 #include "core/threadpool.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
-#include "providers/cpu/kernels/nchwc.h"
-#include "providers/cpu/kernels/nchwc_impl.h"
+#include "providers/cpu/platform.h"
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "testlib.h"
 
 #define BLK ONYX_NCHWC_BLOCK
@@ -135,7 +136,7 @@ static bool check_blocked(const onyx_value *y, const double *ref, int64_t N, int
                 double e = ref[(n * C + c) * H * W + p];
                 if (!close_enough(got, e)) {
                     fprintf(stderr, "%s [%s]: n=%lld c=%lld h=%lld w=%lld: got %.9g, expected %.9g\n", what,
-                            onyx_nchwc_isa_name(), (long long)n, (long long)c, (long long)(p / W),
+                            onyx_cpu()->name, (long long)n, (long long)c, (long long)(p / W),
                             (long long)(p % W), got, e);
                     return false;
                 }
@@ -158,14 +159,14 @@ static void test_reorder_roundtrip(onyx_threadpool *tp) {
                       !memcmp(yb->dims, want->dims, 5 * sizeof(int64_t)) &&
                       !memcmp(yb->data, want->data, (size_t)want->numel * sizeof(float));
             if (!ok) fprintf(stderr, "ReorderInput C=%lld H=%lld W=%lld [%s] differs\n", (long long)C, (long long)H,
-                             (long long)W, onyx_nchwc_isa_name());
+                             (long long)W, onyx_cpu()->name);
             CHECK(ok);
             onyx_attr_proto ch = attr_int("channels", C);
             if (yb) CHECK_OK(run_op("ReorderOutput", &ch, 1, yb, &back, tp));
             ok = back && back->numel == x->numel && !memcmp(back->dims, x->dims, 4 * sizeof(int64_t)) &&
                  !memcmp(back->data, x->data, (size_t)x->numel * sizeof(float));
             if (!ok) fprintf(stderr, "ReorderOutput C=%lld H=%lld W=%lld [%s] differs\n", (long long)C, (long long)H,
-                             (long long)W, onyx_nchwc_isa_name());
+                             (long long)W, onyx_cpu()->name);
             CHECK(ok);
             onyx_value_destroy(x);
             onyx_value_destroy(yb);
@@ -406,7 +407,7 @@ static void dw_report(const dw_data *d, int64_t n, int64_t ch, int64_t oh, int64
     const dw_case *c = d->c;
     fprintf(stderr, "depthwise [%s] C=%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld pads %lld,%lld,%lld,%lld "
             "bias=%d z=%d act=%s: n=%lld c=%lld oh=%lld ow=%lld got %.9g expected %.9g\n",
-            onyx_nchwc_isa_name(), (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->KH,
+            onyx_cpu()->name, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->KH,
             (long long)c->KW, (long long)c->SH, (long long)c->SW, (long long)c->DH, (long long)c->DW,
             (long long)c->PT, (long long)c->PL, (long long)c->PB, (long long)c->PR, c->bias, c->z,
             act_name(c->act), (long long)n, (long long)ch, (long long)oh, (long long)ow, got, e);
@@ -709,7 +710,7 @@ static void bench_dw(int64_t C, int64_t H, int64_t S) {
 }
 
 static void bench(void) {
-    printf("nchwc kernels, one thread, isa %s\n", onyx_nchwc_isa_name());
+    printf("nchwc kernels, one thread, isa %s\n", onyx_cpu()->name);
     bench_dw(32, 112, 1);
     bench_dw(144, 56, 1);
     bench_dw(960, 7, 1);
@@ -747,11 +748,11 @@ static void bench(void) {
 int main(int argc, char **argv) {
     bool do_bench = argc > 1 && !strcmp(argv[1], "bench");
     testlib_seed(0x2545F4914F6CDD1Dull);   /* the sequence the references were written with */
-    const char *default_isa = onyx_nchwc_isa_name();
+    const char *default_isa = onyx_cpu()->name;
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
-    static const char *const isas[] = {"avx512f", "generic"};
-    for (size_t i = 0; i < 2; i++) {
-        if (!onyx_nchwc_select_isa(isas[i])) {
+    static const char *const isas[] = {"avx512", "avx2", "generic"};
+    for (size_t i = 0; i < 3; i++) {
+        if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;
         }
@@ -759,13 +760,14 @@ int main(int argc, char **argv) {
             bench();
             continue;
         }
+        printf("  isa %s\n", isas[i]);
         test_reorder_roundtrip(tp);
         test_pools(tp);
         test_global_pools(tp);
         test_depthwise();
     }
-    CHECK(onyx_nchwc_select_isa(default_isa));
-    CHECK(!onyx_nchwc_select_isa("avx9000"));
+    CHECK(onyx_cpu_force_isa(default_isa));
+    CHECK(!onyx_cpu_force_isa("avx9000"));
     if (!do_bench) {
         test_infer();
         test_errors();

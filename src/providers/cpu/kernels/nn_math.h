@@ -21,6 +21,7 @@
 #include "core/dtype.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/platform.h"
 
 #define NN_VL 16
 
@@ -30,33 +31,21 @@
 
 /* NN_MULTIVERSION(name, (params), (args), { body }) defines a static void
  * function compiled three times, for the x86-64 baseline, for AVX2+FMA and
- * for AVX-512, and a dispatcher `name` that picks one at run time (the hot
+ * for AVX-512, and a dispatcher `name` that picks the one of the CPU
+ * dispatch table's ISA (platform.h) at run time (the hot
  * float loops run about 3x faster with 8-wide vectors and FMA, and nearly
  * 2x faster again with 16-wide ones on cores with full-width AVX-512).
  * Other targets get one plain definition. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-/* 0 baseline, 1 AVX2+FMA, 2 AVX-512 (F, DQ, BW, VL) */
-static inline int nn_isa_level(void) {
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        if (v && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-            v = 2;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
 #define NN_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512"
 #define NN_MULTIVERSION(name, PARAMS, ARGS, ...)                                       \
     __attribute__((target(NN_AVX512_TARGET))) static void name##_avx512 PARAMS __VA_ARGS__ \
     __attribute__((target("avx2,fma"))) static void name##_avx2 PARAMS __VA_ARGS__     \
     static void name##_base PARAMS __VA_ARGS__                                         \
     static void name PARAMS {                                                          \
-        int isa_ = nn_isa_level();                                                     \
-        if (isa_ == 2) name##_avx512 ARGS;                                             \
-        else if (isa_ == 1) name##_avx2 ARGS;                                          \
+        onyx_cpu_isa isa_ = onyx_cpu()->isa;                                           \
+        if (isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS;                               \
+        else if (isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;                              \
         else name##_base ARGS;                                                         \
     }
 #else

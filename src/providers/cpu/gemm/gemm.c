@@ -1,0 +1,574 @@
+/* SGEMM driver: blocking, packing, threading and the epilogue plumbing
+ * around the per-ISA micro-kernels (see gemm.h for the contract).
+ *
+ * Loop nest of one C tile (rows [m0, m1), columns [n0, n1)):
+ *   for jc in columns, step NC          B block of KC x NC lives in L2
+ *     for pc in K, step KC              pack B[pc.., jc..] into NR-wide strips
+ *       for ir in rows, step MR         pack one MR x KC panel of A (L1)
+ *         for jr in block, step NR      micro-kernel on an MR x NR tile of C
+ * The first K block stores alpha*AB + beta*C, later ones accumulate, and the
+ * last applies bias and activation, so C is written K/KC times at most.
+ *
+ * Threads share nothing but C: the tiles are disjoint and every task packs
+ * into its own (per-thread, reused) buffers. The tile grid comes from a
+ * small cost model (plan_tiles): splitting N repacks A, splitting M
+ * repacks B, and a few large tiles balance worse than many small ones. */
+#include "providers/cpu/gemm/gemm.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/checked.h"
+#include "core/value.h"
+#include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/platform.h"
+
+#define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
+#define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
+#define MIN_PARALLEL_WORK (1u << 18)   /* M*N*K below which threads cost more than they give */
+#define STRIP_GAP 16                   /* floats between packed B strips (see run_tile) */
+
+/* ---- kernel selection ---- */
+
+/* The micro-kernel comes from the CPU dispatch table (platform.h). */
+static const onyx_gemm_isa *current_isa(void) { return onyx_cpu()->gemm; }
+
+const char *onyx_gemm_isa_name(void) { return current_isa()->name; }
+
+/* ---- blocking ---- */
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* K block size: K split into equal blocks of at most KC_MAX, so a K of 300
+ * runs as 150 + 150 rather than 256 + 44. Packed matrices use the same. */
+static size_t k_block(size_t K) {
+    if (K == 0) return 0;
+    return div_up(K, div_up(K, KC_MAX));
+}
+
+static size_t n_block(const onyx_gemm_isa *isa) {
+    size_t nc = NC_TARGET / isa->nr * isa->nr;
+    return nc ? nc : isa->nr;
+}
+
+/* ---- packed matrices ---- */
+
+struct onyx_packed_mat {
+    const onyx_gemm_isa *isa;
+    bool is_b;          /* right-hand (B) or left-hand (A) operand */
+    size_t outer;       /* N for B, M for A */
+    size_t K;
+    size_t padded;      /* outer rounded up to NR (B) or MR (A) */
+    size_t kcb;         /* K block size used for the layout */
+    float *data;        /* per K block at pc: padded * kc floats, strips/panels in order */
+    size_t bytes;
+};
+
+/* ---- packing ---- */
+
+/* Inline 4-float moves: panels and strips are a few vectors wide, too
+ * short for a library call per row to pay off. */
+typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
+
+/* Panel of op(A): rows [i0, i0 + mr), columns [p0, p0 + kc) into
+ * dst[p * MR + i]. Rows mr..MR are left as they are (never read). */
+static void pack_a_panel(const onyx_gemm_isa *isa, const float *A, size_t lda, bool trans, size_t i0,
+                         size_t mr, size_t p0, size_t kc, float *dst) {
+    const size_t MR = isa->mr;
+    if (trans) {   /* op(A)(i, p) = A[p][i]: each step is a contiguous run */
+        const float *src = A + p0 * lda + i0;
+        if (mr == 8 && MR == 8) {
+            for (size_t p = 0; p < kc; p++, src += lda) {
+                *(v4f *)(dst + p * 8) = *(const v4f *)src;
+                *(v4f *)(dst + p * 8 + 4) = *(const v4f *)(src + 4);
+            }
+            return;
+        }
+        for (size_t p = 0; p < kc; p++, src += lda) memcpy(dst + p * MR, src, mr * sizeof(float));
+        return;
+    }
+    if (mr == 8 && MR == 8 && isa->transpose8) {
+        isa->transpose8(A + i0 * lda + p0, lda, kc, dst, MR);
+        return;
+    }
+    const float *rows[16];
+    if (mr <= 16) {   /* read the rows in parallel so the writes stay sequential */
+        for (size_t i = 0; i < mr; i++) rows[i] = A + (i0 + i) * lda + p0;
+        for (size_t p = 0; p < kc; p++)
+            for (size_t i = 0; i < mr; i++) dst[p * MR + i] = rows[i][p];
+        return;
+    }
+    for (size_t i = 0; i < mr; i++)
+        for (size_t p = 0; p < kc; p++) dst[p * MR + i] = A[(i0 + i) * lda + p0 + p];
+}
+
+
+/* Copy one row of nc values into NR-wide strips (stride `strip` floats),
+ * zero-padding the last strip so the kernel may read whole vectors. */
+static void scatter_row(const float *src, size_t nc, size_t NR, float *dst, size_t strip) {
+    size_t j = 0;
+    if (NR % 4 == 0)
+        for (; j + NR <= nc; j += NR, dst += strip)
+            for (size_t e = 0; e < NR; e += 4) *(v4f *)(dst + e) = *(const v4f *)(src + j + e);
+    for (; j < nc; j += NR, dst += strip) {
+        size_t w = nc - j < NR ? nc - j : NR;
+        memcpy(dst, src + j, w * sizeof(float));
+        if (w < NR) memset(dst + w, 0, (NR - w) * sizeof(float));
+    }
+}
+
+/* Block of op(B): rows [p0, p0 + kc), columns [j0, j0 + nc) into strips:
+ * dst[s * strip + p * NR + j] for column s * NR + j (strip >= kc * NR). */
+static void pack_b_block(const onyx_gemm_isa *isa, const onyx_gemm_operand *B, size_t p0, size_t kc,
+                         size_t j0, size_t nc, float *dst, size_t strip) {
+    const size_t NR = isa->nr;
+    if (B->row_fn) {
+        size_t tail = nc % NR ? NR - nc % NR : 0;   /* zero padding of the last strip */
+        for (size_t p = 0; p < kc; p++) {
+            onyx_gemm_row_out out = {.p = dst + p * NR, .room = NR, .nr = NR, .jump = strip - NR};
+            B->row_fn(B->row_ctx, p0 + p, j0, nc, &out);
+            if (tail) memset(dst + (nc / NR) * strip + p * NR + NR - tail, 0, tail * sizeof(float));
+        }
+    } else if (!B->trans) {
+        for (size_t p = 0; p < kc; p++)
+            scatter_row(B->data + (p0 + p) * B->ld + j0, nc, NR, dst + p * NR, strip);
+    } else {       /* op(B)(p, j) = B[j][p]: transpose strip by strip */
+        for (size_t j = 0; j < nc; j += NR, dst += strip) {
+            size_t w = nc - j < NR ? nc - j : NR, jj = 0;
+            if (isa->transpose8)   /* 8 columns of the strip = 8 rows of B at a time */
+                for (; jj + 8 <= w; jj += 8)
+                    isa->transpose8(B->data + (j0 + j + jj) * B->ld + p0, B->ld, kc, dst + jj, NR);
+            for (; jj < w; jj++) {
+                const float *src = B->data + (j0 + j + jj) * B->ld + p0;
+                for (size_t p = 0; p < kc; p++) dst[p * NR + jj] = src[p];
+            }
+            if (w < NR)
+                for (size_t p = 0; p < kc; p++) memset(dst + p * NR + w, 0, (NR - w) * sizeof(float));
+        }
+    }
+}
+
+static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero,
+                               onyx_packed_mat **out) {
+    *out = NULL;
+    size_t unit = is_b ? isa->nr : isa->mr;
+    size_t padded, n, bytes;
+    if (onyx_add_overflow_size(outer, unit - 1, &padded))
+        return ONYX_INVALID_ARG("gemm: matrix too large to pack");
+    padded = padded / unit * unit;
+    if (onyx_mul_overflow_size(padded, K, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
+        bytes > ONYX_MAX_TENSOR_BYTES)
+        return ONYX_INVALID_ARG("gemm: matrix of %zu x %zu too large to pack", outer, K);
+    onyx_packed_mat *p = calloc(1, sizeof *p);
+    if (!p) return ONYX_OOM();
+    p->data = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
+    if (!p->data) {
+        free(p);
+        return ONYX_OOM();
+    }
+    p->isa = isa;
+    p->is_b = is_b;
+    p->outer = outer;
+    p->K = K;
+    p->padded = padded;
+    p->kcb = k_block(K);
+    p->bytes = bytes + sizeof *p;
+    *out = p;
+    return NULL;
+}
+
+/* Packing B by (K block, column range) items, on the session's threads
+ * while it loads (onyx_threadpool_init_pool). */
+#define PACK_B_COLUMN_PARTS 4
+typedef struct pack_b_job {
+    const onyx_gemm_isa *isa;
+    const onyx_gemm_operand *op;
+    onyx_packed_mat *p;
+    size_t K, N, strips_per_part;
+} pack_b_job;
+
+static void pack_b_items(void *arg, size_t begin, size_t end) {
+    const pack_b_job *j = arg;
+    const size_t NR = j->isa->nr;
+    for (size_t it = begin; it < end; it++) {
+        size_t pc = it / PACK_B_COLUMN_PARTS * j->p->kcb, part = it % PACK_B_COLUMN_PARTS;
+        size_t kc = j->K - pc < j->p->kcb ? j->K - pc : j->p->kcb;
+        size_t j0 = part * j->strips_per_part * NR;
+        if (j0 >= j->N) continue;
+        size_t nc = j->N - j0 < j->strips_per_part * NR ? j->N - j0 : j->strips_per_part * NR;
+        pack_b_block(j->isa, j->op, pc, kc, j0, nc, j->p->data + pc * j->p->padded + j0 * kc, kc * NR);
+    }
+}
+
+onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+                               onyx_packed_mat **out) {
+    const onyx_gemm_isa *isa = current_isa();
+    /* pack_b_block writes every element, padding strips included */
+    ONYX_TRY(packed_new(isa, true, N, K, false, out));
+    onyx_packed_mat *p = *out;
+    if (K == 0 || N == 0 || p->kcb == 0) return NULL;
+    onyx_gemm_operand op = {.data = B, .ld = ldb, .trans = transB};
+    size_t strips = (N + isa->nr - 1) / isa->nr;
+    pack_b_job j = {isa, &op, p, K, N, (strips + PACK_B_COLUMN_PARTS - 1) / PACK_B_COLUMN_PARTS};
+    size_t kblocks = (K + p->kcb - 1) / p->kcb;
+    onyx_parallel_for(onyx_threadpool_init_pool(), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
+    return NULL;
+}
+
+onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
+                               onyx_packed_mat **out) {
+    const onyx_gemm_isa *isa = current_isa();
+    ONYX_TRY(packed_new(isa, false, M, K, true, out));
+    onyx_packed_mat *p = *out;
+    for (size_t pc = 0; pc < K; pc += p->kcb) {
+        size_t kc = K - pc < p->kcb ? K - pc : p->kcb;
+        float *block = p->data + pc * p->padded;
+        for (size_t i = 0; i < M; i += isa->mr) {
+            size_t mr = M - i < isa->mr ? M - i : isa->mr;
+            pack_a_panel(isa, A, lda, transA, i, mr, pc, kc, block + (i / isa->mr) * kc * isa->mr);
+        }
+    }
+    return NULL;
+}
+
+void onyx_packed_mat_free(onyx_packed_mat *p) {
+    if (!p) return;
+    onyx_free(p->data);
+    free(p);
+}
+
+size_t onyx_packed_mat_bytes(const onyx_packed_mat *p) { return p ? p->bytes : 0; }
+
+/* ---- the driver ---- */
+
+typedef struct gemm_job {
+    const onyx_gemm_isa *isa;
+    size_t M, N, K, kcb, nc_block;
+    float alpha, beta;
+    const onyx_gemm_operand *A, *B;
+    float *C;
+    size_t ldc;
+    const onyx_gemm_epilogue *ep;
+    size_t nt_m, nt_n;        /* tile grid */
+    size_t panels, strips;    /* M in MR panels, N in NR strips */
+    atomic_bool failed;       /* a task could not get its buffers */
+} gemm_job;
+
+/* Buffers of one task. */
+typedef struct gemm_bufs {
+    float *a;       /* MR x KC panel */
+    float *b;       /* KC x NC block in strips */
+} gemm_bufs;
+
+/* Run the micro-kernel over one packed A panel and a block of strips. */
+static void panel_times_block(const gemm_job *job, const float *ap, const float *bblock,
+                              size_t strip_stride, size_t ldb_k, size_t ir, size_t mr, size_t jc,
+                              size_t nc, size_t pc, size_t kc) {
+    const onyx_gemm_isa *isa = job->isa;
+    const onyx_gemm_epilogue *ep = job->ep;
+    onyx_gemm_kargs ka = {
+        .kc = kc, .a = ap, .ldb = ldb_k, .ldc = job->ldc, .mr = mr,
+        .alpha = job->alpha,
+        .beta = pc ? 1.0f : job->beta,
+        .load_c = pc > 0 || job->beta != 0.0f,
+        .last = pc + kc == job->K,
+        .act = ep ? (int)ep->act : 0,
+        .act_a = ep ? ep->act_a : 0.0f,
+        .act_b = ep ? ep->act_b : 0.0f,
+    };
+    if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
+    for (size_t jr = 0; jr < nc; jr += isa->nr) {
+        ka.b = bblock + (jr / isa->nr) * strip_stride;
+        ka.c = job->C + ir * job->ldc + jc + jr;
+        ka.nr = nc - jr < isa->nr ? nc - jr : isa->nr;
+        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) ka.bias_col = ep->bias + jc + jr;
+        isa->kernel(&ka);
+    }
+}
+
+static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_t n1,
+                     const gemm_bufs *buf) {
+    const onyx_gemm_isa *isa = job->isa;
+    const onyx_gemm_operand *A = job->A, *B = job->B;
+    const size_t MR = isa->mr, NR = isa->nr;
+    /* A tile of a single panel uses each B element once: read B in place. */
+    const bool b_direct = !B->packed && !B->row_fn && !B->trans && m1 - m0 <= MR;
+    for (size_t jc = n0; jc < n1; jc += job->nc_block) {
+        size_t nc = n1 - jc < job->nc_block ? n1 - jc : job->nc_block;
+        for (size_t pc = 0; pc < job->K; pc += job->kcb) {
+            size_t kc = job->K - pc < job->kcb ? job->K - pc : job->kcb;
+            const float *bblock;
+            size_t strip_stride, ldb_k;
+            if (B->packed) {
+                bblock = B->packed->data + pc * B->packed->padded + (jc / NR) * kc * NR;
+                strip_stride = kc * NR;
+                ldb_k = NR;
+            } else if (b_direct) {
+                bblock = B->data + pc * B->ld + jc;
+                strip_stride = NR;
+                ldb_k = B->ld;
+            } else {
+                /* one cache line between strips: packing writes a row across
+                 * all strips, and strips a multiple of 4 KiB apart would
+                 * all compete for the same L1 set */
+                strip_stride = kc * NR + STRIP_GAP;
+                pack_b_block(isa, B, pc, kc, jc, nc, buf->b, strip_stride);
+                bblock = buf->b;
+                ldb_k = NR;
+            }
+            for (size_t ir = m0; ir < m1; ir += MR) {
+                size_t mr = m1 - ir < MR ? m1 - ir : MR;
+                const float *ap;
+                if (A->packed) {
+                    ap = A->packed->data + pc * A->packed->padded + (ir / MR) * kc * MR;
+                } else {
+                    pack_a_panel(isa, A->data, A->ld, A->trans, ir, mr, pc, kc, buf->a);
+                    ap = buf->a;
+                }
+                panel_times_block(job, ap, bblock, strip_stride, ldb_k, ir, mr, jc, nc, pc, kc);
+            }
+        }
+    }
+}
+
+/* Split [0, units) into `parts` near-equal ranges; range t in units. */
+static void split_range(size_t units, size_t parts, size_t t, size_t *begin, size_t *end) {
+    *begin = units * t / parts;
+    *end = units * (t + 1) / parts;
+}
+
+/* Packing buffers are kept per thread (a GEMM per operator would
+ * otherwise map and fault in half a megabyte each time) and freed when the
+ * thread exits. */
+#define SCRATCH_SLOTS 4
+#define SCRATCH_MAX_BYTES ((size_t)16 << 20)   /* larger requests go to the heap each time */
+
+typedef struct scratch {
+    float *data[SCRATCH_SLOTS];
+    size_t floats[SCRATCH_SLOTS];
+} scratch;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_ok;
+
+static void scratch_free(void *p) {
+    scratch *s = p;
+    if (!s) return;
+    for (int i = 0; i < SCRATCH_SLOTS; i++) onyx_free(s->data[i]);
+    free(s);
+}
+
+static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+
+/* This thread's scratch slot of at least `floats` floats, or NULL. */
+static float *thread_scratch(int slot, size_t floats) {
+    pthread_once(&scratch_once, scratch_init);
+    if (!scratch_key_ok) return NULL;
+    scratch *s = pthread_getspecific(scratch_key);
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s))) return NULL;
+        if (pthread_setspecific(scratch_key, s) != 0) {
+            free(s);
+            return NULL;
+        }
+    }
+    if (s->floats[slot] < floats) {
+        onyx_free(s->data[slot]);
+        s->floats[slot] = 0;
+        if (!(s->data[slot] = onyx_alloc(floats * sizeof(float)))) return NULL;
+        s->floats[slot] = floats;
+    }
+    return s->data[slot];
+}
+
+float *onyx_scratch_acquire(int slot, size_t floats, bool *heap) {
+    *heap = slot < 1 || slot >= SCRATCH_SLOTS || floats > SCRATCH_MAX_BYTES / sizeof(float);
+    if (!*heap) return thread_scratch(slot, floats ? floats : 1);
+    if (floats > ONYX_MAX_TENSOR_BYTES / sizeof(float)) return NULL;
+    return onyx_alloc((floats ? floats : 1) * sizeof(float));
+}
+
+void onyx_scratch_release(float *p, bool heap) {
+    if (heap) onyx_free(p);
+}
+
+static void run_tiles(void *arg, size_t begin, size_t end) {
+    gemm_job *job = arg;
+    const onyx_gemm_isa *isa = job->isa;
+    /* 16 floats (64 bytes) between the parts keep each one aligned */
+    size_t a_n = (isa->mr * job->kcb + 15) / 16 * 16;
+    size_t b_n = (job->kcb * isa->nr + STRIP_GAP) * div_up(job->nc_block, isa->nr);
+    float *base = thread_scratch(0, a_n + b_n);
+    gemm_bufs buf = {.a = base, .b = base + a_n};
+    if (!base) {
+        atomic_store(&job->failed, true);
+    } else {
+        for (size_t t = begin; t < end; t++) {
+            size_t pm0, pm1, sn0, sn1;
+            split_range(job->panels, job->nt_m, t / job->nt_n, &pm0, &pm1);
+            split_range(job->strips, job->nt_n, t % job->nt_n, &sn0, &sn1);
+            size_t m0 = pm0 * isa->mr, m1 = pm1 * isa->mr;
+            size_t n0 = sn0 * isa->nr, n1 = sn1 * isa->nr;
+            if (m1 > job->M) m1 = job->M;
+            if (n1 > job->N) n1 = job->N;
+            if (m0 < m1 && n0 < n1) run_tile(job, m0, m1, n0, n1, &buf);
+        }
+    }
+}
+
+/* Estimated cycles of a tile of C (rows x cols): the FMAs (16 lanes, the
+ * columns rounded up to whole vectors) plus the packing it does itself: its
+ * part of B once, its rows of A once per NC block. */
+static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
+    double k = (double)job->K, cost = (double)rows * (double)div_up(cols, 16) * k;
+    /* cycles per packed element: a copy, a transpose, a generated row */
+    double b_elem = job->B->row_fn ? 1.5 : job->B->trans ? 0.5 : 0.3;
+    if (!job->B->packed) cost += b_elem * k * (double)cols;
+    if (!job->A->packed) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
+    return cost + 2000.0;   /* task overhead */
+}
+
+/* Expected finishing time of a grid: the tiles go, in order, to whichever
+ * thread is free first (what the pool's shared counter does), plus half
+ * the largest tile for the chance that a thread starts its last tile late
+ * (preempted, or slowed by the other thread's memory traffic): many small
+ * tiles balance, few large ones do not. */
+static double grid_makespan(const gemm_job *job, size_t nt_m, size_t nt_n, int threads) {
+    double load[64] = {0}, largest = 0;
+    for (size_t t = 0; t < nt_m * nt_n; t++) {
+        size_t p0, p1, s0, s1;
+        split_range(job->panels, nt_m, t / nt_n, &p0, &p1);
+        split_range(job->strips, nt_n, t % nt_n, &s0, &s1);
+        size_t m1 = p1 * job->isa->mr, n1 = s1 * job->isa->nr;
+        size_t rows = (m1 < job->M ? m1 : job->M) - p0 * job->isa->mr;
+        size_t cols = (n1 < job->N ? n1 : job->N) - s0 * job->isa->nr;
+        int best = 0;
+        for (int i = 1; i < threads; i++)
+            if (load[i] < load[best]) best = i;
+        double c = tile_cost(job, rows, cols);
+        load[best] += c;
+        if (c > largest) largest = c;
+    }
+    double span = 0;
+    for (int i = 0; i < threads; i++)
+        if (load[i] > span) span = load[i];
+    return span + 0.5 * largest;
+}
+
+/* Tile grid for the threads: the split (at most four tasks per thread)
+ * that the cost model expects to finish first. Splitting N costs A
+ * repacking, splitting M costs B repacking, narrow edge strips make
+ * uneven tiles; the model weighs all three. */
+static void plan_tiles(gemm_job *job, int threads) {
+    job->panels = div_up(job->M, job->isa->mr);
+    job->strips = div_up(job->N, job->isa->nr);
+    job->nt_m = job->nt_n = 1;
+    double work = (double)job->M * (double)job->N * (double)job->K;
+    if (threads <= 1 || work < MIN_PARALLEL_WORK) return;
+    if (threads > 64) threads = 64;
+    double best = grid_makespan(job, 1, 1, threads);
+    /* candidates: 1..4 tasks per thread in every factorisation, or one
+     * task per panel and strip when there are fewer than threads */
+    size_t counts[5] = {(size_t)threads, 2 * (size_t)threads, 3 * (size_t)threads, 4 * (size_t)threads,
+                        job->panels * job->strips};
+    for (int c = 0; c < 5; c++) {
+        size_t tiles = counts[c];
+        if (c == 4 && tiles >= (size_t)threads) break;
+        for (size_t nt_n = 1; nt_n <= tiles && nt_n <= job->strips; nt_n++) {
+            size_t nt_m = tiles / nt_n;
+            if (tiles % nt_n || nt_m > job->panels) continue;
+            double t = grid_makespan(job, nt_m, nt_n, threads);
+            if (t < best * 0.999) {
+                best = t;
+                job->nt_m = nt_m;
+                job->nt_n = nt_n;
+            }
+        }
+    }
+}
+
+/* C = epilogue(beta * C) for the degenerate K == 0 or alpha == 0 case. */
+static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc,
+                       const onyx_gemm_epilogue *ep) {
+    for (size_t i = 0; i < M; i++) {
+        float *c = C + i * ldc;
+        for (size_t j = 0; j < N; j++) {
+            float x = beta == 0.0f ? 0.0f : beta * c[j];
+            if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) x += ep->bias[i];
+            if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) x += ep->bias[j];
+            if (ep) x = onyx_gemm_act_scalar(x, (int)ep->act, ep->act_a, ep->act_b);
+            c[j] = x;
+        }
+    }
+}
+
+static int operand_kinds(const onyx_gemm_operand *op) {
+    return (op->data != NULL) + (op->packed != NULL) + (op->row_fn != NULL);
+}
+
+static onyx_status *check_operands(size_t M, size_t N, size_t K, const onyx_gemm_operand *A,
+                                   const onyx_gemm_operand *B, const onyx_gemm_isa **isa) {
+    if (!A || !B || operand_kinds(A) != 1 || operand_kinds(B) != 1 || A->row_fn)
+        return ONYX_INVALID_ARG("gemm: each operand needs exactly one of data, packed or row_fn "
+                                "(row_fn only for B)");
+    *isa = current_isa();
+    if (A->packed) {
+        if (A->packed->is_b || A->packed->outer != M || A->packed->K != K)
+            return ONYX_INVALID_ARG("gemm: packed A is %zu x %zu, expected %zu x %zu",
+                                    A->packed->outer, A->packed->K, M, K);
+        *isa = A->packed->isa;
+    }
+    if (B->packed) {
+        if (!B->packed->is_b || B->packed->outer != N || B->packed->K != K)
+            return ONYX_INVALID_ARG("gemm: packed B is %zu x %zu, expected %zu x %zu",
+                                    B->packed->K, B->packed->outer, K, N);
+        if (A->packed && A->packed->isa != B->packed->isa)
+            return ONYX_INVALID_ARG("gemm: operands packed for different kernels");
+        *isa = B->packed->isa;
+    }
+    return NULL;
+}
+
+onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx_gemm_operand *A,
+                           const onyx_gemm_operand *B, float beta, float *C, size_t ldc,
+                           const onyx_gemm_epilogue *ep, onyx_threadpool *tp) {
+    const onyx_gemm_isa *isa = NULL;
+    ONYX_TRY(check_operands(M, N, K, A, B, &isa));
+    if (M == 0 || N == 0) return NULL;
+    if (K == 0 || alpha == 0.0f) {
+        scale_only(M, N, beta, C, ldc, ep);
+        return NULL;
+    }
+    gemm_job job = {
+        .isa = isa, .M = M, .N = N, .K = K, .kcb = k_block(K), .nc_block = n_block(isa),
+        .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc, .ep = ep,
+    };
+    atomic_init(&job.failed, false);
+    plan_tiles(&job, onyx_threadpool_threads(tp));
+    size_t tiles = job.nt_m * job.nt_n;
+    if (tiles == 1) run_tiles(&job, 0, 1);
+    else onyx_parallel_for(tp, tiles, 1, run_tiles, &job);
+    return atomic_load(&job.failed) ? ONYX_OOM() : NULL;
+}
+
+onyx_status *onyx_sgemm(bool transA, bool transB, size_t M, size_t N, size_t K, float alpha,
+                        const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                        float *C, size_t ldc, onyx_threadpool *tp) {
+    static const float dummy = 0.0f;   /* A/B are not read when K == 0 */
+    onyx_gemm_operand a = {.data = A ? A : &dummy, .ld = lda, .trans = transA};
+    onyx_gemm_operand b = {.data = B ? B : &dummy, .ld = ldb, .trans = transB};
+    return onyx_sgemm_ex(M, N, K, alpha, &a, &b, beta, C, ldc, NULL, tp);
+}
+
+onyx_status *onyx_sgemm_packed(bool transA, size_t M, float alpha, const float *A, size_t lda,
+                               const onyx_packed_mat *Bp, float beta, float *C, size_t ldc,
+                               const onyx_gemm_epilogue *ep, onyx_threadpool *tp) {
+    if (!Bp) return ONYX_INVALID_ARG("gemm: no packed B");
+    static const float dummy = 0.0f;
+    onyx_gemm_operand a = {.data = A ? A : &dummy, .ld = lda, .trans = transA};
+    onyx_gemm_operand b = {.packed = Bp};
+    return onyx_sgemm_ex(M, Bp->outer, Bp->K, alpha, &a, &b, beta, C, ldc, ep, tp);
+}

@@ -1,0 +1,135 @@
+/* AVX2+FMA SGEMM micro-kernel: a 6 x 16 register tile of C (12 ymm
+ * accumulators, 2 B vectors and the A broadcast in the 16 ymm registers),
+ * the classic Haswell shape. Every (rows, vectors, masked) combination is
+ * compiled from one generic always-inline body. */
+#include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/gemm/gemm.h"
+
+#ifdef ONYX_GEMM_X86
+#include <immintrin.h>
+
+#define MR 6
+#define NV 2
+#define VL 8
+#define TARGET __attribute__((target("avx2,fma")))
+#define INLINE TARGET static inline __attribute__((always_inline))
+
+INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, bool full,
+                      size_t i, size_t v) {
+    if (ka->alpha != 1.0f) x = _mm256_mul_ps(x, _mm256_set1_ps(ka->alpha));
+    if (ka->load_c) {
+        __m256 old = full ? _mm256_loadu_ps(c) : _mm256_maskload_ps(c, m);
+        x = ka->beta == 1.0f ? _mm256_add_ps(x, old)
+                             : _mm256_fmadd_ps(old, _mm256_set1_ps(ka->beta), x);
+    }
+    if (ka->last) {
+        if (ka->bias_row) x = _mm256_add_ps(x, _mm256_set1_ps(ka->bias_row[i]));
+        if (ka->bias_col) {
+            const float *bc = ka->bias_col + VL * v;
+            x = _mm256_add_ps(x, full ? _mm256_loadu_ps(bc) : _mm256_maskload_ps(bc, m));
+        }
+        const __m256 z = _mm256_setzero_ps();
+        switch (ka->act) {
+        case ONYX_GEMM_ACT_RELU: x = _mm256_max_ps(z, x); break;  /* NaN stays NaN */
+        case ONYX_GEMM_ACT_CLIP:
+            x = _mm256_min_ps(_mm256_set1_ps(ka->act_b), _mm256_max_ps(_mm256_set1_ps(ka->act_a), x));
+            break;
+        case ONYX_GEMM_ACT_LEAKY_RELU:
+            x = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(ka->act_a)),
+                                 _mm256_cmp_ps(x, z, _CMP_LT_OQ));
+            break;
+        default: break;
+        }
+    }
+    if (full) _mm256_storeu_ps(c, x);
+    else _mm256_maskstore_ps(c, m, x);
+}
+
+#define DECL_ROW(i) __m256 c##i##0 = z, c##i##1 = z;
+#define LOAD_B(v) ((masked && (v) == nv - 1) ? _mm256_maskload_ps(b + VL * (v), mask) \
+                                              : _mm256_loadu_ps(b + VL * (v)))
+#define FMA_ROW(i)                                              \
+    if ((i) < mr) {                                             \
+        const __m256 ai = _mm256_broadcast_ss(a + (i));         \
+        c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);             \
+        if (nv > 1) c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); \
+    }
+#define STORE_V(i, v)                                                              \
+    if ((v) < nv) store_vec(ka, crow + VL * (v), c##i##v, mask, !(masked && (v) == nv - 1), \
+                            (i), (v));
+#define STORE_ROW(i)                                  \
+    if ((i) < mr) {                                   \
+        float *crow = ka->c + (size_t)(i) * ka->ldc;  \
+        STORE_V(i, 0) STORE_V(i, 1)                   \
+    }
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t nv,
+                        const bool masked) {
+    const __m256 z = _mm256_setzero_ps();
+    ALL_ROWS(DECL_ROW)
+    const int tail = (int)(ka->nr - (nv - 1) * VL);   /* 1..8 */
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const float *a = ka->a, *b = ka->b;
+    const size_t ldb = ka->ldb;
+    for (size_t p = ka->kc; p; p--) {
+        const __m256 b0 = LOAD_B(0);
+        const __m256 b1 = nv > 1 ? LOAD_B(1) : z;
+        ALL_ROWS(FMA_ROW)
+        a += MR;
+        b += ldb;
+    }
+    ALL_ROWS(STORE_ROW)
+}
+
+typedef void (*kernel_fn)(const onyx_gemm_kargs *);
+#define INST(mr, nv, mk) \
+    TARGET static void k_##mr##_##nv##_##mk(const onyx_gemm_kargs *ka) { kernel_body(ka, mr, nv, mk); }
+#define INST_ROWS(mr) INST(mr, 1, 0) INST(mr, 1, 1) INST(mr, 2, 0) INST(mr, 2, 1)
+INST_ROWS(1) INST_ROWS(2) INST_ROWS(3) INST_ROWS(4) INST_ROWS(5) INST_ROWS(6)
+#define TABLE_ROW(mr) {{k_##mr##_1_0, k_##mr##_1_1}, {k_##mr##_2_0, k_##mr##_2_1}},
+static const kernel_fn kernels[MR][NV][2] = {
+    TABLE_ROW(1) TABLE_ROW(2) TABLE_ROW(3) TABLE_ROW(4) TABLE_ROW(5) TABLE_ROW(6)
+};
+
+static void kernel_avx2(const onyx_gemm_kargs *ka) {
+    size_t nv = (ka->nr + VL - 1) / VL;
+    kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0](ka);
+}
+
+/* 8 x 8 blocks transposed in registers (the classic unpack/shuffle/permute
+ * sequence), the columns past the last whole block one by one. */
+TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, float *dst, size_t dst_ld) {
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m256 r0 = _mm256_loadu_ps(src + 0 * ld + c), r1 = _mm256_loadu_ps(src + 1 * ld + c);
+        __m256 r2 = _mm256_loadu_ps(src + 2 * ld + c), r3 = _mm256_loadu_ps(src + 3 * ld + c);
+        __m256 r4 = _mm256_loadu_ps(src + 4 * ld + c), r5 = _mm256_loadu_ps(src + 5 * ld + c);
+        __m256 r6 = _mm256_loadu_ps(src + 6 * ld + c), r7 = _mm256_loadu_ps(src + 7 * ld + c);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        float *d = dst + c * dst_ld;
+        _mm256_storeu_ps(d + 0 * dst_ld, _mm256_permute2f128_ps(u0, u4, 0x20));
+        _mm256_storeu_ps(d + 1 * dst_ld, _mm256_permute2f128_ps(u1, u5, 0x20));
+        _mm256_storeu_ps(d + 2 * dst_ld, _mm256_permute2f128_ps(u2, u6, 0x20));
+        _mm256_storeu_ps(d + 3 * dst_ld, _mm256_permute2f128_ps(u3, u7, 0x20));
+        _mm256_storeu_ps(d + 4 * dst_ld, _mm256_permute2f128_ps(u0, u4, 0x31));
+        _mm256_storeu_ps(d + 5 * dst_ld, _mm256_permute2f128_ps(u1, u5, 0x31));
+        _mm256_storeu_ps(d + 6 * dst_ld, _mm256_permute2f128_ps(u2, u6, 0x31));
+        _mm256_storeu_ps(d + 7 * dst_ld, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (; c < n; c++)
+        for (size_t r = 0; r < 8; r++) dst[c * dst_ld + r] = src[r * ld + c];
+}
+
+const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2,
+                                          onyx_gemm_transpose8_avx2};
+
+#endif

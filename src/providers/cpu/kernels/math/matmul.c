@@ -1,0 +1,439 @@
+/* Matrix products: MatMul (numpy.matmul semantics: 1-D promotion and
+ * broadcast of the leading batch dims), Gemm (transA/transB, alpha, beta,
+ * C broadcast to (M, N)), MatMulInteger and QLinearMatMul.
+ *
+ * float runs through the SGEMM engine (gemm.h); float16/bfloat16 are
+ * converted to float and back; double and the integer types use one
+ * generic loop instantiated per type; the 8-bit products run through SGEMM
+ * in K slices short enough to be exact in float. A constant float B is
+ * packed once in init and the packed panels are shared, read-only, by
+ * every run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/dtype_ext.h"
+#include "providers/cpu/gemm/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/math/linalg.h"
+
+#define L ONYX_OPSET_LATEST
+#define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
+#define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
+#define I4 (ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64) | ONYX_T(ONYX_UINT32) | ONYX_T(ONYX_UINT64))
+#define Q8 (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8))
+
+/* ------------------------------------------------------------ generic loops */
+
+/* C[M,N] = A[M,K] B[K,N] for one matrix, arithmetic in U (unsigned for the
+ * integer types, so overflow wraps as the spec allows instead of being UB). */
+typedef void (*mm_loop_fn)(const void *a, const void *b, void *y, size_t M, size_t N, size_t K);
+
+#define MM_LOOP(T, U)                                                                       \
+    static void mm_loop_##T(const void *a_, const void *b_, void *y_, size_t M, size_t N,    \
+                            size_t K) {                                                     \
+        const T *a = a_, *b = b_;                                                           \
+        T *y = y_;                                                                          \
+        for (size_t i = 0; i < M; i++) {                                                    \
+            T *yr = y + i * N;                                                              \
+            for (size_t j = 0; j < N; j++) yr[j] = 0;                                       \
+            for (size_t k = 0; k < K; k++) {                                                \
+                const U av = (U)a[i * K + k];                                               \
+                const T *br = b + k * N;                                                    \
+                for (size_t j = 0; j < N; j++) yr[j] = (T)((U)yr[j] + av * (U)br[j]);       \
+            }                                                                               \
+        }                                                                                   \
+    }
+MM_LOOP(double, double)
+MM_LOOP(int32_t, uint32_t)
+MM_LOOP(int64_t, uint64_t)
+MM_LOOP(uint32_t, uint32_t)
+MM_LOOP(uint64_t, uint64_t)
+
+static mm_loop_fn mm_loop_for(int dtype) {
+    switch (dtype) {
+    case ONYX_DOUBLE: return mm_loop_double;
+    case ONYX_INT32: return mm_loop_int32_t;
+    case ONYX_INT64: return mm_loop_int64_t;
+    case ONYX_UINT32: return mm_loop_uint32_t;
+    case ONYX_UINT64: return mm_loop_uint64_t;
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ MatMul shapes */
+
+typedef la_mm_shape mm_shape;
+
+/* numpy.matmul shape rules for shapes a (rank ra) and b (rank rb). */
+static onyx_status *mm_shape_of(const int64_t *a, int ra, const int64_t *b, int rb, mm_shape *s) {
+    return la_matmul_shape("MatMul", a, ra, b, rb, false, false, s);
+}
+
+/* ------------------------------------------------------------ packed constant B */
+
+typedef struct packed_b {
+    int64_t K, N, mats;
+    onyx_packed_mat **mats_packed;   /* one per matrix of B */
+} packed_b;
+
+static void packed_b_free(void *p) {
+    packed_b *pb = p;
+    if (!pb) return;
+    for (int64_t i = 0; i < pb->mats; i++) onyx_packed_mat_free(pb->mats_packed[i]);
+    free(pb->mats_packed);
+    free(pb);
+}
+
+/* Pack the `mats` K x N matrices of a constant float B (op(B) = B^T when
+ * trans, stored N x K). */
+static onyx_status *packed_b_new(const float *data, int64_t mats, int64_t K, int64_t N, bool trans,
+                                 packed_b **out) {
+    *out = NULL;
+    packed_b *pb = calloc(1, sizeof *pb);
+    if (!pb) return ONYX_OOM();
+    pb->K = K;
+    pb->N = N;
+    pb->mats_packed = calloc((size_t)mats + 1, sizeof *pb->mats_packed);
+    if (!pb->mats_packed) {
+        free(pb);
+        return ONYX_OOM();
+    }
+    for (int64_t m = 0; m < mats; m++, pb->mats++) {
+        onyx_status *st = onyx_sgemm_pack_b(trans, (size_t)K, (size_t)N, data + m * K * N,
+                                            trans ? (size_t)K : (size_t)N, &pb->mats_packed[m]);
+        if (st) {
+            packed_b_free(pb);
+            return st;
+        }
+    }
+    *out = pb;
+    return NULL;
+}
+
+/* The constant B of a node as a float tensor worth packing, or NULL. */
+static const onyx_value *const_float_b(const onyx_kernel_info *info) {
+    if (info->n_in < 2 || !info->const_in) return NULL;
+    const onyx_value *b = info->const_in[1];
+    if (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank < 1 || b->numel == 0) return NULL;
+    return b;
+}
+
+/* ------------------------------------------------------------ MatMul float */
+
+static onyx_status *matmul_f32(const mm_shape *s, const float *A, const float *B, float *Y,
+                               const packed_b *pb, onyx_threadpool *tp) {
+    if (pb && (pb->K != s->K || pb->N != s->N || pb->mats != s->b_mats)) pb = NULL;
+    if (!pb && !B && s->K * s->N > 0)   /* released after packing: cannot happen for a constant B */
+        return ONYX_RUNTIME_ERROR("MatMul: B has no data and its packed copy does not fit");
+    return la_matmul_f32(s, 1.0f, A, B, Y, pb ? pb->mats_packed : NULL, tp);
+}
+
+/* ------------------------------------------------------------ MatMul generic */
+
+static void matmul_loop(const mm_shape *s, mm_loop_fn fn, size_t esize, const void *A, const void *B,
+                        void *Y) {
+    for (int64_t t = 0; t < s->batches; t++) {
+        int64_t ia, ib;
+        la_mm_batch_index(s, t, &ia, &ib);
+        fn((const char *)A + (size_t)(ia * s->M * s->K) * esize,
+           (const char *)B + (size_t)(ib * s->K * s->N) * esize,
+           (char *)Y + (size_t)(t * s->M * s->N) * esize, (size_t)s->M, (size_t)s->N, (size_t)s->K);
+    }
+}
+
+static onyx_status *check_same_type(const onyx_value *a, const onyx_value *b, const char *op) {
+    if (!onyx_is_tensor(a) || !onyx_is_tensor(b))
+        return ONYX_INVALID_ARG("%s: inputs A and B must be tensors", op);
+    if (a->dtype != b->dtype)
+        return ONYX_INVALID_ARG("%s: A is %s but B is %s; both must have the same element type", op,
+                                onyx_dtype_name(a->dtype), onyx_dtype_name(b->dtype));
+    return NULL;
+}
+
+/* Y = A B for float-family inputs, converting float16/bfloat16 through float. */
+static onyx_status *matmul_float_family(const mm_shape *s, const onyx_value *A, const onyx_value *B,
+                                        onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
+    if (A->dtype == ONYX_FLOAT) return matmul_f32(s, A->data, B->data, Y->data, pb, tp);
+    const float *a = NULL, *b = NULL;
+    float *a_own = NULL, *b_own = NULL, *y = NULL;
+    onyx_status *st = la_float_view(A, &a, &a_own);
+    if (!st) st = la_float_view(B, &b, &b_own);
+    if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
+    if (!st) st = matmul_f32(s, a, b, y, NULL, tp);
+    if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
+    onyx_free(a_own);
+    onyx_free(b_own);
+    onyx_free(y);
+    return st;
+}
+
+static onyx_status *matmul_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *b = const_float_b(info);
+    if (!b) return NULL;
+    int64_t K = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (K == 0 || N == 0) return NULL;
+    packed_b *pb;
+    ONYX_TRY(packed_b_new(b->data, b->numel / (K * N), K, N, false, &pb));
+    *state = pb;
+    return NULL;
+}
+
+static onyx_status *matmul_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    ONYX_TRY(check_same_type(A, B, "MatMul"));
+    mm_shape s;
+    ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
+    if (la_is_f32_family(A->dtype)) return matmul_float_family(&s, A, B, Y, ctx->state, ctx->tp);
+    mm_loop_fn fn = mm_loop_for(A->dtype);
+    if (!fn) return ONYX_NOT_IMPLEMENTED("MatMul: element type %s is not supported", onyx_dtype_name(A->dtype));
+    matmul_loop(&s, fn, onyx_dtype(A->dtype)->bits / 8, A->data, B->data, Y->data);
+    return NULL;
+}
+
+/* Static shape: numpy.matmul rules on known or symbolic dims. */
+static onyx_status *infer_matmul_shape(const onyx_type *a, const onyx_type *b, onyx_type *out) {
+    out->kind = ONYX_VALUE_TENSOR;
+    if (a->rank < 1 || b->rank < 1) return NULL;   /* unknown (or invalid: reported at run time) */
+    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
+    int n = na > nb ? na : nb, r = 0;
+    if (n + 2 > ONYX_MAX_RANK) return NULL;
+    for (int i = 0; i < n; i++) {
+        int ka = i - (n - na), kb = i - (n - nb);
+        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
+        if (da == 1) out->dims[r++] = db;
+        else if (db == 1 || da == db) out->dims[r++] = da;
+        else if (onyx_dim_known(da) && onyx_dim_known(db))
+            return ONYX_INVALID_ARG("MatMul batch dims %lld and %lld cannot be broadcast", (long long)da,
+                                    (long long)db);
+        else out->dims[r++] = ONYX_DIM_UNKNOWN;
+    }
+    if (a->rank > 1) out->dims[r++] = a->dims[a->rank - 2];
+    if (b->rank > 1) out->dims[r++] = b->dims[b->rank - 1];
+    out->rank = r;
+    return NULL;
+}
+
+static onyx_status *matmul_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    ctx->out[0].dtype = ctx->in[0]->dtype;
+    return infer_matmul_shape(ctx->in[0], ctx->in[1], &ctx->out[0]);
+}
+
+/* ------------------------------------------------------------ Gemm */
+
+typedef struct gemm_dims {
+    bool ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+    const onyx_value *C;          /* NULL when absent or beta == 0 */
+    int64_t cM, cN;               /* C as (cM, cN), each 1 or the full size */
+} gemm_dims;
+
+static onyx_status *gemm_dims_of(onyx_kernel_ctx *ctx, gemm_dims *g) {
+    const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
+    const onyx_value *C = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    ONYX_TRY(check_same_type(A, B, "Gemm"));
+    char sa[200], sb[200];
+    if (A->rank != 2 || B->rank != 2)
+        return ONYX_INVALID_ARG("Gemm: A %s and B %s must both be 2-D",
+                                onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
+                                onyx_shape_str(B->dims, B->rank, sb, sizeof sb));
+    g->ta = onyx_attr_int(ctx->node, "transA", 0) != 0;
+    g->tb = onyx_attr_int(ctx->node, "transB", 0) != 0;
+    g->alpha = onyx_attr_float(ctx->node, "alpha", 1.0f);
+    g->beta = onyx_attr_float(ctx->node, "beta", 1.0f);
+    g->M = A->dims[g->ta ? 1 : 0];
+    g->K = A->dims[g->ta ? 0 : 1];
+    int64_t kb = B->dims[g->tb ? 1 : 0];
+    g->N = B->dims[g->tb ? 0 : 1];
+    if (kb != g->K)
+        return ONYX_INVALID_ARG("Gemm: op(A) is %lld x %lld but op(B) is %lld x %lld "
+                                "(A %s, B %s, transA=%d, transB=%d)",
+                                (long long)g->M, (long long)g->K, (long long)kb, (long long)g->N,
+                                onyx_shape_str(A->dims, A->rank, sa, sizeof sa),
+                                onyx_shape_str(B->dims, B->rank, sb, sizeof sb), g->ta, g->tb);
+    if (!C && ctx->opset < 11) return ONYX_INVALID_ARG("Gemm: input C is required before opset 11");
+    g->C = NULL;
+    g->cM = g->cN = 1;
+    if (!C) return NULL;
+    if (!onyx_is_tensor(C) || C->dtype != A->dtype)
+        return ONYX_INVALID_ARG("Gemm: C must be a %s tensor", onyx_dtype_name(A->dtype));
+    if (C->rank > 2)
+        return ONYX_INVALID_ARG("Gemm: C %s has rank %d; at most 2 allowed",
+                                onyx_shape_str(C->dims, C->rank, sa, sizeof sa), C->rank);
+    /* Before opset 7 a C that is not (M, N) needs broadcast=1; exporters
+     * of that era set it inconsistently, so any unidirectional broadcast
+     * is accepted whatever the attribute says. */
+    g->cM = C->rank == 2 ? C->dims[0] : 1;
+    g->cN = C->rank >= 1 ? C->dims[C->rank - 1] : 1;
+    if ((g->cM != 1 && g->cM != g->M) || (g->cN != 1 && g->cN != g->N))
+        return ONYX_INVALID_ARG("Gemm: C %s cannot be broadcast to (%lld, %lld)",
+                                onyx_shape_str(C->dims, C->rank, sa, sizeof sa), (long long)g->M,
+                                (long long)g->N);
+    if (g->beta != 0.0f) g->C = C;
+    return NULL;
+}
+
+/* Y = alpha op(A) op(B) + beta C in float. C with the full (M, N) shape is
+ * copied to Y first; a row, column or scalar C becomes the epilogue bias. */
+static onyx_status *gemm_f32(const gemm_dims *g, const float *A, const float *B, const float *C,
+                             float *Y, const packed_b *pb, onyx_threadpool *tp) {
+    size_t M = (size_t)g->M, N = (size_t)g->N, K = (size_t)g->K;
+    float beta = 0.0f;
+    onyx_gemm_epilogue ep = {0};
+    float *bias = NULL;
+    if (C && g->cM == g->M && g->cN == g->N) {
+        memcpy(Y, C, M * N * sizeof(float));
+        beta = g->beta;
+    } else if (C) {
+        bool rows = g->cM == g->M && g->M != 1;    /* (M, 1): one value per row */
+        size_t n = rows ? M : N;
+        if (!(bias = onyx_alloc((n ? n : 1) * sizeof(float)))) return ONYX_OOM();
+        for (size_t i = 0; i < n; i++) bias[i] = g->beta * ((rows || g->cN != 1) ? C[i] : C[0]);
+        ep.bias_kind = rows ? ONYX_GEMM_BIAS_ROW : ONYX_GEMM_BIAS_COL;
+        ep.bias = bias;
+    }
+    onyx_status *st;
+    size_t lda = g->ta ? M : K, ldb = g->tb ? K : N;
+    if (pb && pb->K == g->K && pb->N == g->N && pb->mats == 1)
+        st = onyx_sgemm_packed(g->ta, M, g->alpha, A, lda, pb->mats_packed[0], beta, Y, N, &ep, tp);
+    else if (!B && K * N > 0)   /* released after packing: cannot happen for a constant B */
+        st = ONYX_RUNTIME_ERROR("Gemm: B has no data and its packed copy does not fit");
+    else {
+        onyx_gemm_operand a = {.data = A, .ld = lda, .trans = g->ta};
+        onyx_gemm_operand b = {.data = B, .ld = ldb, .trans = g->tb};
+        st = onyx_sgemm_ex(M, N, K, g->alpha, &a, &b, beta, Y, N, &ep, tp);
+    }
+    onyx_free(bias);
+    return st;
+}
+
+/* Generic Gemm for double and the integer types: the product in U, then
+ * alpha and beta exactly in U when both are 1, through double otherwise. */
+typedef void (*gemm_loop_fn)(const gemm_dims *g, const void *A, const void *B, const void *C, void *Y,
+                             int dtype);
+#define GEMM_LOOP(T, U)                                                                          \
+    static void gemm_loop_##T(const gemm_dims *g, const void *a_, const void *b_, const void *c_,  \
+                              void *y_, int dtype) {                                              \
+        const T *a = a_, *b = b_, *c = c_;                                                        \
+        T *y = y_;                                                                                \
+        const int64_t M = g->M, N = g->N, K = g->K;                                               \
+        const int64_t lda = g->ta ? M : K, ldb = g->tb ? K : N;                                   \
+        const bool exact = g->alpha == 1.0f && (!c || g->beta == 1.0f);                          \
+        for (int64_t i = 0; i < M; i++)                                                           \
+            for (int64_t j = 0; j < N; j++) {                                                     \
+                U acc = 0;                                                                        \
+                for (int64_t k = 0; k < K; k++)                                                   \
+                    acc += (U)(g->ta ? a[k * lda + i] : a[i * lda + k]) *                         \
+                           (U)(g->tb ? b[j * ldb + k] : b[k * ldb + j]);                          \
+                T cv = c ? c[(g->cM == 1 ? 0 : i) * g->cN + (g->cN == 1 ? 0 : j)] : (T)0;         \
+                if (exact) y[i * N + j] = (T)(acc + (U)cv);                                       \
+                else onyx_store_from_double(dtype, y, i * N + j,                                   \
+                                            (double)g->alpha * (double)(T)acc +                   \
+                                                (double)g->beta * (double)cv);                    \
+            }                                                                                     \
+    }
+GEMM_LOOP(double, double)
+GEMM_LOOP(int32_t, uint32_t)
+GEMM_LOOP(int64_t, uint64_t)
+GEMM_LOOP(uint32_t, uint32_t)
+GEMM_LOOP(uint64_t, uint64_t)
+
+static gemm_loop_fn gemm_loop_for(int dtype) {
+    switch (dtype) {
+    case ONYX_DOUBLE: return gemm_loop_double;
+    case ONYX_INT32: return gemm_loop_int32_t;
+    case ONYX_INT64: return gemm_loop_int64_t;
+    case ONYX_UINT32: return gemm_loop_uint32_t;
+    case ONYX_UINT64: return gemm_loop_uint64_t;
+    default: return NULL;
+    }
+}
+
+static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *b = const_float_b(info);
+    if (!b || b->rank != 2) return NULL;
+    bool tb = onyx_attr_int(info->node, "transB", 0) != 0;
+    int64_t K = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
+    packed_b *pb;
+    ONYX_TRY(packed_b_new(b->data, 1, K, N, tb, &pb));
+    *state = pb;
+    return NULL;
+}
+
+static onyx_status *gemm_float_family(const gemm_dims *g, const onyx_value *A, const onyx_value *B,
+                                      onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
+    const onyx_value *C = g->C;
+    if (A->dtype == ONYX_FLOAT)
+        return gemm_f32(g, A->data, B->data, C ? C->data : NULL, Y->data, pb, tp);
+    const float *a = NULL, *b = NULL, *c = NULL;
+    float *a_own = NULL, *b_own = NULL, *c_own = NULL, *y = NULL;
+    onyx_status *st = la_float_view(A, &a, &a_own);
+    if (!st) st = la_float_view(B, &b, &b_own);
+    if (!st && C) st = la_float_view(C, &c, &c_own);
+    if (!st && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float)))) st = ONYX_OOM();
+    if (!st) st = gemm_f32(g, a, b, c, y, NULL, tp);
+    if (!st) la_from_f32(Y->dtype, y, Y->data, (size_t)Y->numel);
+    onyx_free(a_own);
+    onyx_free(b_own);
+    onyx_free(c_own);
+    onyx_free(y);
+    return st;
+}
+
+static onyx_status *gemm_compute(onyx_kernel_ctx *ctx) {
+    gemm_dims g;
+    ONYX_TRY(gemm_dims_of(ctx, &g));
+    const onyx_value *A = ctx->in[0], *B = ctx->in[1];
+    int64_t dims[2] = {g.M, g.N};
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, 2, dims, &Y));
+    if (la_is_f32_family(A->dtype)) return gemm_float_family(&g, A, B, Y, ctx->state, ctx->tp);
+    gemm_loop_fn fn = gemm_loop_for(A->dtype);
+    if (!fn) return ONYX_NOT_IMPLEMENTED("Gemm: element type %s is not supported", onyx_dtype_name(A->dtype));
+    fn(&g, A->data, B->data, g.C ? g.C->data : NULL, Y->data, A->dtype);
+    return NULL;
+}
+
+static onyx_status *gemm_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
+    const onyx_type *a = ctx->in[0], *b = ctx->in[1];
+    onyx_type *y = &ctx->out[0];
+    y->kind = ONYX_VALUE_TENSOR;
+    y->dtype = a->dtype;
+    if (a->rank != 2 || b->rank != 2) return NULL;
+    bool ta = onyx_attr_int(ctx->node, "transA", 0) != 0, tb = onyx_attr_int(ctx->node, "transB", 0) != 0;
+    y->rank = 2;
+    y->dims[0] = a->dims[ta ? 1 : 0];
+    y->dims[1] = b->dims[tb ? 0 : 1];
+    return NULL;
+}
+
+/* MatMulInteger and QLinearMatMul live in kernels/quant/qlinear.c. */
+
+/* ------------------------------------------------------------ registration */
+
+/* With B packed (float only), the float paths always take the packed
+ * panels (B is constant, so they always match), so B's data may go. */
+static bool packed_b_consumes(const void *state, size_t k) { return state && k == 1; }
+
+#define MATMUL(since, until, types) \
+    {"", "MatMul", since, until, types, 0, matmul_init, packed_b_free, matmul_compute, matmul_infer, \
+     packed_b_consumes}
+#define GEMM(since, until, types) \
+    {"", "Gemm", since, until, types, 0, gemm_init, packed_b_free, gemm_compute, gemm_infer, packed_b_consumes}
+
+const onyx_op_def onyx_ops_matmul[] = {
+    MATMUL(1, 8, F3),
+    MATMUL(9, 12, F3 | I4),
+    MATMUL(13, L, F4 | I4),
+    GEMM(1, 8, F3),
+    GEMM(9, 12, F3 | I4),
+    GEMM(13, L, F4 | I4),
+    {0},
+};

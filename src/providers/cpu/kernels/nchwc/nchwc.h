@@ -1,0 +1,83 @@
+/* The blocked-channel ("NCHWc") layout of the CPU provider, used by the
+ * level-all layout pass (optimizer/passes_layout.c) for convolutional
+ * networks, as ONNX Runtime's NchwcTransformer and MLAS do.
+ *
+ * A blocked tensor of a 4-D NCHW float tensor [N, C, H, W] is the 5-D float
+ * tensor [N, ceil(C / 16), H, W, 16]: channel c lives in block c / 16, lane
+ * c % 16, so one AVX-512 vector holds 16 channels of one pixel. Lanes of
+ * channels >= C ("padding lanes") hold finite values (ReorderInput and the
+ * kernels write 0 + bias 0 there, so an activation may make them e.g. 0.5);
+ * consumers never depend on them: convolution weights of padding input
+ * channels are zero and ReorderOutput drops them.
+ *
+ * Operators (domain ONYX_NCHWC_DOMAIN, version 1), all float:
+ *   ReorderInput(X [N,C,H,W]) -> Y [N,Cb,H,W,16]            (padding lanes 0)
+ *   ReorderOutput(X [N,Cb,H,W,16]) -> Y [N,C,H,W]           attr channels = C
+ *   Conv(X, W, B?, Z?) -> Y [N,ceil(M/16),OH,OW,16]
+ *       X: blocked [N,ceil(C/16),H,W,16], or plain NCHW [N,C,H,W] (for the
+ *          first layer of a network, whose C is small: 3 for images);
+ *       W: constant ONNX weights [M, C/group, KH, KW] (packed at init);
+ *       B: optional constant [M]; Z: optional blocked tensor of Y's shape,
+ *          added before the activation (ONNX Runtime's FusedConv "Sum").
+ *       Attributes as ONNX Conv (auto_pad, pads, strides, dilations, group,
+ *       kernel_shape) plus activation/activation_params as com.microsoft
+ *       FusedConv (Relu, LeakyRelu, Clip). 2-D only; group is 1, or
+ *       depthwise (group == C == M, blocked X).
+ *   MaxPool, AveragePool (2-D; attributes as ONNX, one output),
+ *   GlobalAveragePool, GlobalMaxPool: X blocked -> Y blocked.
+ * Elementwise operators need no blocked variant: a unary op, or a binary op
+ * whose inputs are blocked with the same shape, runs as is on the blocked
+ * tensors, and Concat of blocked tensors on axis 1 is a channel concat when
+ * every input's C is a multiple of 16. */
+#ifndef ONYX_CPU_NCHWC_H
+#define ONYX_CPU_NCHWC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/status.h"
+#include "ir/graph.h"
+#include "providers/cpu/gemm/gemm.h"
+
+#define ONYX_NCHWC_DOMAIN "ai.onyx.nchwc"
+#define ONYX_NCHWC_BLOCK 16
+
+/* ceil(c / 16) */
+static inline int64_t onyx_nchwc_blocks(int64_t c) { return (c + ONYX_NCHWC_BLOCK - 1) / ONYX_NCHWC_BLOCK; }
+
+/* The fused activation of a Conv: kind is an onyx_gemm_activation. */
+typedef struct onyx_nchwc_act {
+    int kind;
+    float a, b;   /* LeakyRelu: a = alpha; Clip: [a, b] */
+} onyx_nchwc_act;
+
+/* Parse activation / activation_params (FusedConv's attributes); error for
+ * an activation other than Relu, LeakyRelu, Clip. (nchwc_conv.c; also the
+ * parser of com.microsoft FusedConv in conv.c) */
+onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act);
+
+/* The geometry of one 2-D convolution (all sizes validated by the caller;
+ * products fit in int64). */
+typedef struct onyx_nchwc_geom {
+    int64_t N, C, M;          /* batch, input and output channels (unpadded) */
+    int64_t Cb, Mb;           /* blocks: ceil(C / 16), ceil(M / 16) */
+    int64_t IH, IW, OH, OW;   /* input and output spatial size */
+    int64_t KH, KW;           /* kernel */
+    int64_t SH, SW, DH, DW;   /* strides, dilations */
+    int64_t PT, PL;           /* pads at the top and left (bottom/right follow from OH/OW) */
+} onyx_nchwc_geom;
+
+/* ---- depthwise convolution (nchwc_depthwise.c), called by Conv ---- */
+
+/* Floats of the packed depthwise weights: Cb * KH * KW * 16. */
+int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g);
+/* Pack ONNX depthwise weights w [C, 1, KH, KW] into [Cb][KH][KW][16]
+ * (padding lanes zero). */
+void onyx_nchwc_dw_pack(const onyx_nchwc_geom *g, const float *w, float *packed);
+/* One image, one channel block cb, output rows [oh0, oh1):
+ * y = act(conv(x, w) + bias + z). x: [Cb][IH][IW][16] of the image,
+ * bias: Cb * 16 floats or NULL, z: [Cb][OH][OW][16] or NULL, y like z. */
+void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
+                        const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
+                        const onyx_nchwc_act *act);
+
+#endif

@@ -1,0 +1,90 @@
+/* Internals of the blocked-channel (NCHWc) direct convolution
+ * (nchwc_conv.c), shared with its AVX-512 micro-kernels
+ * (nchwc_conv_avx512.c) and the unit test.
+ *
+ * The convolution runs as register tiles: up to 4 output-channel blocks
+ * (64 channels) times up to 8 output pixels, accumulated over a chunk of
+ * input channels and every kernel tap. Per (input channel, kh, kw) a tile
+ * loads nob weight vectors, broadcasts one input scalar per pixel and does
+ * nob * npix FMAs. The pixels of a tile may lie on different output rows:
+ * each has its own input pointer, so small maps (7x7) fill whole tiles.
+ *
+ * Packed weights (built once in init), for a group of nob consecutive
+ * output blocks starting at block ob0, with `lanes` = 16 for blocked X and
+ * 1 for plain NCHW X:
+ *   blocked: [Cb][KH][KW][16 input lanes][nob][16 output lanes]
+ *   NCHW:    [C][KH][KW][nob][16 output lanes]
+ * stored at float offset ob0 * (Cb * 16 or C) * KH * KW * 16, zero for
+ * padding input and output channels. So the weights a tile reads are one
+ * sequential stream. */
+#ifndef ONYX_CPU_NCHWC_CONV_H
+#define ONYX_CPU_NCHWC_CONV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define ONYX_NCHWC_X86 1
+#endif
+
+/* Most output-channel blocks and pixels of one register tile. */
+#define ONYX_NCHWC_MAX_NOB 4
+#define ONYX_NCHWC_MAX_PIX 8
+
+/* Widest tile for nob output blocks: 24 accumulators at most (4 x 6, 3 x 8),
+ * and no more than 8 input pointers, which stay in general registers. */
+static inline int onyx_nchwc_tile_pixels(int nob) { return nob >= 4 ? 6 : 8; }
+
+/* What every tile of one (output-block group, input-channel chunk) shares. */
+/* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
+ * most one (10 blocks: 4 + 3 + 3, not 4 + 4 + 2): group i starts at block
+ * i * base + min(i, extra). The packed weights (direct and Winograd) and
+ * the tiles walk the same groups. */
+typedef struct onyx_nchwc_groups {
+    int64_t n, base, extra;
+} onyx_nchwc_groups;
+
+static inline onyx_nchwc_groups onyx_nchwc_make_groups(int64_t Mb) {
+    onyx_nchwc_groups bg = {.n = (Mb + ONYX_NCHWC_MAX_NOB - 1) / ONYX_NCHWC_MAX_NOB};
+    if (bg.n < 1) bg.n = 1;
+    bg.base = Mb / bg.n;
+    bg.extra = Mb % bg.n;
+    return bg;
+}
+static inline int64_t onyx_nchwc_group_start(const onyx_nchwc_groups *bg, int64_t i) {
+    return i * bg->base + (i < bg->extra ? i : bg->extra);
+}
+static inline int onyx_nchwc_group_nob(const onyx_nchwc_groups *bg, int64_t i) {
+    return (int)(bg->base + (i < bg->extra));
+}
+
+typedef struct onyx_nchwc_kparams {
+    const float *w;           /* packed weights of the group at the chunk's first channel (64-byte aligned) */
+    int64_t x_c, x_kh, x_kw;  /* floats between input channels (blocks when lanes = 16), kernel rows, columns */
+    int64_t nc, kh, kw;       /* channels (blocks) in the chunk, kernel size */
+    int64_t y_ob;             /* floats between output channel blocks of y (and z) */
+    const float *bias;        /* nob * 16 values, or NULL for zero */
+    int nob;                  /* 1..4 */
+    int lanes;                /* 16: blocked X, 1: plain NCHW X */
+    bool first;               /* start from the bias (else from y: a later chunk) */
+    bool last;                /* add z, apply the activation */
+    bool has_z;               /* a Z input: z points at it */
+    onyx_nchwc_act act;
+} onyx_nchwc_kparams;
+
+/* One tile of npix (1..onyx_nchwc_tile_pixels(nob)) output pixels: xp[p]
+ * is pixel p's first input tap (kh = kw = 0) at the chunk's first channel;
+ * y and z (read only when kp->last and kp->has_z) point at the tile's first
+ * pixel of block ob0; the pixels are consecutive in y and z. */
+typedef void (*onyx_nchwc_tile_fn)(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                                   const float *z);
+
+void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                             const float *z);
+#ifdef ONYX_NCHWC_X86
+void onyx_nchwc_tile_avx512(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                            const float *z);
+#endif
+
+#endif

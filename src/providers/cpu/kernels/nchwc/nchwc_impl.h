@@ -1,0 +1,121 @@
+/* Internals shared by the blocked-layout reorder, pool and depthwise
+ * kernels (nchwc_reorder.c, nchwc_pool.c, nchwc_depthwise.c). The contract
+ * with the rest of the provider is nchwc.h; this header adds the ISA
+ * dispatch (from the CPU table, platform.h), the reorder entry points used by the
+ * op table in nchwc_pool.c, and the 16-lane vector helpers.
+ *
+ * One pixel of a channel block is 16 floats: one AVX-512 register. The hot
+ * loops are written once on GNU vector types and compiled twice
+ * (NCHWC_MULTIVERSION): with target("avx512f") on 16-float vectors, one
+ * zmm register each, and for the baseline ISA (the portable fallback) on
+ * 4-float quarters of a pixel. */
+#ifndef ONYX_CPU_NCHWC_IMPL_H
+#define ONYX_CPU_NCHWC_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include "providers/cpu/gemm/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/platform.h"
+
+/* ---- reorder ops (nchwc_reorder.c), listed in nchwc_pool.c's table ---- */
+
+onyx_status *onyx_nchwc_reorder_input_compute(onyx_kernel_ctx *ctx);
+onyx_status *onyx_nchwc_reorder_input_infer(onyx_infer_ctx *ctx);
+onyx_status *onyx_nchwc_reorder_output_compute(onyx_kernel_ctx *ctx);
+onyx_status *onyx_nchwc_reorder_output_infer(onyx_infer_ctx *ctx);
+
+/* ---- lane vectors ---- */
+
+/* One pixel of a block (16 lanes), and a quarter of one (4 lanes): the
+ * AVX-512 variants work on whole pixels, the baseline ones on quarters,
+ * the width of its 16-byte registers (a 64-byte vector would live on the
+ * stack there, and its comparisons would go lane by lane). The hot inner
+ * functions are macros instantiated for both types. */
+typedef float nchwc_v16 __attribute__((vector_size(64), aligned(4)));
+typedef int32_t nchwc_v16i __attribute__((vector_size(64), aligned(4)));
+typedef float nchwc_v4 __attribute__((vector_size(16), aligned(4)));
+typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
+
+#define NCHWC_INLINE static inline __attribute__((always_inline))
+
+/* Helpers on a vector type VT (nchwc_v16 or nchwc_v4). They are macros: a
+ * 64-byte vector passed by value changes the ABI without AVX-512, which
+ * gcc warns about and clang rejects. */
+#define VLOAD(VT, p) ({ VT v_l_; memcpy(&v_l_, (p), sizeof v_l_); v_l_; })
+#define VSTORE(VT, p, v)                  \
+    do {                                  \
+        VT v_s_ = (v);                    \
+        memcpy((p), &v_s_, sizeof v_s_);  \
+    } while (0)
+#define VSET1(VT, s) ((VT){0} + (float)(s))
+/* lanes where p < q take r, the others s (NaN compares false) */
+#define VLT_SEL(VT, p, q, r, s)                                             \
+    ({                                                                      \
+        VT##i v_m_ = (p) < (q);                                             \
+        (VT)((v_m_ & (VT##i)(r)) | (~v_m_ & (VT##i)(s)));                   \
+    })
+/* max that keeps the accumulator when x is NaN (as a compare-and-take loop) */
+#define VMAX(VT, acc, x) ({ VT v_a_ = (acc), v_x_ = (x); VLT_SEL(VT, v_a_, v_x_, v_x_, v_a_); })
+
+/* The fused activation (an onyx_gemm_activation kind). NaN stays NaN for
+ * every kind, as in the GEMM epilogue. */
+#define VACT(VT, v, act)                                                    \
+    ({                                                                      \
+        VT v_v_ = (v), v_0_ = VSET1(VT, 0.0f);                              \
+        switch ((act)->kind) {                                              \
+        case ONYX_GEMM_ACT_RELU: v_v_ = VLT_SEL(VT, v_v_, v_0_, v_0_, v_v_); break; \
+        case ONYX_GEMM_ACT_CLIP: {                                          \
+            VT v_lo_ = VSET1(VT, (act)->a), v_hi_ = VSET1(VT, (act)->b);    \
+            v_v_ = VLT_SEL(VT, v_v_, v_lo_, v_lo_, v_v_);                   \
+            v_v_ = VLT_SEL(VT, v_hi_, v_v_, v_hi_, v_v_);                   \
+            break;                                                          \
+        }                                                                   \
+        case ONYX_GEMM_ACT_LEAKY_RELU:                                      \
+            v_v_ = VLT_SEL(VT, v_v_, v_0_, v_v_ * (act)->a, v_v_);          \
+            break;                                                          \
+        default: break;                                                     \
+        }                                                                   \
+        v_v_;                                                               \
+    })
+
+/* Pixels (output vectors) a kernel keeps in flight: 8 accumulators plus
+ * the inputs and weights they share fit the 32 zmm (or 16 xmm) registers. */
+#define NCHWC_NB 8
+
+/* NCHWC_MULTIVERSION(name, (params), (args), { body }): a static void
+ * function compiled for AVX-512F and for the baseline, and a dispatcher
+ * `name` that follows the CPU table's ISA (platform.h). In the body the constant
+ * bool nchwc_wide says which: pass it down, and work on nchwc_v16 when it
+ * is set, on nchwc_v4 quarters otherwise. Other targets get one plain
+ * definition. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define NCHWC_HAVE_AVX512_BUILD 1
+#define NCHWC_MULTIVERSION(name, PARAMS, ARGS, ...)                         \
+    __attribute__((target("avx512f"))) static void name##_avx512 PARAMS {  \
+        __attribute__((unused)) const bool nchwc_wide = true;              \
+        __VA_ARGS__                                                         \
+    }                                                                       \
+    static void name##_base PARAMS {                                        \
+        __attribute__((unused)) const bool nchwc_wide = false;             \
+        __VA_ARGS__                                                         \
+    }                                                                       \
+    static void name PARAMS {                                               \
+        if (onyx_cpu()->isa == ONYX_CPU_AVX512) name##_avx512 ARGS;         \
+        else name##_base ARGS;                                              \
+    }
+#else
+#define NCHWC_HAVE_AVX512_BUILD 0
+#define NCHWC_MULTIVERSION(name, PARAMS, ARGS, ...)                         \
+    static void name PARAMS {                                               \
+        __attribute__((unused)) const bool nchwc_wide = false;             \
+        __VA_ARGS__                                                         \
+    }
+#endif
+
+/* Chunk of rows/pixels per parallel task: at least this many floats
+ * written, so a task outweighs the hand-off. */
+#define NCHWC_TASK_FLOATS 16384
+
+#endif

@@ -1,0 +1,241 @@
+/* ReorderInput and ReorderOutput: NCHW <-> blocked [N, C/16, H, W, 16]
+ * (nchwc.h). Per channel block both are transposes of a 16 x pixels
+ * matrix (channel rows of the NCHW planes against pixel rows of 16
+ * lanes), memory-bound. The AVX-512 path moves 16 x 16 tiles through
+ * registers (16 loads, a 64-shuffle transpose, 16 stores; masked at the
+ * pixel tail, zero rows for padding channels); the portable path copies
+ * element by element. Work is split over (image, block, chunk of pixels). */
+#include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nchwc/nchwc_impl.h"
+
+#if NCHWC_HAVE_AVX512_BUILD
+#include <immintrin.h>
+#endif
+
+#define BLK ONYX_NCHWC_BLOCK
+#define CHUNK 512   /* pixels per task item: 32 KiB of blocked data */
+
+/* One direction, one channel block: pixels [p0, p1) of the plane(s).
+ * plain: channel rows, `hw` floats apart (the block's first channel);
+ * blocked: [hw][16] of the block; nc: real channels in the block (1..16). */
+typedef void (*tile_fn)(const float *src, float *dst, int64_t hw, int64_t nc, int64_t p0, int64_t p1);
+
+static void to_blocked_generic(const float *plain, float *blocked, int64_t hw, int64_t nc, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p++) {
+        float *d = blocked + p * BLK;
+        for (int64_t l = 0; l < BLK; l++) d[l] = l < nc ? plain[l * hw + p] : 0.0f;
+    }
+}
+
+static void to_plain_generic(const float *blocked, float *plain, int64_t hw, int64_t nc, int64_t p0, int64_t p1) {
+    for (int64_t l = 0; l < nc; l++) {
+        float *d = plain + l * hw;
+        for (int64_t p = p0; p < p1; p++) d[p] = blocked[p * BLK + l];
+    }
+}
+
+#if NCHWC_HAVE_AVX512_BUILD
+#define TARGET __attribute__((target("avx512f")))
+#define TINLINE TARGET static inline __attribute__((always_inline))
+
+/* r[i][j] -> r[j][i]. Unpacks and in-lane shuffles leave, for each group
+ * g of 4 rows and m < 4, a vector whose 128-bit lane k holds column 4k + m
+ * of rows 4g..4g+3; two rounds of lane shuffles gather those lanes. */
+TINLINE void transpose16(__m512 r[16]) {
+    __m512 s[16];
+    for (int g = 0; g < 4; g++) {
+        __m512 a = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]), b = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
+        __m512 c = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]), d = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
+        s[4 * g + 0] = _mm512_shuffle_ps(a, c, 0x44);
+        s[4 * g + 1] = _mm512_shuffle_ps(a, c, 0xEE);
+        s[4 * g + 2] = _mm512_shuffle_ps(b, d, 0x44);
+        s[4 * g + 3] = _mm512_shuffle_ps(b, d, 0xEE);
+    }
+    for (int m = 0; m < 4; m++) {
+        __m512 p0 = _mm512_shuffle_f32x4(s[m], s[4 + m], 0x44), p1 = _mm512_shuffle_f32x4(s[m], s[4 + m], 0xEE);
+        __m512 p2 = _mm512_shuffle_f32x4(s[8 + m], s[12 + m], 0x44);
+        __m512 p3 = _mm512_shuffle_f32x4(s[8 + m], s[12 + m], 0xEE);
+        r[0 + m] = _mm512_shuffle_f32x4(p0, p2, 0x88);
+        r[4 + m] = _mm512_shuffle_f32x4(p0, p2, 0xDD);
+        r[8 + m] = _mm512_shuffle_f32x4(p1, p3, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(p1, p3, 0xDD);
+    }
+}
+
+TARGET static void to_blocked_avx512(const float *plain, float *blocked, int64_t hw, int64_t nc, int64_t p0,
+                                     int64_t p1) {
+    for (int64_t p = p0; p < p1; p += BLK) {
+        int64_t np = p1 - p < BLK ? p1 - p : BLK;
+        __mmask16 m = (__mmask16)((1u << np) - 1u);
+        __m512 r[16];
+        for (int l = 0; l < BLK; l++)
+            r[l] = l < nc ? _mm512_maskz_loadu_ps(m, plain + l * hw + p) : _mm512_setzero_ps();
+        transpose16(r);
+        if (np == BLK)
+            for (int q = 0; q < BLK; q++) _mm512_storeu_ps(blocked + (p + q) * BLK, r[q]);
+        else
+            for (int q = 0; q < np; q++) _mm512_storeu_ps(blocked + (p + q) * BLK, r[q]);
+    }
+}
+
+TARGET static void to_plain_avx512(const float *blocked, float *plain, int64_t hw, int64_t nc, int64_t p0,
+                                   int64_t p1) {
+    for (int64_t p = p0; p < p1; p += BLK) {
+        int64_t np = p1 - p < BLK ? p1 - p : BLK;
+        __mmask16 m = (__mmask16)((1u << np) - 1u);
+        __m512 r[16];
+        for (int q = 0; q < BLK; q++) r[q] = q < np ? _mm512_loadu_ps(blocked + (p + q) * BLK) : _mm512_setzero_ps();
+        transpose16(r);
+        if (np == BLK)
+            for (int l = 0; l < nc; l++) _mm512_storeu_ps(plain + l * hw + p, r[l]);
+        else
+            for (int l = 0; l < nc; l++) _mm512_mask_storeu_ps(plain + l * hw + p, m, r[l]);
+    }
+}
+#endif
+
+typedef struct reorder_job {
+    tile_fn fn;
+    bool to_blocked;
+    const float *x;
+    float *y;
+    int64_t C, Cb, hw, chunks;   /* chunks of CHUNK pixels per plane */
+} reorder_job;
+
+static void reorder_range(void *arg, size_t begin, size_t end) {
+    const reorder_job *j = arg;
+    for (size_t it = begin; it < end; it++) {
+        int64_t t = (int64_t)it % j->chunks, plane = (int64_t)it / j->chunks;   /* plane = n * Cb + cb */
+        int64_t n = plane / j->Cb, cb = plane % j->Cb;
+        int64_t nc = j->C - cb * BLK < BLK ? j->C - cb * BLK : BLK;
+        int64_t p0 = t * CHUNK, p1 = p0 + CHUNK < j->hw ? p0 + CHUNK : j->hw;
+        size_t plain = (size_t)((n * j->C + cb * BLK) * j->hw), blocked = (size_t)(plane * j->hw * BLK);
+        if (j->to_blocked) j->fn(j->x + plain, j->y + blocked, j->hw, nc, p0, p1);
+        else j->fn(j->x + blocked, j->y + plain, j->hw, nc, p0, p1);
+    }
+}
+
+static void reorder_run(onyx_threadpool *tp, bool to_blocked, const float *x, float *y, int64_t N, int64_t C,
+                        int64_t hw) {
+    tile_fn fn = to_blocked ? to_blocked_generic : to_plain_generic;
+#if NCHWC_HAVE_AVX512_BUILD
+    if (onyx_cpu()->isa == ONYX_CPU_AVX512) fn = to_blocked ? to_blocked_avx512 : to_plain_avx512;
+#endif
+    int64_t Cb = onyx_nchwc_blocks(C);
+    reorder_job j = {fn, to_blocked, x, y, C, Cb, hw, (hw + CHUNK - 1) / CHUNK};
+    size_t items = (size_t)(N * Cb * j.chunks);
+    size_t per_item = (size_t)(hw < CHUNK ? hw : CHUNK) * BLK;
+    size_t grain = per_item >= NCHWC_TASK_FLOATS ? 1 : NCHWC_TASK_FLOATS / per_item;
+    onyx_parallel_for(tp, items, grain, reorder_range, &j);
+}
+
+/* ------------------------------------------------------------ validation */
+
+static onyx_status *check_float(const onyx_value *x, const char *op) {
+    if (!onyx_is_tensor(x)) return ONYX_INVALID_ARG("%s: input X is missing or not a tensor", op);
+    if (x->dtype != ONYX_FLOAT)
+        return ONYX_INVALID_ARG("%s: input X has element type %s; expected float", op, onyx_dtype_name(x->dtype));
+    return NULL;
+}
+
+static onyx_status *check_infer_float(const onyx_type *t, const char *op) {
+    if (t->kind && t->kind != ONYX_VALUE_TENSOR) return ONYX_INVALID_ARG("%s: input X is not a tensor", op);
+    if (t->dtype && t->dtype != ONYX_FLOAT)
+        return ONYX_INVALID_ARG("%s: input X has element type %s; expected float", op, onyx_dtype_name(t->dtype));
+    return NULL;
+}
+
+/* The `channels` attribute of ReorderOutput against the block count Cb
+ * (when known, Cb >= 0): 16 * (Cb - 1) < channels <= 16 * Cb. */
+static onyx_status *read_channels(const onyx_node *node, int64_t Cb, int64_t *channels) {
+    const onyx_attr_proto *a = onyx_node_attr(node, "channels");
+    if (!a) return ONYX_INVALID_ARG("ReorderOutput: attribute channels is required");
+    if (a->type != ONYX_ATTR_INT) return ONYX_INVALID_ARG("ReorderOutput: attribute channels must be an int");
+    int64_t c = a->i;
+    if (c < 1) return ONYX_INVALID_ARG("ReorderOutput: attribute channels = %lld must be >= 1", (long long)c);
+    if (Cb >= 0) {
+        int64_t cap;
+        if (onyx_mul_overflow_i64(Cb, BLK, &cap) || c > cap || c <= cap - BLK)
+            return ONYX_INVALID_ARG("ReorderOutput: attribute channels = %lld does not match %lld channel blocks "
+                                    "(expected %lld..%lld)", (long long)c, (long long)Cb,
+                                    (long long)(Cb > 0 ? Cb * BLK - BLK + 1 : 1), (long long)(Cb * BLK));
+    }
+    *channels = c;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ ops */
+
+onyx_status *onyx_nchwc_reorder_input_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
+    ONYX_TRY(check_float(x, "ReorderInput"));
+    if (x->rank != 4) {
+        char b[200];
+        return ONYX_INVALID_ARG("ReorderInput: input X must be 4-D [N, C, H, W], got shape %s",
+                                onyx_shape_str(x->dims, x->rank, b, sizeof b));
+    }
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    int64_t ydims[5] = {N, onyx_nchwc_blocks(C), H, W, BLK}, numel;
+    ONYX_TRY(onyx_shape_numel(ydims, 5, &numel));
+    onyx_value *y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, 5, ydims, &y));
+    if (numel == 0) return NULL;
+    reorder_run(ctx->tp, true, x->data, y->data, N, C, H * W);   /* H * W <= numel */
+    return NULL;
+}
+
+onyx_status *onyx_nchwc_reorder_output_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
+    ONYX_TRY(check_float(x, "ReorderOutput"));
+    if (x->rank != 5 || x->dims[4] != BLK) {
+        char b[200];
+        return ONYX_INVALID_ARG("ReorderOutput: input X must be blocked [N, C/16, H, W, 16], got shape %s",
+                                onyx_shape_str(x->dims, x->rank, b, sizeof b));
+    }
+    int64_t C;
+    ONYX_TRY(read_channels(ctx->node, x->dims[1], &C));
+    int64_t N = x->dims[0], H = x->dims[2], W = x->dims[3];
+    int64_t ydims[4] = {N, C, H, W};
+    onyx_value *y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, 4, ydims, &y));
+    if (y->numel == 0) return NULL;
+    reorder_run(ctx->tp, false, x->data, y->data, N, C, H * W);   /* H * W <= Y's numel */
+    return NULL;
+}
+
+onyx_status *onyx_nchwc_reorder_input_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
+    const onyx_type *t = ctx->in[0];
+    ONYX_TRY(check_infer_float(t, "ReorderInput"));
+    if (t->rank >= 0 && t->rank != 4)
+        return ONYX_INVALID_ARG("ReorderInput: input X must be 4-D [N, C, H, W], got rank %d", (int)t->rank);
+    onyx_type *o = &ctx->out[0];
+    memset(o, 0, sizeof *o);
+    o->kind = ONYX_VALUE_TENSOR;
+    o->dtype = ONYX_FLOAT;
+    o->rank = 5;
+    for (int i = 0; i < 4; i++) o->dims[i] = t->rank == 4 ? t->dims[i] : ONYX_DIM_UNKNOWN;
+    o->dims[1] = t->rank == 4 && onyx_dim_known(t->dims[1]) ? onyx_nchwc_blocks(t->dims[1]) : ONYX_DIM_UNKNOWN;
+    o->dims[4] = BLK;
+    return NULL;
+}
+
+onyx_status *onyx_nchwc_reorder_output_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
+    const onyx_type *t = ctx->in[0];
+    ONYX_TRY(check_infer_float(t, "ReorderOutput"));
+    if (t->rank >= 0 && (t->rank != 5 || (onyx_dim_known(t->dims[4]) && t->dims[4] != BLK)))
+        return ONYX_INVALID_ARG("ReorderOutput: input X must be blocked [N, C/16, H, W, 16]");
+    bool known = t->rank == 5;
+    int64_t C;
+    ONYX_TRY(read_channels(ctx->node, known && onyx_dim_known(t->dims[1]) ? t->dims[1] : -1, &C));
+    onyx_type *o = &ctx->out[0];
+    memset(o, 0, sizeof *o);
+    o->kind = ONYX_VALUE_TENSOR;
+    o->dtype = ONYX_FLOAT;
+    o->rank = 4;
+    int64_t dims[4] = {known ? t->dims[0] : ONYX_DIM_UNKNOWN, C, known ? t->dims[2] : ONYX_DIM_UNKNOWN,
+                       known ? t->dims[3] : ONYX_DIM_UNKNOWN};
+    memcpy(o->dims, dims, sizeof dims);
+    return NULL;
+}

@@ -1,0 +1,98 @@
+/* The CPU dispatch table (platform.h): feature detection and the three
+ * tables. */
+#include "providers/cpu/platform.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv.h"
+
+_Atomic(const onyx_cpu_table *) onyx_cpu_current;
+
+static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
+    [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0, onyx_nchwc_tile_generic},
+#ifdef ONYX_GEMM_X86
+    /* no blocked kernels for 8-wide vectors yet: the layout pass stays off */
+    [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 0, onyx_nchwc_tile_generic},
+    [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, ONYX_NCHWC_BLOCK,
+                         onyx_nchwc_tile_avx512},
+#endif
+};
+
+static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512"};
+
+static _Atomic int detected = -1;
+static _Atomic(const char *) source = "detected";
+
+onyx_cpu_isa onyx_cpu_detected(void) {
+    int v = atomic_load_explicit(&detected, memory_order_relaxed);
+    if (v >= 0) return (onyx_cpu_isa)v;
+    v = ONYX_CPU_GENERIC;
+#ifdef ONYX_GEMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        v = ONYX_CPU_AVX2;
+        /* the kernels use F (and gcc's 512-bit loops DQ, BW, VL): every
+         * AVX-512 server and client core has the four */
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+            v = ONYX_CPU_AVX512;
+    }
+#endif
+    atomic_store_explicit(&detected, v, memory_order_relaxed);
+    return (onyx_cpu_isa)v;
+}
+
+bool onyx_cpu_isa_parse(const char *name, onyx_cpu_isa *out) {
+    if (!name) return false;
+    for (int i = 0; i < ONYX_CPU_ISA_COUNT; i++)
+        if (!strcmp(name, names[i])) {
+            *out = (onyx_cpu_isa)i;
+            return true;
+        }
+    if (!strcmp(name, "avx512f")) {   /* the SGEMM kernel's old name */
+        *out = ONYX_CPU_AVX512;
+        return true;
+    }
+    return false;
+}
+
+const char *onyx_cpu_isa_name(onyx_cpu_isa isa) {
+    return (unsigned)isa < ONYX_CPU_ISA_COUNT ? names[isa] : "unknown";
+}
+
+const onyx_cpu_table *onyx_cpu_init(void) {
+    onyx_cpu_isa isa = onyx_cpu_detected();
+    const char *env = getenv("ONYX_ISA");
+    const char *why = "detected";
+    if (env && *env) {
+        onyx_cpu_isa want;
+        if (!onyx_cpu_isa_parse(env, &want))
+            fprintf(stderr, "onyx: ONYX_ISA=%s is not one of avx512, avx2, generic; using %s\n", env, names[isa]);
+        else if (want > isa)
+            fprintf(stderr, "onyx: ONYX_ISA=%s: this CPU lacks it; using %s\n", env, names[isa]);
+        else {
+            isa = want;
+            why = "ONYX_ISA";
+        }
+    }
+    const onyx_cpu_table *t = &tables[isa];
+    const onyx_cpu_table *expected = NULL;
+    /* a racing first call computes the same table */
+    if (atomic_compare_exchange_strong(&onyx_cpu_current, &expected, t)) atomic_store(&source, why);
+    return atomic_load(&onyx_cpu_current);
+}
+
+bool onyx_cpu_force_isa(const char *name) {
+    onyx_cpu_isa isa;
+    if (!onyx_cpu_isa_parse(name, &isa) || isa > onyx_cpu_detected()) return false;
+    atomic_store_explicit(&onyx_cpu_current, &tables[isa], memory_order_release);
+    atomic_store(&source, "forced");
+    return true;
+}
+
+const char *onyx_cpu_isa_source(void) {
+    (void)onyx_cpu();
+    return atomic_load(&source);
+}

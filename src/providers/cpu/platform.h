@@ -1,0 +1,66 @@
+/* The CPU dispatch table: every decision that depends on the instruction
+ * set is read from here. The CPU's features are detected once; the table of
+ * the best instruction set it supports is then in use, unless a lower one
+ * is forced (ONYX_ISA=avx512|avx2|generic in the environment, the session
+ * config entry "session.onyx.cpu_isa", or onyx_cpu_force_isa in tests).
+ *
+ * A table holds the SGEMM micro-kernel, the blocked-layout block size (0:
+ * no fast blocked path, the layout pass leaves the graph alone) and the
+ * direct-convolution tile of that layout. The vectorised loops written once
+ * on GNU vectors and compiled per ISA (NN_MULTIVERSION in nn_math.h,
+ * NCHWC_MULTIVERSION in nchwc_impl.h) pick their clone from `isa`.
+ *
+ * Forcing swaps one pointer atomically, so a kernel sees either the old or
+ * the new table; it is process-wide (one CPU, one table), and blocked
+ * graphs built under one block size keep running on any table because
+ * every blocked kernel has a portable fallback. */
+#ifndef ONYX_CPU_PLATFORM_H
+#define ONYX_CPU_PLATFORM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+typedef enum onyx_cpu_isa {
+    ONYX_CPU_GENERIC = 0,   /* x86-64 baseline (SSE2) or any other target: portable C */
+    ONYX_CPU_AVX2 = 1,      /* AVX2 + FMA, 16 ymm registers */
+    ONYX_CPU_AVX512 = 2,    /* AVX-512 F, DQ, BW, VL: 32 zmm registers */
+} onyx_cpu_isa;
+
+#define ONYX_CPU_ISA_COUNT 3
+
+struct onyx_gemm_isa;
+struct onyx_nchwc_kparams;
+
+typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, const float *const *xp, int npix,
+                                       float *y, const float *z);
+
+typedef struct onyx_cpu_table {
+    onyx_cpu_isa isa;
+    const char *name;                   /* "avx512", "avx2", "generic" (what ONYX_ISA takes) */
+    const struct onyx_gemm_isa *gemm;   /* SGEMM micro-kernel and its register tile */
+    int nchwc_block;                    /* channels per block of the blocked layout; 0: layout pass off */
+    onyx_cpu_nchwc_tile_fn nchwc_tile;  /* direct convolution tile on the blocked layout */
+} onyx_cpu_table;
+
+extern _Atomic(const onyx_cpu_table *) onyx_cpu_current;
+const onyx_cpu_table *onyx_cpu_init(void);
+
+/* The table in use (detected on the first call). */
+static inline const onyx_cpu_table *onyx_cpu(void) {
+    const onyx_cpu_table *t = atomic_load_explicit(&onyx_cpu_current, memory_order_acquire);
+    return t ? t : onyx_cpu_init();
+}
+
+/* The best instruction set of this CPU. */
+onyx_cpu_isa onyx_cpu_detected(void);
+/* The ISA of a name ("avx512" or "avx512f", "avx2", "generic"); false for
+ * an unknown name. */
+bool onyx_cpu_isa_parse(const char *name, onyx_cpu_isa *out);
+const char *onyx_cpu_isa_name(onyx_cpu_isa isa);
+/* Use the table of `name`. False (and no change) for an unknown name or an
+ * ISA this CPU lacks. Kernels already running finish on the old table. */
+bool onyx_cpu_force_isa(const char *name);
+/* Why the table in use is what it is: "detected", "ONYX_ISA", "forced". */
+const char *onyx_cpu_isa_source(void);
+
+#endif
