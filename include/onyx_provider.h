@@ -99,6 +99,8 @@ typedef struct onyx_host_api {
     onyx_status *(*error)(onyx_error_code code, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
     void (*log)(onyx_ep_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    /* free a status the provider received and does not return */
+    void (*status_free)(onyx_status *st);
 
     /* nodes */
     const char *(*node_op_type)(const onyx_ep_node *n);

@@ -208,6 +208,7 @@ static const onyx_host_api host_api = {
     .struct_size = sizeof(onyx_host_api),
     .error = host_error,
     .log = host_log,
+    .status_free = onyx_status_free,
     .node_op_type = node_op_type,
     .node_domain = node_domain,
     .node_name = node_name,
@@ -467,7 +468,8 @@ onyx_status *onyx_provider_load(const char *path, const char *const *keys, const
     if (!path || !out || (n && (!keys || !values)))
         return ONYX_INVALID_ARG("onyx_provider_load: NULL argument");
     const onyx_ep_plugin *pl;
-    ONYX_TRY(open_plugin(path, &pl));
+    onyx_status *ost = open_plugin(path, &pl);
+    if (ost) return onyx_error_wrap(ost, "execution provider library could not start: ");
     onyx_provider *p = calloc(1, sizeof *p);
     plugin_provider *pp = calloc(1, sizeof *pp);
     if (!p || !pp) {

@@ -79,8 +79,8 @@ onyx_status *onyx_provider_create(const char *name, const char *const *keys,
     char path[4096];
     if (!onyx_provider_library_path(name, path, sizeof path))
         return onyx_error(ONYX_ERR_NO_SUCH_FILE,
-                          "its library %s was not found (looked in $ONYX_PROVIDER_PATH and next to "
-                          "onyx; builtin providers: cpu)", path);
+                          "execution provider '%s' could not start: its library %s was not found (looked in "
+                          "$ONYX_PROVIDER_PATH and next to onyx; builtin providers: cpu)", name, path);
     return onyx_provider_load(path, keys, values, n, out);
 }
 

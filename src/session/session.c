@@ -305,8 +305,7 @@ static onyx_status *create_providers(onyx_session *s, const onyx_session_options
         if (st && strict && !strcmp(strict, "1"))
             return onyx_error_wrap(st, "provider '%s' (strict placement, session.disable_provider_fallback): ", r->name);
         if (st) {
-            onyx_log(s->env, ONYX_LOG_WARNING, "execution provider '%s' skipped, its nodes run on the CPU: %s", r->name,
-                     onyx_status_message(st));
+            onyx_log(s->env, ONYX_LOG_WARNING, "%s; its nodes run on the CPU", onyx_status_message(st));
             note_skipped(s, r->name, onyx_status_message(st));
             onyx_status_free(st);
             continue;

@@ -109,8 +109,7 @@ void cli_probe_providers(const cli_session_args *a) {
             onyx_provider *pv;
             onyx_status *st = name[0] && strcmp(name, "cpu") ? onyx_provider_create(name, NULL, NULL, 0, &pv) : NULL;
             if (st)
-                fprintf(stderr, "onyx: warning: execution provider '%s' skipped, its nodes run on the CPU: %s\n", name,
-                        onyx_status_message(st));
+                fprintf(stderr, "onyx: warning: %s; its nodes run on the CPU\n", onyx_status_message(st));
             else if (name[0] && strcmp(name, "cpu")) onyx_provider_destroy(pv);
             onyx_status_free(st);
             if (!end) break;
