@@ -116,6 +116,7 @@ static int by_name(const void *x, const void *y) { return strcmp(*(char *const *
 
 int main(int argc, char **argv) {
     const char *root = "../shared/onnx-tests/node", *filter = NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines reach a log even if the run is cut short */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else root = argv[i];

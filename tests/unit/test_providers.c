@@ -3,6 +3,7 @@
  * cannot read: every value crossing the boundary must go through a copy
  * node. Models: tests/data/make_provider_models.py. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "onyx.h"
@@ -11,8 +12,8 @@
 #ifndef ONYX_TEST_PLUGIN_DIR
 #error "ONYX_TEST_PLUGIN_DIR must name the folder of the built provider libraries"
 #endif
-#define EXAMPLE_LIB ONYX_TEST_PLUGIN_DIR "/libonyx_provider_example.so"
-#define OLD_EXAMPLE_LIB ONYX_TEST_PLUGIN_DIR "/libonyx_provider_example_v1.so"
+/* the folder of the provider libraries: built in, or $ONYX_TEST_PLUGIN_DIR */
+static char EXAMPLE_LIB[4096], OLD_EXAMPLE_LIB[4096], NO_LIB[4096];
 #define MIXED "tests/data/provider_mixed.onnx"
 #define CHAIN "tests/data/provider_chain.onnx"
 
@@ -148,7 +149,7 @@ static void test_fallback_and_strict(void) {
     CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "nodes", "colour", "blue", true, &s), "unknown option 'colour'");
     CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "fast", NULL, NULL, true, &s), "mode must be nodes or groups");
     /* a missing library */
-    CHECK_ERR(open_session(MIXED, ONYX_TEST_PLUGIN_DIR "/libonyx_provider_none.so", "nodes", NULL, NULL, true, &s),
+    CHECK_ERR(open_session(MIXED, NO_LIB, "nodes", NULL, NULL, true, &s),
               "cannot load provider library");
 }
 
@@ -186,6 +187,10 @@ static void test_cuda_by_name(void) {
 }
 
 int main(void) {
+    const char *dir = getenv("ONYX_TEST_PLUGIN_DIR") ? getenv("ONYX_TEST_PLUGIN_DIR") : ONYX_TEST_PLUGIN_DIR;
+    snprintf(EXAMPLE_LIB, sizeof EXAMPLE_LIB, "%s/libonyx_provider_example.so", dir);
+    snprintf(OLD_EXAMPLE_LIB, sizeof OLD_EXAMPLE_LIB, "%s/libonyx_provider_example_v1.so", dir);
+    snprintf(NO_LIB, sizeof NO_LIB, "%s/libonyx_provider_none.so", dir);
     for (int i = 0; i < 24; i++) xs[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
     for (int i = 0; i < 4; i++) ys[i] = 0.5f + (float)i;
     test_mixed_device("nodes");

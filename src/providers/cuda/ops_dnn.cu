@@ -11,6 +11,7 @@ typedef struct conv_state {
     /* algorithm cache: the shapes it was chosen for */
     int64_t xdims[4], wdims[4];
     cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
     size_t ws_bytes;
     int have_algo;
 } conv_state;
@@ -82,11 +83,17 @@ static onyx_status *pick_algo(conv_state *s, dnn_descs &d, const onyx_ep_tensor 
     int found = 0;
     CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(cu_dev.dnn, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                      &found, perf));
+    /* strict float32 (FMA) algorithms unless TF32 was asked for */
+    cudnnMathType_t want = cu_dev.math == CUBLAS_DEFAULT_MATH ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
     int pick = -1;
-    for (int i = 0; i < found && pick < 0; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((size_t)1 << 30)) pick = i;
+    for (int pass = 0; pass < 2 && pick < 0; pass++)
+        for (int i = 0; i < found && pick < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((size_t)1 << 30) &&
+                (pass || perf[i].mathType == want))
+                pick = i;
     if (pick < 0) return cu_host->error(ONYX_ERR_NOT_IMPLEMENTED, "cudnn: no convolution algorithm for this shape");
     s->algo = perf[pick].algo;
+    s->math = perf[pick].mathType;
     CUDNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(cu_dev.dnn, d.x, d.w, d.conv, d.y, s->algo, &s->ws_bytes));
     memcpy(s->xdims, x.dims, sizeof s->xdims);
     memcpy(s->wdims, w.dims, sizeof s->wdims);
@@ -141,6 +148,7 @@ static onyx_status *conv_compute(cu_call *c, void *sv) {
                                                                                         : CUDNN_TENSOR_OP_MATH));
     CUDNN_TRY(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)N, (int)M, (int)oh, (int)ow));
     CU_TRY_STATUS(pick_algo(s, d, x, w));
+    CUDNN_TRY(cudnnSetConvolutionMathType(d.conv, s->math));
     void *ws = s->ws_bytes ? cu_scratch(s->ws_bytes) : NULL;
     if (s->ws_bytes && !ws) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "cuda: out of device memory for a Conv workspace");
     const float one = 1.f, zero = 0.f;

@@ -399,6 +399,12 @@ static onyx_status *slice_compute(cu_call *c, void *st) {
         seen |= 1u << a;
         int64_t s = nst ? steps[i] : 1, len = x.dims[a], lo = starts[i], hi = ends[i];
         if (!s) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Slice: step 0");
+        if (!len) {
+            dims[a] = 0;
+            b[a] = 0;
+            step[a] = 1;
+            continue;
+        }
         if (lo < 0) lo += len;
         if (hi < 0) hi += len;
         if (s > 0) {
@@ -406,7 +412,7 @@ static onyx_status *slice_compute(cu_call *c, void *st) {
             hi = hi < 0 ? 0 : hi > len ? len : hi;
             dims[a] = hi > lo ? (hi - lo + s - 1) / s : 0;
         } else {
-            lo = lo < 0 ? -1 : lo > len - 1 ? len - 1 : lo;
+            lo = lo < 0 ? 0 : lo > len - 1 ? len - 1 : lo;
             hi = hi < -1 ? -1 : hi > len - 1 ? len - 1 : hi;
             dims[a] = lo > hi ? (lo - hi - s - 1) / -s : 0;
         }

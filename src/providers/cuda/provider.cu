@@ -211,6 +211,11 @@ static int cu_claim(void *p, const onyx_ep_node *n) {
     /* no rank above what the kernels index */
     for (size_t k = 0; o && k < cu_host->node_input_count(n); k++)
         if (cu_in_rank(n, k) > CU_MAX_RANK) return 0;
+    for (size_t k = 0; o && k < cu_host->node_output_count(n); k++) {
+        int32_t dt, rank;
+        int64_t dims[ONYX_EP_MAX_RANK];
+        if (cu_host->node_output_type(n, k, &dt, &rank, dims) && rank > CU_MAX_RANK) return 0;
+    }
     return o && o->claim(n);
 }
 
