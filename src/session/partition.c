@@ -14,8 +14,9 @@
  *   - Shape and Size read only a tensor's shape, which the host always
  *     holds, so a device tensor is not copied for them.
  *
- * Nodes left unassigned (-1) are given by the plan to the first provider
- * that claims them, which is the CPU provider. */
+ * Nodes no device provider takes go to the first host provider (the CPU)
+ * that claims them; one nobody claims stays unassigned (-1) and the plan
+ * reports it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,11 @@ static onyx_status *assign(onyx_graph *g, onyx_provider *const *prov, size_t n_p
             group[i] = claim[i];
         }
     }
+    /* the rest goes to the host providers (the CPU), so that the plan does
+     * not hand a CPU-preferred node to a device provider that claims it */
+    for (size_t i = 0; !st && i < g->n_nodes; i++)
+        for (size_t p = 0; p < n_prov && g->nodes[i].provider < 0; p++)
+            if (!prov[p]->device && prov[p]->vt->claims(prov[p], g, &g->nodes[i])) g->nodes[i].provider = (int)p;
     free(avail);
     free(claim);
     return st;
