@@ -372,10 +372,16 @@ static onyx_status *reduce_compute(cu_call *c, void *sv) {
 enum { MASK_NONE, MASK_KEY, MASK_END, MASK_END_START, MASK_FULL };
 
 /* scores (B, N, S, T) rows: mask, causality, softmax, in place */
+typedef struct attn_bias {
+    const float *p;          /* (B, N, S, T) broadcast, or NULL */
+    int64_t str[4];
+} attn_bias;
+
 __global__ void k_attn_softmax(float *scores, int64_t N, int64_t S, int64_t T, int mask, const int *m, int64_t m_b0,
-                               int64_t B, float filter, int causal) {
+                               int64_t B, float filter, int causal, attn_bias ab) {
     int64_t row = blockIdx.x;
-    int64_t i = row % S, b = row / S / N;
+    int64_t i = row % S, b = row / S / N, h = (row / S) % N;
+    const float *abr = ab.p ? ab.p + b * ab.str[0] + h * ab.str[1] + i * ab.str[2] : NULL;
     float *r = scores + row * T;
     float mx = -INFINITY;
     for (int64_t t = threadIdx.x; t < T; t += blockDim.x) {
@@ -386,6 +392,7 @@ __global__ void k_attn_softmax(float *scores, int64_t N, int64_t S, int64_t T, i
         else if (mask == MASK_END_START) keep = t < m[b] && t >= m[B + b];
         else if (mask == MASK_FULL) keep = m[(b * S + i) * T + t] > 0;
         if (!keep) v += filter;
+        if (abr) v += abr[t * ab.str[3]];
         if (causal && t >= i + 1 + (T - S)) v = -FLT_MAX;
         r[t] = v;
         mx = fmaxf(mx, v);
@@ -413,8 +420,9 @@ static int claim_attention(const onyx_ep_node *n) {
     if (!cu_in_type(n, 0, ONYX_FLOAT) || !cu_in_type(n, 1, ONYX_FLOAT) || cu_in_rank(n, 0) != 3) return 0;
     if (cu_has_input(n, 2) && !cu_in_type(n, 2, ONYX_FLOAT)) return 0;
     if (cu_has_input(n, 3) && !cu_in_type(n, 3, ONYX_INT32)) return 0;
+    /* no past state (4, 6); an attention bias (5) must be 4-D float */
     for (size_t k = 4; k < cu_host->node_input_count(n); k++)
-        if (cu_has_input(n, k)) return 0;
+        if (cu_has_input(n, k) && (k != 5 || !cu_in_type(n, 5, ONYX_FLOAT) || cu_in_rank(n, 5) != 4)) return 0;
     if (cu_has_output(n, 1) || cu_attr_int(n, "do_rotary", 0) || cu_attr_int(n, "past_present_share_buffer", 0)) return 0;
     return cu_attr_int(n, "num_heads", 0) > 0;
 }
@@ -481,6 +489,20 @@ static onyx_status *attention_compute(cu_call *c, void *sv) {
     bool has_mask = cu_in(c, 3, &mask);
     if (has_mask && mask.dtype != ONYX_INT32) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "mask_index must be int32");
     CU_TRY_STATUS(attention_mask(has_mask ? &mask : NULL, B, S, T, &kind));
+    attn_bias ab = {NULL, {0, 0, 0, 0}};
+    onyx_ep_tensor abt;
+    if (cu_in(c, 5, &abt)) {
+        int64_t full[4] = {B, N, S, T}, run = 1;
+        if (abt.dtype != ONYX_FLOAT || abt.rank != 4)
+            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "attention_bias must be a 4-D float tensor");
+        for (int d = 3; d >= 0; d--) {
+            if (abt.dims[d] != 1 && abt.dims[d] != full[d])
+                return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "attention_bias does not broadcast to (B, N, S, T)");
+            ab.str[d] = abt.dims[d] == 1 ? 0 : run;
+            run *= abt.dims[d];
+        }
+        ab.p = (const float *)abt.data;
+    }
     int64_t ydims[3] = {B, S, dv};
     CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, 3, ydims, &y));
     if (!B || !S) return NULL;
@@ -501,7 +523,7 @@ static onyx_status *attention_compute(cu_call *c, void *sv) {
     if (!st) {
         k_attn_softmax<<<(unsigned)(B * N * S), 256, 0, c->s>>>(scores, N, S, T, kind,
                                                                 has_mask ? (const int *)mask.data : NULL,
-                                                                has_mask ? mask.dims[0] : 1, B, s->filter, s->causal);
+                                                                has_mask ? mask.dims[0] : 1, B, s->filter, s->causal, ab);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = cu_host->error(ONYX_ERR_RUNTIME, "cuda: attention softmax: %s", cudaGetErrorString(e));
     }

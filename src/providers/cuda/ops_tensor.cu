@@ -88,7 +88,13 @@ static onyx_status *identity_compute(cu_call *c, void *st) {
     return copy_as(c, x, x.rank, x.dims);
 }
 
-static int claim_dropout(const onyx_ep_node *n) { return claim_movable(n) && !cu_has_output(n, 1); }
+/* inference only: no mask output, training_mode absent or a constant false */
+static int claim_dropout(const onyx_ep_node *n) {
+    if (!claim_movable(n) || cu_has_output(n, 1)) return 0;
+    if (!cu_has_input(n, 2)) return 1;
+    onyx_ep_tensor t;
+    return cu_host->node_input_constant(n, 2, &t) && t.dtype == ONYX_BOOL && t.numel == 1 && !*(const bool *)t.data;
+}
 
 static onyx_status *reshape_compute(cu_call *c, void *st) {
     onyx_ep_tensor x, sh;
