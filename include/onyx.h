@@ -109,7 +109,13 @@ ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, o
 ONYX_API onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads);
 /* Replace the default logger (stderr). fn may be NULL to silence logging. */
 ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
+/* Change the lowest severity that is logged (ONNX Runtime's
+ * UpdateEnvWithCustomLogLevel). */
+ONYX_API void onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
 ONYX_API void onyx_env_free(onyx_env *env);
+
+/* A tensor, sequence, map or optional (see "values" below). */
+typedef struct onyx_value onyx_value;
 
 /* ------------------------------------------------------- session options */
 
@@ -164,6 +170,33 @@ ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options 
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 
+/* Fix a free (symbolic) dimension before the session is built, as ONNX
+ * Runtime's AddFreeDimensionOverrideByName: every dimension named `name` in
+ * the graph becomes `value` (>= 0), so inputs must have that size. Setting a
+ * name twice keeps the last value. */
+ONYX_API onyx_status *onyx_session_options_add_free_dimension_override(onyx_session_options *opts,
+                                                                     const char *name, int64_t value);
+/* The same for graph-input dimensions whose denotation is `denotation`
+ * (compared without case, e.g. "DATA_BATCH"). A fixed dimension with another
+ * value makes session creation fail. */
+ONYX_API onyx_status *onyx_session_options_add_free_dimension_override_by_denotation(
+    onyx_session_options *opts, const char *denotation, int64_t value);
+/* Use the caller's tensor instead of the model's initializer `name` (same
+ * element type and shape, else session creation fails; a name the model
+ * does not have is ignored with a warning). Not copied: the value must
+ * outlive every session created with these options and stay unchanged,
+ * as in ONNX Runtime's AddInitializer. */
+ONYX_API onyx_status *onyx_session_options_add_initializer(onyx_session_options *opts, const char *name,
+                                                           const onyx_value *value);
+/* ONNX Runtime's inter_op_num_threads and execution_mode (parallel != 0 is
+ * ORT_PARALLEL). Recorded and accepted; onyx's executor runs the nodes in
+ * order and parallelises inside each node, so results are the same. */
+ONYX_API onyx_status *onyx_session_options_set_inter_op_threads(onyx_session_options *opts, int threads);
+ONYX_API onyx_status *onyx_session_options_set_execution_mode(onyx_session_options *opts, int parallel);
+/* The session's own log severity and log id (default: the environment's). */
+ONYX_API onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts, onyx_log_level level);
+ONYX_API onyx_status *onyx_session_options_set_logid(onyx_session_options *opts, const char *logid);
+
 /* --------------------------------------------------------------- values */
 
 /* Element types use ONNX's TensorProto.DataType numbering. */
@@ -205,9 +238,6 @@ typedef enum onyx_value_kind {
     ONYX_VALUE_OPTIONAL = 4,
 } onyx_value_kind;
 
-/* A tensor, sequence, map or optional. */
-typedef struct onyx_value onyx_value;
-
 /* A tensor that owns zero-initialised memory. */
 ONYX_API onyx_status *onyx_tensor_create(onyx_element_type type, const int64_t *shape,
                                          size_t rank, onyx_value **out);
@@ -236,6 +266,24 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+
+/* Composite values. Each constructor takes ownership of the values passed
+ * in, also when it fails (they are freed then).
+ * A sequence of n tensors of one element type, or of n maps (n may be 0:
+ * an empty sequence of undefined element type). */
+ONYX_API onyx_status *onyx_sequence_create(onyx_value *const *items, size_t n, onyx_value **out);
+/* A map: keys a 1-D tensor of integers or strings, values a 1-D tensor with
+ * as many elements or a sequence with as many items. */
+ONYX_API onyx_status *onyx_map_create(onyx_value *keys, onyx_value *values, onyx_value **out);
+/* The map's keys and values (borrowed), NULL if `map` is not a map. */
+ONYX_API const onyx_value *onyx_map_keys(const onyx_value *map);
+ONYX_API const onyx_value *onyx_map_values(const onyx_value *map);
+/* An optional holding `item`, or None when item is NULL. elem_type is the
+ * element type of the tensors it holds (ONYX_UNDEFINED: not said; with an
+ * item it must match the item's). Read back with onyx_value_item_count
+ * (0 = None) and onyx_value_item. */
+ONYX_API onyx_status *onyx_optional_create(onyx_value *item, onyx_element_type elem_type,
+                                           onyx_value **out);
 
 /* ---------------------------------------------------------------- session */
 
@@ -313,6 +361,26 @@ ONYX_API onyx_status *onyx_session_run(onyx_session *session, const onyx_run_opt
                                        const onyx_value *const *inputs, size_t n_inputs,
                                        const char *const *output_names, size_t n_outputs,
                                        onyx_value **outputs);
+
+/* Model metadata (ONNX Runtime's ModelMetadata). field: "producer_name",
+ * "producer_version", "domain", "description" (the model's doc_string),
+ * "graph_name", "graph_description" (the graph's doc_string). Returns ""
+ * when the model does not set it, NULL for an unknown field. */
+ONYX_API const char *onyx_session_model_meta(const onyx_session *session, const char *field);
+ONYX_API int64_t onyx_session_model_version(const onyx_session *session);
+/* metadata_props entries in file order; lookup gives NULL for a key not present. */
+ONYX_API size_t onyx_session_custom_metadata_count(const onyx_session *session);
+ONYX_API const char *onyx_session_custom_metadata_key(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_custom_metadata_value(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_custom_metadata_lookup(const onyx_session *session, const char *key);
+
+/* Overridable initializers: graph inputs that have an initializer as their
+ * default. onyx_session_run accepts them as inputs by name; when not given,
+ * the initializer is used. */
+ONYX_API size_t onyx_session_overridable_initializer_count(const onyx_session *session);
+ONYX_API const char *onyx_session_overridable_initializer_name(const onyx_session *session, size_t index);
+ONYX_API const onyx_type_info *onyx_session_overridable_initializer_type(const onyx_session *session,
+                                                                         size_t index);
 
 /* Statistics of the last completed run on this session (any thread). */
 typedef struct onyx_run_stats {

@@ -262,6 +262,7 @@ static onyx_status *add_implicit_inputs(onyx_graph *g, onyx_node *n) {
             if (!imp) return ONYX_OOM();
             n->implicit = imp;
             n->implicit[n->n_implicit++] = id;
+            g->values[id].n_captures++;
         }
     }
     return NULL;

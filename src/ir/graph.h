@@ -43,6 +43,7 @@ typedef struct onyx_graph_value {
     onyx_type type;            /* static type (declared or inferred) */
     onyx_value *constant;      /* initializer / constant value, or NULL */
     uint32_t n_consumers;
+    uint32_t n_captures;       /* live nodes whose subgraphs read it (implicit inputs) */
     int32_t last_use;          /* index of the last node that reads it, -1 if none */
 } onyx_graph_value;
 

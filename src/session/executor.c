@@ -63,6 +63,10 @@ onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *
     return NULL;
 }
 
+onyx_status *onyx_kernel_check_stop(const onyx_kernel_ctx *ctx) {
+    return ctx && ctx->run ? onyx_run_check_stop(ctx->run) : NULL;
+}
+
 static void release_slot(onyx_run_state *rs, int32_t id) {
     if (id < 0 || !rs->slots[id]) return;
     if (rs->owned[id]) {

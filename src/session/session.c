@@ -60,6 +60,10 @@ void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user) {
     env->log_user = user;
 }
 
+void onyx_env_set_log_level(onyx_env *env, onyx_log_level level) {
+    if (env && level >= ONYX_LOG_VERBOSE && level <= ONYX_LOG_FATAL) env->level = level;
+}
+
 onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads) {
     if (!env) return ONYX_INVALID_ARG("env is NULL");
     if (env->pool) return ONYX_INVALID_ARG("the environment already has a thread pool");
@@ -82,6 +86,7 @@ onyx_status *onyx_session_options_create(onyx_session_options **out) {
     onyx_session_options *o = calloc(1, sizeof *o);
     if (!o) return ONYX_OOM();
     o->opt_level = ONYX_OPT_ALL;
+    o->log_level = -1;
     *out = o;
     return NULL;
 }
@@ -109,6 +114,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->profile_file);
     free(o->disabled_passes);
     free(o->optimized_model_path);
+    onyx_session_options_free_overrides(o);
     free(o);
 }
 
@@ -328,10 +334,18 @@ static onyx_status *collect_io(onyx_session *s) {
     s->input_ids = calloc(g->n_inputs + 1, sizeof *s->input_ids);
     s->input_types = calloc(g->n_inputs + 1, sizeof *s->input_types);
     s->output_types = calloc(g->n_outputs + 1, sizeof *s->output_types);
-    if (!s->input_ids || !s->input_types || !s->output_types) return ONYX_OOM();
+    s->overridable_ids = calloc(g->n_inputs + 1, sizeof *s->overridable_ids);
+    s->overridable_types = calloc(g->n_inputs + 1, sizeof *s->overridable_types);
+    if (!s->input_ids || !s->input_types || !s->output_types || !s->overridable_ids || !s->overridable_types)
+        return ONYX_OOM();
     for (size_t i = 0; i < g->n_inputs; i++) {
         const onyx_graph_value *v = &g->values[g->inputs[i]];
-        if (v->constant) continue; /* an initializer default: not a required input */
+        if (v->constant) { /* an initializer default: overridable, not a required input */
+            s->overridable_types[s->n_overridable].type = v->type;
+            s->overridable_types[s->n_overridable].graph = g;
+            s->overridable_ids[s->n_overridable++] = g->inputs[i];
+            continue;
+        }
         s->input_types[s->n_inputs].type = v->type;
         s->input_types[s->n_inputs].graph = g;
         s->input_ids[s->n_inputs++] = g->inputs[i];
@@ -407,8 +421,10 @@ static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
 }
 
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
+    ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
+    ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
     onyx_infer_graph(s->graph, s->env);
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
@@ -549,6 +565,9 @@ void onyx_session_free(onyx_session *s) {
     free(s->input_ids);
     free(s->input_types);
     free(s->output_types);
+    free(s->overridable_ids);
+    free(s->overridable_types);
+    if (s->env == &s->log_env) free(s->log_env.logid);
     pthread_mutex_destroy(&s->stats_lock);
     onyx_session_free_memplans(s);
     free(s->spare_arenas);

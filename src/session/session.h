@@ -34,6 +34,20 @@ typedef struct onyx_provider_request {
     char **keys, **values;
 } onyx_provider_request;
 
+/* A free dimension fixed before inference (by symbolic name or by the
+ * dimension's denotation, e.g. "DATA_BATCH"). */
+typedef struct onyx_dim_override {
+    char *key;
+    bool by_denotation;
+    int64_t value;
+} onyx_dim_override;
+
+/* A caller-owned value that replaces the model's initializer of that name. */
+typedef struct onyx_added_initializer {
+    char *name;
+    const onyx_value *value;
+} onyx_added_initializer;
+
 struct onyx_session_options {
     int intra_op_threads;               /* 0 = one per core */
     onyx_optimization_level opt_level;
@@ -45,9 +59,27 @@ struct onyx_session_options {
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
     bool use_env_threads;
+    /* ONNX Runtime's session options beyond the above (overrides.c) */
+    int inter_op_threads;               /* recorded; the executor runs nodes in order */
+    bool parallel_execution;            /* ditto: ORT_PARALLEL is accepted, runs sequentially */
+    int log_level;                      /* -1 = the environment's */
+    char *logid;                        /* NULL = the environment's */
+    onyx_dim_override *dim_overrides;
+    size_t n_dim_overrides;
+    onyx_added_initializer *initializers;
+    size_t n_initializers;
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
+/* Release what overrides.c added to the options. */
+void onyx_session_options_free_overrides(onyx_session_options *o);
+/* Apply the options' free dimension overrides and added initializers to a
+ * freshly built graph (before inference and optimisation). */
+onyx_status *onyx_session_apply_overrides(onyx_graph *g, const onyx_model *m, const onyx_session_options *o,
+                                          const onyx_env *env);
+/* The session's logging: the environment's, with the options' log level and
+ * logid when they set one (s->log_env). */
+onyx_status *onyx_session_setup_logging(struct onyx_session *s, const onyx_session_options *o);
 
 /* An executable graph: provider assignment, kernels, and value lifetimes. */
 typedef struct onyx_plan {
@@ -112,6 +144,11 @@ struct onyx_session {
     int32_t *input_ids;
     size_t n_inputs;
     onyx_type_info *input_types, *output_types;
+    /* graph inputs with an initializer default (ONNX Runtime's overridable initializers) */
+    int32_t *overridable_ids;
+    size_t n_overridable;
+    onyx_type_info *overridable_types;
+    onyx_env log_env;               /* env copy with the options' log level/logid; s->env points here then */
     pthread_mutex_t stats_lock;
     onyx_run_stats last_stats;
     /* memory planning (under plan_lock): the current plan and spare arenas */

@@ -114,6 +114,7 @@ typedef struct cli_model_opts {
     cli_strlist singles; /* --input NAME=FILE */
     cli_dims dims;
     uint64_t seed;
+    double timeout_s; /* --timeout: per-run deadline, 0 = none (run, perf) */
 } cli_model_opts;
 /* Consume the current argument if it is one of the shared flags. */
 bool cli_model_flag(cli_args *a, cli_model_opts *o);
@@ -135,6 +136,7 @@ int cmd_perf(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_serve(int argc, char **argv);   /* src/serve/ */
 void cli_print_help(FILE *f, const char *cmd);
 /* The help's first (usage) line and a pointer to `onyx help CMD`. */
 void cli_print_usage(FILE *f, const char *cmd);

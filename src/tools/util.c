@@ -183,6 +183,11 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
             cli_usage_error(a->cmd, "--dim expects NAME=VALUE, got '%s'", a->value);
             a->failed = true;
         }
+    } else if (cli_flag(a, "--timeout", true)) {
+        if (cli_flag_double(a, &o->timeout_s) && !(o->timeout_s > 0 && o->timeout_s < 1e9)) {
+            cli_usage_error(a->cmd, "--timeout needs a positive number of seconds");
+            a->failed = true;
+        }
     } else if (cli_flag(a, "-S", true)) {
         int seed = 0;
         if (cli_flag_int(a, 0, INT32_MAX, &seed)) o->seed = (uint64_t)seed;
