@@ -62,3 +62,23 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.checker.check_model(model)
 onnx.save(model, "tests/data/provider_chain.onnx")
+
+# provider_shape.onnx: x[n, 4] with a symbolic n, so Shape is not folded:
+# Mul(Cast(Shape(x)), Cast(Shape(x))) is a shape computation and stays on the
+# CPU although the example provider claims float Mul; Add(x, c) goes to it.
+nodes = [
+    helper.make_node("Add", ["x", "c"], ["y"], name="add0"),
+    helper.make_node("Shape", ["x"], ["xs"], name="shape0"),
+    helper.make_node("Cast", ["xs"], ["xf"], name="cast0", to=TensorProto.FLOAT),
+    helper.make_node("Mul", ["xf", "xf"], ["sq"], name="mul_shape"),
+]
+graph = helper.make_graph(
+    nodes, "provider_shape",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4]),
+     helper.make_tensor_value_info("sq", TensorProto.FLOAT, [2])],
+    [c])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, "tests/data/provider_shape.onnx")

@@ -165,6 +165,35 @@ static void test_version_mismatch(void) {
     }
 }
 
+/* A shape computation stays on the CPU even when the device provider
+ * claims its operator (float Mul of Shape's values): before the fix the
+ * plan gave such nodes to the first provider claiming them, without the
+ * copies the partitioner had not made. */
+static void test_shape_stays_on_cpu(void) {
+    onyx_session *s = NULL;
+    CHECK_OK(open_session("tests/data/provider_shape.onnx", EXAMPLE_LIB, "nodes", NULL, NULL, true, &s));
+    if (!s) return;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) {
+        const char *name = onyx_session_node_name(s, i), *p = onyx_session_node_provider(s, i);
+        if (!strcmp(name, "mul_shape") || !strcmp(name, "shape0")) CHECK(!strcmp(p, "cpu"));
+        if (!strcmp(name, "add0")) CHECK(!strcmp(p, "example"));
+    }
+    int64_t shape[] = {3, 4};
+    float x[12] = {0};
+    onyx_value *in = NULL, *out[2] = {0};
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &in));
+    const char *in_names[] = {"x"}, *out_names[] = {"y", "sq"};
+    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)&in, 1, out_names, 2, out));
+    if (out[1]) {
+        const float *sq = onyx_tensor_data(out[1]);
+        CHECK(sq[0] == 9.0f && sq[1] == 16.0f);
+    }
+    onyx_value_free(in);
+    onyx_value_free(out[0]);
+    onyx_value_free(out[1]);
+    onyx_session_free(s);
+}
+
 /* "cuda" by name: on a machine without a GPU (or without the library) the
  * session warns and runs on the CPU; strict placement fails, saying why. */
 static void test_cuda_by_name(void) {
@@ -198,6 +227,7 @@ int main(void) {
     test_compiled_group();
     test_fallback_and_strict();
     test_version_mismatch();
+    test_shape_stays_on_cpu();
     test_cuda_by_name();
     return testlib_finish("test_providers");
 }
