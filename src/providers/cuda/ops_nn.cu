@@ -9,25 +9,27 @@
 
 #define ROW_THREADS 256
 
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-    for (int o = 16; o; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
+/* A reduction over the block; all threads get the result. */
+struct op_sum {
+    __device__ float operator()(float a, float b) const { return a + b; }
+    static constexpr float identity = 0.f;
+};
+struct op_max {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    static constexpr float identity = -INFINITY;
+};
 
-/* all threads of the block get the result */
-__device__ float block_sum(float v) {
+template <typename Op>
+__device__ float block_reduce(float v) {
     __shared__ float part[32];
     __shared__ float total;
-    v = warp_sum(v);
+    Op op;
+    for (int o = 16; o; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
     __syncthreads();
     if (threadIdx.x < 32) {
-        float w = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : 0.f;
-        w = warp_sum(w);
+        float w = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : Op::identity;
+        for (int o = 16; o; o >>= 1) w = op(w, __shfl_xor_sync(0xffffffffu, w, o));
         if (threadIdx.x == 0) total = w;
     }
     __syncthreads();
@@ -36,22 +38,8 @@ __device__ float block_sum(float v) {
     return r;
 }
 
-__device__ float block_max(float v) {
-    __shared__ float part[32];
-    __shared__ float total;
-    v = warp_max(v);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        float w = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : -INFINITY;
-        w = warp_max(w);
-        if (threadIdx.x == 0) total = w;
-    }
-    __syncthreads();
-    float r = total;
-    __syncthreads();
-    return r;
-}
+__device__ float block_sum(float v) { return block_reduce<op_sum>(v); }
+__device__ float block_max(float v) { return block_reduce<op_max>(v); }
 
 /* ---------------------------------------------------------------- softmax */
 

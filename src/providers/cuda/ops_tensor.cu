@@ -68,6 +68,15 @@ static void row_major_strides(const int64_t *dims, int rank, int64_t *str) {
     }
 }
 
+/* a state holding one integer attribute */
+static onyx_status *int_attr_create(const onyx_ep_node *n, void **out, const char *name, int def) {
+    int *a = (int *)malloc(sizeof *a);
+    if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
+    *a = (int)cu_attr_int(n, name, def);
+    *out = a;
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- copies that keep the bytes */
 
 static onyx_status *copy_as(cu_call *c, const onyx_ep_tensor &x, int rank, const int64_t *dims) {
@@ -128,21 +137,9 @@ static onyx_status *reshape_compute(cu_call *c, void *st) {
     return copy_as(c, x, (int)n, dims);
 }
 
-static onyx_status *reshape_create(const onyx_ep_node *n, void **out) {
-    int *a = (int *)malloc(sizeof *a);
-    if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    *a = (int)cu_attr_int(n, "allowzero", 0);
-    *out = a;
-    return NULL;
-}
+static onyx_status *reshape_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "allowzero", 0); }
 
-static onyx_status *flatten_create(const onyx_ep_node *n, void **out) {
-    int *a = (int *)malloc(sizeof *a);
-    if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    *a = (int)cu_attr_int(n, "axis", 1);
-    *out = a;
-    return NULL;
-}
+static onyx_status *flatten_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "axis", 1); }
 
 static onyx_status *flatten_compute(cu_call *c, void *st) {
     onyx_ep_tensor x;
@@ -270,13 +267,7 @@ static int claim_concat(const onyx_ep_node *n) {
     return claim_movable(n);
 }
 
-static onyx_status *concat_create(const onyx_ep_node *n, void **out) {
-    int *a = (int *)malloc(sizeof *a);
-    if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    *a = (int)cu_attr_int(n, "axis", 0);
-    *out = a;
-    return NULL;
-}
+static onyx_status *concat_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "axis", 0); }
 
 static onyx_status *concat_compute(cu_call *c, void *st) {
     size_t n_in = cu_host->ctx_input_count(c->ctx);
@@ -458,13 +449,6 @@ static onyx_status *expand_compute(cu_call *c, void *st) {
     return strided_copy(c->s, x.data, y.data, total, elem_size(x.dtype), m);
 }
 
-static onyx_status *int_attr_create(const onyx_ep_node *n, void **out, const char *name, int def) {
-    int *a = (int *)malloc(sizeof *a);
-    if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    *a = (int)cu_attr_int(n, name, def);
-    *out = a;
-    return NULL;
-}
 static onyx_status *gather_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "axis", 0); }
 
 const cu_op cu_ops_tensor[] = {
