@@ -451,6 +451,77 @@ static onyx_status *expand_compute(cu_call *c, void *st) {
 
 static onyx_status *gather_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "axis", 0); }
 
+/* ---------------------------------------------------------------- Pad (constant mode) */
+
+typedef struct pad_map {
+    int rank;
+    int64_t out[CU_MAX_RANK], in[CU_MAX_RANK], begin[CU_MAX_RANK];
+} pad_map;
+
+template <typename T>
+__global__ void k_pad(const T *x, T *y, int64_t n, pad_map m, T value) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t rem = i, off = 0, stride = 1;
+        bool inside = true;
+        for (int d = m.rank - 1; d >= 0; d--) {
+            int64_t c = rem % m.out[d] - m.begin[d];
+            rem /= m.out[d];
+            inside = inside && c >= 0 && c < m.in[d];
+            off += c * stride;
+            stride *= m.in[d];
+        }
+        y[i] = inside ? x[off] : value;
+    }
+}
+
+static int claim_pad(const onyx_ep_node *n) {
+    return claim_movable(n) && cu_host->node_opset(n) >= 11 && !strcmp(cu_attr_string(n, "mode", "constant"), "constant");
+}
+
+static onyx_status *pad_compute(cu_call *c, void *st) {
+    onyx_ep_tensor x, t, v, y;
+    CU_TRY_STATUS(cu_need(c, 0, 0, &x));
+    CU_TRY_STATUS(cu_need(c, 1, 0, &t));
+    int64_t pads[2 * CU_MAX_RANK], axes[CU_MAX_RANK];
+    size_t np, na = 0;
+    CU_TRY_STATUS(cu_host_ints(&t, pads, 2 * CU_MAX_RANK, &np));
+    if (cu_in(c, 3, &t)) CU_TRY_STATUS(cu_host_ints(&t, axes, CU_MAX_RANK, &na));
+    else for (int d = 0; d < x.rank; d++) axes[na++] = d;
+    if (np != 2 * na) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: %zu pads for %zu axes", np, na);
+    pad_map m = {x.rank, {0}, {0}, {0}};
+    int64_t end[CU_MAX_RANK] = {0};
+    for (int d = 0; d < x.rank; d++) m.in[d] = x.dims[d];
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + x.rank : axes[i];
+        if (a < 0 || a >= x.rank) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: axis %lld out of range", (long long)axes[i]);
+        m.begin[a] = pads[i];
+        end[a] = pads[i + na];
+    }
+    for (int d = 0; d < x.rank; d++) {
+        m.out[d] = x.dims[d] + m.begin[d] + end[d];
+        if (m.out[d] < 0) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: negative output dimension on axis %d", d);
+    }
+    /* the constant: input 2 on the host, of the data's type, else zero */
+    uint64_t value = 0;
+    int es = elem_size(x.dtype);
+    if (cu_in(c, 2, &v)) {
+        if (!v.on_host || v.dtype != x.dtype || v.numel != 1)
+            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: constant_value must be one value of the data's type");
+        memcpy(&value, v.data, (size_t)es);
+    }
+    CU_TRY_STATUS(cu_out(c, 0, x.dtype, x.rank, m.out, &y));
+    if (!y.numel) return NULL;
+    unsigned b = blocks_for(y.numel);
+    switch (es) {
+    case 1: k_pad<uint8_t><<<b, THREADS, 0, c->s>>>((const uint8_t *)x.data, (uint8_t *)y.data, y.numel, m, (uint8_t)value); break;
+    case 2: k_pad<uint16_t><<<b, THREADS, 0, c->s>>>((const uint16_t *)x.data, (uint16_t *)y.data, y.numel, m, (uint16_t)value); break;
+    case 4: k_pad<uint32_t><<<b, THREADS, 0, c->s>>>((const uint32_t *)x.data, (uint32_t *)y.data, y.numel, m, (uint32_t)value); break;
+    default: k_pad<uint64_t><<<b, THREADS, 0, c->s>>>((const uint64_t *)x.data, (uint64_t *)y.data, y.numel, m, value); break;
+    }
+    CU_LAUNCHED();
+    return NULL;
+}
+
 const cu_op cu_ops_tensor[] = {
     {"", "Identity", claim_movable, NULL, identity_compute, 0},
     {"", "Dropout", claim_dropout, NULL, identity_compute, 6},
@@ -463,5 +534,6 @@ const cu_op cu_ops_tensor[] = {
     {"", "Gather", claim_gather, gather_create, gather_compute, 0},
     {"", "Slice", claim_slice, NULL, slice_compute, 0x1e},
     {"", "Expand", claim_movable, NULL, expand_compute, 2},
+    {"", "Pad", claim_pad, NULL, pad_compute, 0xe},
     {NULL, NULL, NULL, NULL, NULL, 0},
 };
