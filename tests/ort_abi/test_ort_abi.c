@@ -571,6 +571,98 @@ static void test_values(OrtMemoryInfo *mem) {
     api->ReleaseKeyValuePairs(kvp);
 }
 
+/* ---- model metadata, overridable initializers, free dimensions, added initializers ---- */
+static void test_metadata(OrtEnv *env, OrtMemoryInfo *mem) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OK(api->AddFreeDimensionOverrideByName(o, "batch", 1));
+    ERR(api->AddFreeDimensionOverrideByName(o, "batch", -3), ORT_INVALID_ARGUMENT, "negative");
+    float w_value = 3.0f;
+    int64_t scalar_shape[1] = {1};
+    OrtValue *w = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, &w_value, 4, scalar_shape, 1,
+                                           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &w));
+    OK(api->AddInitializer(o, "W", w));
+    ERR(api->AddInitializer(o, "W", w), ORT_INVALID_ARGUMENT, "already");
+    OrtSession *s = NULL;
+    OK(api->CreateSession(env, path_of("tests/data/session_info.onnx"), o, &s));
+    api->ReleaseSessionOptions(o);
+    if (!s) { api->ReleaseValue(w); return; }
+    OrtAllocator *a;
+    OK(api->GetAllocatorWithDefaultOptions(&a));
+    OrtModelMetadata *m;
+    OK(api->SessionGetModelMetadata(s, &m));
+    char *v = NULL;
+    OK(api->ModelMetadataGetProducerName(m, a, &v));
+    CHECK(v && !strcmp(v, "onyx-tests"), "producer '%s'", v ? v : "(null)");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetDomain(m, a, &v));
+    CHECK(v && !strcmp(v, "ai.onyx.test"), "domain");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetGraphName(m, a, &v));
+    CHECK(v && !strcmp(v, "info"), "graph name");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetDescription(m, a, &v));
+    CHECK(v && !strcmp(v, "A model for the session_info tests"), "description");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetGraphDescription(m, a, &v));
+    CHECK(v && !strcmp(v, "y = x * W + bias"), "graph description");
+    a->Free(a, v);
+    int64_t version = 0;
+    OK(api->ModelMetadataGetVersion(m, &version));
+    CHECK(version == 7, "model version %lld", (long long)version);
+    OK(api->ModelMetadataLookupCustomMetadataMap(m, a, "purpose", &v));
+    CHECK(v && !strcmp(v, "tests"), "custom metadata");
+    a->Free(a, v);
+    OK(api->ModelMetadataLookupCustomMetadataMap(m, a, "nope", &v));
+    CHECK(v == NULL, "absent key");
+    char **keys = NULL;
+    int64_t nkeys = 0;
+    OK(api->ModelMetadataGetCustomMetadataMapKeys(m, a, &keys, &nkeys));
+    CHECK(nkeys == 2 && keys && !strcmp(keys[0], "author"), "metadata keys");
+    for (int64_t i = 0; i < nkeys; i++) a->Free(a, keys[i]);
+    if (keys) a->Free(a, keys);
+    api->ReleaseModelMetadata(m);
+
+    size_t n = 0;
+    OK(api->SessionGetOverridableInitializerCount(s, &n));
+    CHECK(n == 1, "overridable initializers %zu", n);
+    OK(api->SessionGetOverridableInitializerName(s, 0, a, &v));
+    CHECK(v && !strcmp(v, "bias"), "overridable name");
+    a->Free(a, v);
+    OrtTypeInfo *ti;
+    OK(api->SessionGetOverridableInitializerTypeInfo(s, 0, &ti));
+    api->ReleaseTypeInfo(ti);
+    ERR(api->SessionGetOverridableInitializerName(s, 1, a, &v), ORT_INVALID_ARGUMENT, "out of range");
+    /* the free dimension "batch" is fixed to 1 */
+    OK(api->SessionGetInputTypeInfo(s, 0, &ti));
+    const OrtTensorTypeAndShapeInfo *t;
+    OK(api->CastTypeInfoToTensorInfo(ti, &t));
+    int64_t dims[2] = {0, 0};
+    OK(api->GetDimensions(t, dims, 2));
+    CHECK(dims[0] == 1, "batch override: dim %lld", (long long)dims[0]);
+    api->ReleaseTypeInfo(ti);
+    /* y = x * W + bias with W = 3 (added) and bias overridden to 10 */
+    float x[2] = {1, 2}, z[3] = {0, 0, 0}, bias = 10, y[2];
+    int64_t xs[2] = {1, 2}, zs[2] = {1, 3}, bs[1] = {1};
+    OrtValue *in[3] = {0}, *out = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, x, sizeof x, xs, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[0]));
+    OK(api->CreateTensorWithDataAsOrtValue(mem, z, sizeof z, zs, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+    OK(api->CreateTensorWithDataAsOrtValue(mem, &bias, 4, bs, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[2]));
+    const char *names[3] = {"x", "z", "bias"}, *on = "y";
+    OK(api->Run(s, NULL, names, (const OrtValue *const *)in, 3, &on, 1, &out));
+    if (out) {
+        const float *p;
+        OK(api->GetTensorData(out, (const void **)&p));
+        memcpy(y, p, sizeof y);
+        CHECK(y[0] == 13 && y[1] == 16, "y = %g %g", y[0], y[1]);
+        api->ReleaseValue(out);
+    }
+    for (int i = 0; i < 3; i++) api->ReleaseValue(in[i]);
+    api->ReleaseSession(s);
+    api->ReleaseValue(w);
+}
+
 /* ---- profiling ---- */
 static void test_profiling(OrtEnv *env) {
     OrtSessionOptions *o;
@@ -633,6 +725,7 @@ int main(int argc, char **argv) {
     test_types(env, mem);
     test_values(mem);
     test_profiling(env);
+    test_metadata(env, mem);
     api->ReleaseMemoryInfo(mem);
     api->ReleaseEnv(env);
     printf("ort_abi: %d checks, %d failed\n", checks, failures);
