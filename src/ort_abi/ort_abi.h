@@ -167,5 +167,6 @@ struct OrtCustomOpDomain {
 OrtStatus *ort_custom_ops_attach(const OrtSessionOptions *o, onyx_session_options *oo);
 
 extern const OrtApi ort_api_table;
+__attribute__((visibility("default"))) const OrtApiBase *OrtGetApiBase(void);
 
 #endif

@@ -29,7 +29,30 @@ static void merge_type(onyx_type *dst, const onyx_type *inf) {
     }
 }
 
-static void infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env) {
+/* A node of a caller's custom operator: its infer_types callback. */
+static void infer_custom_node(onyx_graph *g, onyx_node *n, const onyx_custom_op *op, const onyx_env *env) {
+    onyx_type *out = calloc(n->n_out + 1, sizeof *out);
+    if (!out) return;
+    for (size_t k = 0; k < n->n_out; k++) out[k].rank = -1;
+    onyx_status *st = onyx_custom_infer(op, g, n, out);
+    if (st) {
+        char desc[300];
+        onyx_log(env, ONYX_LOG_WARNING, "type inference: %s: %s", onyx_node_describe(n, desc, sizeof desc),
+                 onyx_status_message(st));
+        onyx_status_free(st);
+    } else {
+        for (size_t k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0 && out[k].kind) merge_type(&g->values[n->out[k]].type, &out[k]);
+    }
+    free(out);
+}
+
+static void infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env, const onyx_custom_ops *ops) {
+    const onyx_custom_op *custom = onyx_custom_ops_find(ops, n);
+    if (custom) {
+        infer_custom_node(g, n, custom, env);
+        return;
+    }
     const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
     if (!d || !d->infer) return;
     int dt = d->type_input >= 0 && (size_t)d->type_input < n->n_in && n->in[d->type_input] >= 0
@@ -71,9 +94,12 @@ done:
     free(out);
 }
 
-void onyx_infer_graph(onyx_graph *g, const onyx_env *env) {
+void onyx_infer_graph_custom(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops) {
     for (size_t i = 0; i < g->n_nodes; i++) {
-        infer_node(g, &g->nodes[i], env);
-        for (size_t s = 0; s < g->nodes[i].n_subgraphs; s++) onyx_infer_graph(g->nodes[i].subgraphs[s], env);
+        infer_node(g, &g->nodes[i], env, ops);
+        for (size_t s = 0; s < g->nodes[i].n_subgraphs; s++)
+            onyx_infer_graph_custom(g->nodes[i].subgraphs[s], env, ops);
     }
 }
+
+void onyx_infer_graph(onyx_graph *g, const onyx_env *env) { onyx_infer_graph_custom(g, env, NULL); }

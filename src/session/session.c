@@ -104,6 +104,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->disabled_passes);
     free(o->optimized_model_path);
     onyx_session_options_free_overrides(o);
+    onyx_custom_ops_clear(&o->custom_ops);
     free(o);
 }
 
@@ -201,6 +202,11 @@ onyx_status *onyx_session_end_profiling(onyx_session *s, const char **path) {
     return NULL;
 }
 
+onyx_status *onyx_session_options_add_custom_op(onyx_session_options *o, const onyx_custom_op *op) {
+    if (!o) return ONYX_INVALID_ARG("onyx_session_options_add_custom_op: options are NULL");
+    return onyx_custom_ops_add(&o->custom_ops, op);
+}
+
 onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
                                              const char *value) {
     if (!o || !key || !value) return ONYX_INVALID_ARG("onyx_session_options_add_config: NULL argument");
@@ -241,9 +247,12 @@ const char *onyx_session_options_config(const onyx_session_options *o, const cha
  * user's CPU options if they listed it) so it takes every node left. */
 static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
     size_t n = o ? o->n_providers : 0;
-    s->providers = calloc(n + 1, sizeof *s->providers);
+    s->providers = calloc(n + 2, sizeof *s->providers);
     if (!s->providers) return ONYX_OOM();
     const onyx_provider_request *cpu_req = NULL;
+    /* the caller's custom operators come first: their nodes are theirs */
+    if (o && o->custom_ops.n)
+        ONYX_TRY(onyx_custom_provider_create(&o->custom_ops, &s->providers[s->n_providers++]));
     for (size_t i = 0; i < n; i++) {
         const onyx_provider_request *r = &o->providers[i];
         onyx_provider *p;
@@ -357,7 +366,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
-    onyx_infer_graph(s->graph, s->env);
+    onyx_infer_graph_custom(s->graph, s->env, o ? &o->custom_ops : NULL);
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
     int level = o ? (int)o->opt_level : ONYX_OPT_ALL;

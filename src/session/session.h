@@ -11,6 +11,7 @@
 #include "format/model.h"
 #include "ir/graph.h"
 #include "providers/provider.h"
+#include "providers/custom/custom_provider.h"
 #include "session/memplan.h"
 #include "session/profiler.h"
 #include "optimizer/optimizer.h"
@@ -57,6 +58,7 @@ struct onyx_session_options {
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
     bool use_env_threads;
+    onyx_custom_ops custom_ops;         /* onyx_session_options_add_custom_op */
     /* ONNX Runtime's session options beyond the above (overrides.c) */
     int inter_op_threads;               /* recorded; the executor runs nodes in order */
     bool parallel_execution;            /* ditto: ORT_PARALLEL is accepted, runs sequentially */
@@ -96,6 +98,8 @@ void onyx_plan_free(onyx_plan *plan);
 /* Static type and shape inference over a graph, using the kernels' infer
  * functions; fills in value types the file does not declare. */
 void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
+/* The same, with the caller's custom operators' type inference. */
+void onyx_infer_graph_custom(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
 typedef struct onyx_run_state {
@@ -123,11 +127,6 @@ onyx_status *onyx_run_check_stop(const onyx_run_state *rs);
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
 
 void onyx_session_free_memplans(struct onyx_session *s);
-
-struct onyx_type_info {
-    onyx_type type;
-    const onyx_graph *graph;        /* for symbol names */
-};
 
 struct onyx_session {
     onyx_env *env;

@@ -6,7 +6,7 @@
  * tensors of every element type, strings, sequences and maps, run options
  * and terminate, IoBinding, profiling and error paths.
  *
- *   test_ort_abi LIBRARY REPO_ROOT */
+ *   test_ort_abi LIBRARY REPO_ROOT [CUSTOM_OPS_LIBRARY] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -663,6 +663,52 @@ static void test_metadata(OrtEnv *env, OrtMemoryInfo *mem) {
     api->ReleaseValue(w);
 }
 
+/* ---- custom operators from a library (tests/ort_abi/custom_ops_lib.c) ---- */
+static void test_custom_ops(OrtEnv *env, OrtMemoryInfo *mem, const char *custom_lib) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OrtSession *s = NULL;
+    /* without the library the model's operators are unknown */
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_custom.onnx"), o, &s), ORT_NOT_IMPLEMENTED, "ScaledAdd");
+    ERR(api->RegisterCustomOpsLibrary_V2(o, path_of("no/such/library.so")), ORT_FAIL, "cannot load");
+    void *handle = NULL;
+    OK(api->RegisterCustomOpsLibrary(o, custom_lib, &handle));
+    CHECK(handle != NULL, "library handle");
+    s = NULL;
+    OK(api->CreateSession(env, path_of("tests/data/ort_abi_custom.onnx"), o, &s));
+    if (s) {
+        float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {2, 2, 2, 2, 2, 2};
+        int64_t shape[2] = {2, 3}, bad_shape[2] = {1, 3};
+        OrtValue *in[2], *out[2] = {NULL, NULL};
+        OK(api->CreateTensorWithDataAsOrtValue(mem, a, sizeof a, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[0]));
+        OK(api->CreateTensorWithDataAsOrtValue(mem, b, sizeof b, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+        const char *in_names[2] = {"A", "B"}, *out_names[2] = {"S", "R"};
+        OK(api->Run(s, NULL, in_names, (const OrtValue *const *)in, 2, out_names, 2, out));
+        if (out[1]) {
+            const float *r;
+            OK(api->GetTensorData(out[1], (const void **)&r));
+            CHECK(r[0] == 1 + 2 + 3 + 3 + 3 && r[1] == 4 + 5 + 6 + 3 + 3, "RowSum %g %g", r[0], r[1]);
+        }
+        for (int k = 0; k < 2; k++) api->ReleaseValue(out[k]);
+        /* an error status from the operator's KernelComputeV2 reaches the caller */
+        api->ReleaseValue(in[1]);
+        OK(api->CreateTensorWithDataAsOrtValue(mem, b, 3 * sizeof *b, bad_shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+        OrtValue *o1 = NULL;
+        ERR(api->Run(s, NULL, in_names, (const OrtValue *const *)in, 2, out_names, 1, &o1), ORT_INVALID_ARGUMENT, "differ in shape");
+        api->ReleaseValue(in[0]);
+        api->ReleaseValue(in[1]);
+        api->ReleaseSession(s);
+    }
+    api->ReleaseSessionOptions(o);
+    if (handle) dlclose(handle);
+    /* an operator built for a newer API is refused */
+    OrtCustomOpDomain *d;
+    OK(api->CreateCustomOpDomain("x", &d));
+    OrtCustomOp future = {.version = 99};
+    ERR(api->CustomOpDomain_Add(d, &future), ORT_INVALID_ARGUMENT, "99");
+    api->ReleaseCustomOpDomain(d);
+}
+
 /* ---- profiling ---- */
 static void test_profiling(OrtEnv *env) {
     OrtSessionOptions *o;
@@ -726,6 +772,7 @@ int main(int argc, char **argv) {
     test_values(mem);
     test_profiling(env);
     test_metadata(env, mem);
+    if (argc > 3) test_custom_ops(env, mem, argv[3]);
     api->ReleaseMemoryInfo(mem);
     api->ReleaseEnv(env);
     printf("ort_abi: %d checks, %d failed\n", checks, failures);
