@@ -269,6 +269,7 @@ static onyx_status *custom_create_kernel(const onyx_provider *p, const onyx_grap
         free(ck);
         return st;
     }
+    k->provider = p;
     k->impl = ck;
     return NULL;
 }
