@@ -350,6 +350,60 @@ OrtStatus *ort_AddExternalInitializers(OrtSessionOptions *o, const char *const *
     return NULL;
 }
 
+/* ---- CUDA: the options go to onyx's "cuda" provider (an error naming the
+ * providers in this build when onyx was built without it) ---- */
+struct OrtCUDAProviderOptionsV2 { OrtKeyValuePairs kv; };
+
+OrtStatus *ort_CreateCUDAProviderOptions(OrtCUDAProviderOptionsV2 **out) {
+    ORT_ARG_CHECK(out, "CreateCUDAProviderOptions", "out is NULL");
+    *out = calloc(1, sizeof **out);
+    if (!*out || !ort_kv_set(&(*out)->kv, "device_id", "0")) {
+        free(*out);
+        return ort_status(ORT_FAIL, "CreateCUDAProviderOptions: out of memory");
+    }
+    return NULL;
+}
+OrtStatus *ort_UpdateCUDAProviderOptions(OrtCUDAProviderOptionsV2 *p, const char *const *keys,
+                                         const char *const *values, size_t n) {
+    ORT_ARG_CHECK(p && (!n || (keys && values)), "UpdateCUDAProviderOptions", "NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        ORT_ARG_CHECK(keys[i] && values[i], "UpdateCUDAProviderOptions", "a key or value is NULL");
+        if (!ort_kv_set(&p->kv, keys[i], values[i]))
+            return ort_status(ORT_FAIL, "UpdateCUDAProviderOptions: out of memory");
+    }
+    return NULL;
+}
+OrtStatus *ort_GetCUDAProviderOptionsAsString(const OrtCUDAProviderOptionsV2 *p, OrtAllocator *a, char **out) {
+    ORT_ARG_CHECK(p && out, "GetCUDAProviderOptionsAsString", "NULL argument");
+    size_t len = 1;
+    for (size_t i = 0; i < p->kv.n; i++) len += strlen(p->kv.keys[i]) + strlen(p->kv.values[i]) + 2;
+    char *buf = malloc(len), *w = buf;
+    if (!buf) return ort_status(ORT_FAIL, "GetCUDAProviderOptionsAsString: out of memory");
+    *w = 0;
+    for (size_t i = 0; i < p->kv.n; i++)   /* ORT's form: "key=value;key=value" */
+        w += sprintf(w, "%s%s=%s", i ? ";" : "", p->kv.keys[i], p->kv.values[i]);
+    OrtStatus *st = ort_alloc_string(a, buf, out);
+    free(buf);
+    return st;
+}
+void ort_ReleaseCUDAProviderOptions(OrtCUDAProviderOptionsV2 *p) {
+    if (!p) return;
+    ort_kv_clear(&p->kv);
+    free(p);
+}
+OrtStatus *ort_SessionOptionsAppendExecutionProvider_CUDA_V2(OrtSessionOptions *o, const OrtCUDAProviderOptionsV2 *p) {
+    ORT_ARG_CHECK(o && p, "SessionOptionsAppendExecutionProvider_CUDA_V2", "NULL argument");
+    return ort_SessionOptionsAppendExecutionProvider(o, "CUDA", (const char *const *)p->kv.keys,
+                                                     (const char *const *)p->kv.values, p->kv.n);
+}
+OrtStatus *ort_SessionOptionsAppendExecutionProvider_CUDA(OrtSessionOptions *o, const OrtCUDAProviderOptions *p) {
+    ORT_ARG_CHECK(o && p, "SessionOptionsAppendExecutionProvider_CUDA", "NULL argument");
+    char id[16];
+    snprintf(id, sizeof id, "%d", *(const int *)p);   /* device_id is the struct's first member */
+    const char *k = "device_id", *v = id;
+    return ort_SessionOptionsAppendExecutionProvider(o, "CUDA", &k, &v, 1);
+}
+
 /* ---- the onyx options a session is created with ---- */
 static OrtStatus *profile_file_name(const char *prefix, char **out) {
     time_t now = time(NULL);

@@ -131,14 +131,25 @@ static const OrtCustomOp row_sum_op = {
     .GetVariadicOutputHomogeneity = zero_int,
 };
 
+/* The domains must outlive the sessions that use them: they are released
+ * when the library is unloaded. */
+static OrtCustomOpDomain *domains[16];
+static int n_domains;
+
+__attribute__((destructor)) static void release_domains(void) {
+    for (int i = 0; i < n_domains; i++) api->ReleaseCustomOpDomain(domains[i]);
+    n_domains = 0;
+}
+
 __attribute__((visibility("default"))) OrtStatus *RegisterCustomOps(OrtSessionOptions *options, const OrtApiBase *base) {
     api = base->GetApi(16);
     if (!api) return NULL;
+    if (n_domains == 16) return api->CreateStatus(ORT_FAIL, "test.onyx: registered too often");
     OrtCustomOpDomain *domain;
     OrtStatus *st = api->CreateCustomOpDomain("test.onyx", &domain);
     if (st) return st;
+    domains[n_domains++] = domain;
     if ((st = api->CustomOpDomain_Add(domain, &scaled_add_op)) || (st = api->CustomOpDomain_Add(domain, &row_sum_op)))
         return st;
-    /* the domain must outlive the sessions: it stays for the process */
     return api->AddCustomOpDomain(options, domain);
 }

@@ -157,6 +157,22 @@ static void test_options(void) {
     ERR(api->SessionOptionsAppendExecutionProvider(o, "NoSuchEP", NULL, NULL, 0),
         ORT_INVALID_ARGUMENT, "NoSuchEP");
     OK(api->SessionOptionsAppendExecutionProvider(o, "CPUExecutionProvider", NULL, NULL, 0));
+    OrtCUDAProviderOptionsV2 *cuda;
+    OK(api->CreateCUDAProviderOptions(&cuda));
+    const char *ck[2] = {"device_id", "gpu_mem_limit"}, *cv[2] = {"1", "1024"};
+    OK(api->UpdateCUDAProviderOptions(cuda, ck, cv, 2));
+    OrtAllocator *alloc;
+    OK(api->GetAllocatorWithDefaultOptions(&alloc));
+    char *as_string = NULL;
+    OK(api->GetCUDAProviderOptionsAsString(cuda, alloc, &as_string));
+    CHECK(as_string && !strcmp(as_string, "device_id=1;gpu_mem_limit=1024"), "cuda options '%s'", as_string);
+    alloc->Free(alloc, as_string);
+    /* goes to onyx's cuda provider: accepted where it is built, else refused naming it */
+    OrtStatus *cst = api->SessionOptionsAppendExecutionProvider_CUDA_V2(o, cuda);
+    CHECK(!cst || (api->GetErrorCode(cst) == ORT_INVALID_ARGUMENT && strstr(api->GetErrorMessage(cst), "CUDA")),
+          "CUDA_V2: %s", cst ? api->GetErrorMessage(cst) : "ok");
+    if (cst) api->ReleaseStatus(cst);
+    api->ReleaseCUDAProviderOptions(cuda);
     char **providers;
     int n = 0;
     OK(api->GetAvailableProviders(&providers, &n));
@@ -337,6 +353,13 @@ static void test_sessions(OrtEnv *env, OrtMemoryInfo *mem) {
         run_digits(s, mem, 1.0f);
         api->ReleaseSession(s);
     }
+    /* with a prepacked-weights container (a token in onyx) */
+    OrtPrepackedWeightsContainer *c = NULL;
+    OK(api->CreatePrepackedWeightsContainer(&c));
+    s = NULL;
+    OK(api->CreateSessionWithPrepackedWeightsContainer(env, path_of("models/digits.onnx"), o, c, &s));
+    api->ReleaseSession(s);
+    api->ReleasePrepackedWeightsContainer(c);
     /* errors: missing file, garbage bytes */
     ERR(api->CreateSession(env, path_of("no/such/model.onnx"), o, &s), ORT_NO_SUCHFILE, "model.onnx");
     ERR(api->CreateSessionFromArray(env, "garbage!", 8, o, &s), ORT_INVALID_GRAPH, "");
