@@ -109,6 +109,9 @@ ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, o
 ONYX_API onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads);
 /* Replace the default logger (stderr). fn may be NULL to silence logging. */
 ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
+/* Change the lowest severity that is logged (ONNX Runtime's
+ * UpdateEnvWithCustomLogLevel). */
+ONYX_API void onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
 ONYX_API void onyx_env_free(onyx_env *env);
 
 /* A tensor, sequence, map or optional (see "values" below). */

@@ -50,6 +50,10 @@ void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user) {
     env->log_user = user;
 }
 
+void onyx_env_set_log_level(onyx_env *env, onyx_log_level level) {
+    if (env && level >= ONYX_LOG_VERBOSE && level <= ONYX_LOG_FATAL) env->level = level;
+}
+
 onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads) {
     if (!env) return ONYX_INVALID_ARG("env is NULL");
     if (env->pool) return ONYX_INVALID_ARG("the environment already has a thread pool");
