@@ -361,12 +361,23 @@ static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
     return NULL;
 }
 
+/* The graph outputs' types as declared, before inference fills them in:
+ * each run's outputs must agree with these (element type and rank). */
+static onyx_status *snapshot_declared_outputs(onyx_session *s) {
+    const onyx_graph *g = s->graph;
+    s->declared_output_types = calloc(g->n_outputs + 1, sizeof *s->declared_output_types);
+    if (!s->declared_output_types) return ONYX_OOM();
+    for (size_t i = 0; i < g->n_outputs; i++) s->declared_output_types[i] = g->values[g->outputs[i]].type;
+    return NULL;
+}
+
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
-    onyx_infer_graph_custom(s->graph, s->env, o ? &o->custom_ops : NULL);
+    ONYX_TRY(snapshot_declared_outputs(s));
+    ONYX_TRY(onyx_infer_graph_checked(s->graph, s->env, o ? &o->custom_ops : NULL));
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
     int level = o ? (int)o->opt_level : ONYX_OPT_ALL;
@@ -501,6 +512,7 @@ void onyx_session_free(onyx_session *s) {
     free(s->input_ids);
     free(s->input_types);
     free(s->output_types);
+    free(s->declared_output_types);
     free(s->overridable_ids);
     free(s->overridable_types);
     if (s->env == &s->log_env) free(s->log_env.logid);

@@ -98,8 +98,11 @@ void onyx_plan_free(onyx_plan *plan);
 /* Static type and shape inference over a graph, using the kernels' infer
  * functions; fills in value types the file does not declare. */
 void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
-/* The same, with the caller's custom operators' type inference. */
-void onyx_infer_graph_custom(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
+/* The same at load, also enforcing the declared types: an error when a graph
+ * output's declared element type or rank contradicts the inferred one, or
+ * when an If's branches make different element types. `ops`: the caller's
+ * custom operators (their infer_types callbacks), or NULL. */
+onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
 typedef struct onyx_run_state {
@@ -141,6 +144,7 @@ struct onyx_session {
     int32_t *input_ids;
     size_t n_inputs;
     onyx_type_info *input_types, *output_types;
+    onyx_type *declared_output_types; /* as the file declares them (before inference): checked per run */
     /* graph inputs with an initializer default (ONNX Runtime's overridable initializers) */
     int32_t *overridable_ids;
     size_t n_overridable;

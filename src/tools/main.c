@@ -19,6 +19,7 @@ static const char *const general_help =
     "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
     "  optimize MODEL OUT   optimise a model and save it\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
     "  help [CMD]   show help for a command\n"
     "\n"
     "  onyx --version   print the version\n";
@@ -132,6 +133,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
+    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
     fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);
     cli_print_help(stderr, NULL);
     return CLI_EXIT_USAGE;
