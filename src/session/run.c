@@ -80,6 +80,30 @@ static onyx_status *bind_inputs(const onyx_session *s, onyx_run_state *rs,
     return NULL;
 }
 
+/* A produced output must be what the file declares (element type and rank):
+ * callers size their reads from the metadata. */
+static onyx_status *check_output_type(const onyx_session *s, int32_t id, const onyx_value *v) {
+    const onyx_graph *g = s->graph;
+    for (size_t k = 0; s->declared_output_types && k < g->n_outputs; k++) {
+        if (g->outputs[k] != id) continue;
+        const onyx_type *t = &s->declared_output_types[k];
+        if (t->kind != ONYX_VALUE_TENSOR) return NULL;
+        char got[200];
+        if (v->kind != ONYX_VALUE_TENSOR)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared a tensor but the model produced another kind of value",
+                                      g->values[id].name);
+        onyx_shape_str(v->dims, v->rank, got, sizeof got);
+        if (t->dtype && v->dtype != t->dtype)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared %s but the model produced %s%s", g->values[id].name,
+                                      onyx_dtype_name(t->dtype), onyx_dtype_name(v->dtype), got);
+        if (t->rank >= 0 && v->rank != t->rank)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared with rank %d but the model produced %s%s",
+                                      g->values[id].name, (int)t->rank, onyx_dtype_name(v->dtype), got);
+        return NULL;
+    }
+    return NULL;
+}
+
 static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
                                  const char *const *names, size_t n, onyx_value **outputs) {
     const onyx_graph *g = s->graph;
@@ -89,6 +113,7 @@ static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
             return ONYX_INVALID_ARG("'%s' is not an output of the model", names[i] ? names[i] : "(null)");
         onyx_value *v = rs->slots[id];
         if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
+        ONYX_TRY(check_output_type(s, id, v));
         if (rs->owned[id]) {
             outputs[i] = v; /* hand over; the slot keeps a borrowed pointer */
             rs->owned[id] = 0;

@@ -115,6 +115,7 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->disabled_passes);
     free(o->optimized_model_path);
     onyx_session_options_free_overrides(o);
+    onyx_custom_ops_clear(&o->custom_ops);
     free(o);
 }
 
@@ -241,6 +242,11 @@ onyx_status *onyx_session_end_profiling(onyx_session *s, const char **path) {
     return NULL;
 }
 
+onyx_status *onyx_session_options_add_custom_op(onyx_session_options *o, const onyx_custom_op *op) {
+    if (!o) return ONYX_INVALID_ARG("onyx_session_options_add_custom_op: options are NULL");
+    return onyx_custom_ops_add(&o->custom_ops, op);
+}
+
 onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
                                              const char *value) {
     if (!o || !key || !value) return ONYX_INVALID_ARG("onyx_session_options_add_config: NULL argument");
@@ -294,10 +300,13 @@ static void note_skipped(onyx_session *s, const char *name, const char *why) {
  * "session.disable_provider_fallback" = "1". */
 static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
     size_t n = o ? o->n_providers : 0;
-    s->providers = calloc(n + 1, sizeof *s->providers);
+    s->providers = calloc(n + 2, sizeof *s->providers);
     if (!s->providers) return ONYX_OOM();
     const char *strict = onyx_session_options_config(o, "session.disable_provider_fallback");
     const onyx_provider_request *cpu_req = NULL;
+    /* the caller's custom operators come first: their nodes are theirs */
+    if (o && o->custom_ops.n)
+        ONYX_TRY(onyx_custom_provider_create(&o->custom_ops, &s->providers[s->n_providers++]));
     for (size_t i = 0; i < n; i++) {
         const onyx_provider_request *r = &o->providers[i];
         if (!r->path && onyx_provider_is_builtin(r->name)) {
@@ -420,12 +429,23 @@ static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
     return NULL;
 }
 
+/* The graph outputs' types as declared, before inference fills them in:
+ * each run's outputs must agree with these (element type and rank). */
+static onyx_status *snapshot_declared_outputs(onyx_session *s) {
+    const onyx_graph *g = s->graph;
+    s->declared_output_types = calloc(g->n_outputs + 1, sizeof *s->declared_output_types);
+    if (!s->declared_output_types) return ONYX_OOM();
+    for (size_t i = 0; i < g->n_outputs; i++) s->declared_output_types[i] = g->values[g->outputs[i]].type;
+    return NULL;
+}
+
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
-    onyx_infer_graph(s->graph, s->env);
+    ONYX_TRY(snapshot_declared_outputs(s));
+    ONYX_TRY(onyx_infer_graph_checked(s->graph, s->env, o ? &o->custom_ops : NULL));
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
     ONYX_TRY(create_providers(s, o));
@@ -565,6 +585,7 @@ void onyx_session_free(onyx_session *s) {
     free(s->input_ids);
     free(s->input_types);
     free(s->output_types);
+    free(s->declared_output_types);
     free(s->overridable_ids);
     free(s->overridable_types);
     if (s->env == &s->log_env) free(s->log_env.logid);
