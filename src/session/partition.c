@@ -14,9 +14,9 @@
  *   - Shape and Size read only a tensor's shape, which the host always
  *     holds, so a device tensor is not copied for them.
  *
- * Nodes no device provider takes go to the first host provider (the CPU)
- * that claims them; one nobody claims stays unassigned (-1) and the plan
- * reports it. */
+ * Every provider, host or device, is asked in the user's order, so the plan
+ * never hands a CPU-preferred node to a device provider without copies; a
+ * node nobody claims stays unassigned (-1) and the plan reports it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +81,8 @@ static onyx_status *assign(onyx_graph *g, onyx_provider *const *prov, size_t n_p
     onyx_status *st = avail && claim ? NULL : ONYX_OOM();
     for (size_t p = 0; !st && p < n_prov; p++) {
         const onyx_provider *pv = prov[p];
-        if (!pv->device) continue; /* host providers take what is left, in the plan */
-        for (size_t i = 0; i < g->n_nodes; i++) avail[i] = g->nodes[i].provider < 0 && !cpu_only[i];
+        /* host providers (custom operators, the CPU) may take CPU-preferred nodes too */
+        for (size_t i = 0; i < g->n_nodes; i++) avail[i] = g->nodes[i].provider < 0 && (!cpu_only[i] || !pv->device);
         if (pv->vt->capability) {
             st = pv->vt->capability(pv, g, avail, claim);
         } else {
@@ -95,11 +95,6 @@ static onyx_status *assign(onyx_graph *g, onyx_provider *const *prov, size_t n_p
             group[i] = claim[i];
         }
     }
-    /* the rest goes to the host providers (the CPU), so that the plan does
-     * not hand a CPU-preferred node to a device provider that claims it */
-    for (size_t i = 0; !st && i < g->n_nodes; i++)
-        for (size_t p = 0; p < n_prov && g->nodes[i].provider < 0; p++)
-            if (!prov[p]->device && prov[p]->vt->claims(prov[p], g, &g->nodes[i])) g->nodes[i].provider = (int)p;
     free(avail);
     free(claim);
     return st;
