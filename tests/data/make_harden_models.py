@@ -46,5 +46,80 @@ def loop_forever():
         save(g, name)
 
 
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def type_contract():
+    """Declared types that contradict what the graph makes: an output declared float64[4] that an
+    Identity of a float32[4] input produces (refused at load); the same through a Loop, which
+    inference does not see through (refused when the run produces it); an If whose branches make
+    float32 and int64."""
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "declared_double",
+                          [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.DOUBLE, [4])])
+    save(g, "output_type_mismatch.onnx")
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Identity", ["v_in"], ["v_out"])], "body",
+                             [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+                              vi("v_in", TensorProto.FLOAT, [4])],
+                             [vi("cond_out", TensorProto.BOOL, []), vi("v_out", TensorProto.FLOAT, [4])])
+    trip = numpy_helper.from_array(np.array(1, np.int64), "trip")
+    g = helper.make_graph([helper.make_node("Loop", ["trip", "", "x"], ["y"], body=body)], "loop_declared_double",
+                          [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.DOUBLE, [4])], initializer=[trip])
+    save(g, "output_type_mismatch_loop.onnx")
+
+    def branch(name, dtype, value):
+        t = helper.make_tensor("v", dtype, [1], [value])
+        return helper.make_graph([helper.make_node("Constant", [], [name], value=t)], name,
+                                 [], [vi(name, dtype, [1])])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=branch("a", TensorProto.FLOAT, 1.0),
+                                            else_branch=branch("b", TensorProto.INT64, 2))], "if_disagree",
+                          [vi("c", TensorProto.BOOL, [])], [vi("y", TensorProto.FLOAT, [1])])
+    save(g, "if_branches_disagree.onnx")
+
+
+def arity_and_opset():
+    """A Relu with three inputs, and a model importing ai.onnx opset 100000."""
+    g = helper.make_graph([helper.make_node("Relu", ["x", "x", "x"], ["y"])], "relu3",
+                          [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    save(g, "relu_three_inputs.onnx")
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "future",
+                          [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    save(g, "opset_100000.onnx", opset=100000)
+
+
+def bad_dtype():
+    """ConstantOfShape whose value tensor has data_type 65 (no such type), read by a Relu: type
+    inference once carried 65 into the kernel lookup, which computed 1 << 65."""
+    t = onnx.TensorProto()
+    t.name, t.data_type = "v", 65
+    t.dims.append(1)
+    t.raw_data = b"\0" * 4
+    shape = numpy_helper.from_array(np.array([2], np.int64), "shape")
+    g = helper.make_graph([helper.make_node("ConstantOfShape", ["shape"], ["c"], value=t),
+                           helper.make_node("Relu", ["c"], ["y"])], "cos65",
+                          [], [vi("y", TensorProto.FLOAT, None)], initializer=[shape])
+    save(g, "constant_of_shape_dtype65.onnx")
+
+
+def strides_and_pads():
+    """Conv with strides of INT64_MAX on x[1,1,5,5] (one output pixel: the top-left 3x3 sum),
+    and AveragePool whose pads reach the kernel (windows wholly in the padding)."""
+    w = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
+    big = 2 ** 63 - 1
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], strides=[big, big])], "conv_huge_strides",
+                          [vi("x", TensorProto.FLOAT, [1, 1, 5, 5])], [vi("y", TensorProto.FLOAT, [1, 1, 1, 1])],
+                          initializer=[w])
+    save(g, "conv_huge_strides.onnx")
+    g = helper.make_graph([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], pads=[2, 2, 2, 2])],
+                          "avgpool_pads", [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                          [vi("y", TensorProto.FLOAT, [1, 1, 7, 7])])
+    save(g, "avgpool_pads_reach_kernel.onnx")
+
+
 if __name__ == "__main__":
     loop_forever()
+    type_contract()
+    arity_and_opset()
+    bad_dtype()
+    strides_and_pads()

@@ -4,6 +4,7 @@ python3 (onnx installed) from the repository root; writes tests/data/ort_abi_*.o
 ort_abi_types.onnx: one Identity per element type (inputs x_<type>, outputs
   y_<type>), a symbolic batch dimension on x_float, and a sequence output
   (SequenceConstruct of x_float twice).
+ort_abi_custom.onnx: two operators of the custom domain "test.onyx".
 """
 import onnx
 from onnx import TensorProto, helper
@@ -34,5 +35,25 @@ def types_model():
     return model
 
 
+def custom_model():
+    """S = ScaledAdd(A, B; alpha=0.5), R = RowSum(S; offset=3): the custom
+    domain "test.onyx" of tests/ort_abi/custom_ops_lib.c."""
+    # A and B have independent row counts, so a mismatch reaches the operator
+    a = helper.make_tensor_value_info("A", TensorProto.FLOAT, ["n", 3])
+    b = helper.make_tensor_value_info("B", TensorProto.FLOAT, ["m", 3])
+    s = helper.make_tensor_value_info("S", TensorProto.FLOAT, ["n", 3])
+    r = helper.make_tensor_value_info("R", TensorProto.FLOAT, ["n"])
+    nodes = [
+        helper.make_node("ScaledAdd", ["A", "B"], ["S"], name="scaled_add", domain="test.onyx", alpha=0.5),
+        helper.make_node("RowSum", ["S"], ["R"], name="row_sum", domain="test.onyx", offset=3),
+    ]
+    graph = helper.make_graph(nodes, "ort_abi_custom", [a, b], [s, r])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("test.onyx", 1)])
+    model.ir_version = 8
+    return model
+
+
 if __name__ == "__main__":
     onnx.save(types_model(), "tests/data/ort_abi_types.onnx")
+    onnx.save(custom_model(), "tests/data/ort_abi_custom.onnx")

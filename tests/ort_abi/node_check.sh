@@ -7,22 +7,13 @@
 # Runtime's own library and once on onyx's; the test checks that onyx's
 # library was the one mapped and that outputs match (|a-b| <= 1e-4 + 1e-3|b|).
 #   node_check.sh BUILD_DIR REPO_ROOT
-# Finds onnxruntime-node in $ORT_BENCH_DIR or /var/tmp/onnx-bench/ort, else
-# installs it with npm (--ignore-scripts: the package ships its binaries).
+# onnxruntime-node comes from find_ort_node.sh.
 set -euo pipefail
 build="$(cd "$1" && pwd)"
 root="$(cd "$2" && pwd)"
 command -v node >/dev/null || { echo "node is not installed (scripts/deps.sh installs nodejs)"; exit 1; }
-mods=""
-for d in "${ORT_BENCH_DIR:-/var/tmp/onnx-bench/ort}" "$build/ort-node"; do
-    [ -d "$d/node_modules/onnxruntime-node" ] && { mods="$d/node_modules"; break; }
-done
-if [ -z "$mods" ]; then
-    echo "installing onnxruntime-node@1.30.0 into $build/ort-node"
-    mkdir -p "$build/ort-node"
-    npm install --silent --ignore-scripts --prefix "$build/ort-node" onnxruntime-node@1.30.0 >/dev/null
-    mods="$build/ort-node/node_modules"
-fi
+. "$root/tests/ort_abi/find_ort_node.sh"
+mods="$(ort_node_modules "$build")"
 libdir="$build/ort-abi-lib"            # only libonnxruntime.so.1 in it
 mkdir -p "$libdir"
 ln -sf "$build/libonnxruntime.so.1.30.0" "$libdir/libonnxruntime.so.1"

@@ -162,6 +162,10 @@ static onyx_status *conv_spatial(const onyx_node *node, conv_geom *g) {
                                     "dilated kernel %lld; the output would be empty", i, (long long)in,
                                     (long long)g->pb[i], (long long)g->pe[i], (long long)dk);
         g->out[i] = (span - dk) / s + 1;
+        /* a stride past the padded input gives one output position, whatever
+         * its value: use the smallest such stride so that no offset computed
+         * from it leaves the input */
+        if (s > span) g->s[i] = span > 0 ? span : 1;
     }
     return NULL;
 }
