@@ -109,6 +109,9 @@ ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, o
 ONYX_API onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads);
 /* Replace the default logger (stderr). fn may be NULL to silence logging. */
 ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
+/* Change the lowest severity that is logged (ONNX Runtime's
+ * UpdateEnvWithCustomLogLevel). */
+ONYX_API void onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
 ONYX_API void onyx_env_free(onyx_env *env);
 
 /* A tensor, sequence, map or optional (see "values" below). */
@@ -140,6 +143,20 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
                                                            const char *name,
                                                            const char *const *keys,
                                                            const char *const *values, size_t n);
+/* Append an execution provider built apart from onyx, loaded from the
+ * shared library at `path` (see onyx_provider.h for the interface it
+ * implements). The library is loaded and its options checked when a session
+ * is created; one that cannot start (missing library, interface version
+ * mismatch, no device) is skipped with a warning, or fails the session when
+ * the config entry "session.disable_provider_fallback" is "1". A name given
+ * to onyx_session_options_append_provider that is not builtin ("cuda") is
+ * looked up as libonyx_provider_NAME.so in $ONYX_PROVIDER_PATH and next to
+ * onyx, and handled the same way. */
+ONYX_API onyx_status *onyx_session_options_append_provider_library(onyx_session_options *opts,
+                                                                   const char *path,
+                                                                   const char *const *keys,
+                                                                   const char *const *values,
+                                                                   size_t n);
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);
@@ -407,6 +424,80 @@ ONYX_API const char *onyx_session_node_name(const onyx_session *session, size_t 
 /* The node's operator domain: "" for ai.onnx, "com.microsoft" for the
  * fusions, "ai.onyx.nchwc" for the blocked-channel layout (level all). */
 ONYX_API const char *onyx_session_node_domain(const onyx_session *session, size_t index);
+
+/* ------------------------------------------------------ custom operators */
+
+/* Operators implemented by the caller (ONNX Runtime's custom op domains):
+ * a session created with options holding custom ops runs every node whose
+ * domain and op type match one of them on its callbacks, ahead of onyx's
+ * own kernels. The model must import the domain (opset_import). */
+typedef struct onyx_custom_node onyx_custom_node;   /* a node, from kernel creation on */
+typedef struct onyx_custom_ctx onyx_custom_ctx;     /* one compute call */
+
+typedef struct onyx_custom_op {
+    const char *domain;                /* the nodes' domain ("" = ai.onnx) */
+    const char *op_type;
+    int since_version, until_version;  /* opset range of the domain; 0 = unbounded */
+    void *user;                        /* passed to every callback */
+    /* Optional: per-node state, made once at session creation. */
+    onyx_status *(*create)(void *user, const onyx_custom_node *node, void **state);
+    void (*destroy)(void *user, void *state);
+    /* Run the node: read inputs, allocate and fill every output. */
+    onyx_status *(*compute)(void *user, void *state, onyx_custom_ctx *ctx);
+    /* Optional type inference at session creation: set out_types[i] for
+     * each output (ONYX_UNDEFINED = not known); shapes stay unknown. */
+    onyx_status *(*infer_types)(void *user, const onyx_custom_node *node,
+                                onyx_element_type *out_types, size_t n_out);
+} onyx_custom_op;
+
+/* Add a custom operator (the struct and its strings are copied; `user`
+ * and the callbacks must stay valid while sessions use them). */
+ONYX_API onyx_status *onyx_session_options_add_custom_op(onyx_session_options *opts,
+                                                         const onyx_custom_op *op);
+
+/* The node: names, arity, static types of inputs and outputs, constant
+ * inputs (initializers, else NULL) and attributes. Attribute getters fail
+ * with ONYX_ERR_INVALID_ARGUMENT naming the attribute when it is absent or
+ * of another type; arrays and strings are owned by the node. */
+ONYX_API const char *onyx_custom_node_name(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_op_type(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_domain(const onyx_custom_node *node);
+ONYX_API int onyx_custom_node_opset(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_input_count(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_output_count(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_input_name(const onyx_custom_node *node, size_t i);
+ONYX_API const char *onyx_custom_node_output_name(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_input_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_output_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_value *onyx_custom_node_constant_input(const onyx_custom_node *node, size_t i);
+ONYX_API onyx_status *onyx_custom_node_attr_int(const onyx_custom_node *node, const char *name,
+                                                int64_t *out);
+ONYX_API onyx_status *onyx_custom_node_attr_float(const onyx_custom_node *node, const char *name,
+                                                  float *out);
+ONYX_API onyx_status *onyx_custom_node_attr_string(const onyx_custom_node *node, const char *name,
+                                                   const char **out, size_t *len);
+ONYX_API onyx_status *onyx_custom_node_attr_ints(const onyx_custom_node *node, const char *name,
+                                                 const int64_t **out, size_t *count);
+ONYX_API onyx_status *onyx_custom_node_attr_floats(const onyx_custom_node *node, const char *name,
+                                                   const float **out, size_t *count);
+/* String list attributes: item i of *count (out may be NULL to count). */
+ONYX_API onyx_status *onyx_custom_node_attr_strings(const onyx_custom_node *node, const char *name,
+                                                    size_t i, const char **out, size_t *len,
+                                                    size_t *count);
+/* A tensor attribute as a new value (the caller frees it). */
+ONYX_API onyx_status *onyx_custom_node_attr_tensor(const onyx_custom_node *node, const char *name,
+                                                   onyx_value **out);
+
+/* During compute: the node, inputs (NULL for an omitted optional input),
+ * and outputs, allocated with their shape (owned by the run). Asking again
+ * for an output returns the same value if the shape is the same. */
+ONYX_API const onyx_custom_node *onyx_custom_ctx_node(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_input_count(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_output_count(const onyx_custom_ctx *ctx);
+ONYX_API const onyx_value *onyx_custom_ctx_input(const onyx_custom_ctx *ctx, size_t i);
+ONYX_API onyx_status *onyx_custom_ctx_output(onyx_custom_ctx *ctx, size_t i,
+                                             onyx_element_type type, const int64_t *shape,
+                                             size_t rank, onyx_value **out);
 
 #ifdef __cplusplus
 }

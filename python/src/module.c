@@ -8,6 +8,15 @@
 
 int onyx_cli_main(int argc, char **argv); /* src/tools/main.c, linked in */
 
+/* `onyx serve` lives in the onyx executable only (it links libmicrohttpd and
+ * libnghttp2); main.c's dispatch reaches this in `python -m onyx serve`. */
+int cmd_serve(int argc, char **argv);
+int cmd_serve(int argc, char **argv) {
+    (void)argc, (void)argv;
+    fprintf(stderr, "onyx serve: not part of the Python package; run the onyx executable (build/onyx serve)\n");
+    return 1;
+}
+
 onyx_env *pyonyx_env;
 int pyonyx_default_severity = ONYX_LOG_WARNING;
 
