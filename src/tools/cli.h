@@ -137,6 +137,7 @@ int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
+extern const char *const cli_serve_help;
 void cli_print_help(FILE *f, const char *cmd);
 /* The help's first (usage) line and a pointer to `onyx help CMD`. */
 void cli_print_usage(FILE *f, const char *cmd);
