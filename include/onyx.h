@@ -109,7 +109,13 @@ ONYX_API onyx_status *onyx_env_create(onyx_log_level level, const char *logid, o
 ONYX_API onyx_status *onyx_env_create_thread_pool(onyx_env *env, int threads);
 /* Replace the default logger (stderr). fn may be NULL to silence logging. */
 ONYX_API void onyx_env_set_logger(onyx_env *env, onyx_log_fn fn, void *user);
+/* Change the lowest severity that is logged (ONNX Runtime's
+ * UpdateEnvWithCustomLogLevel). */
+ONYX_API void onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
 ONYX_API void onyx_env_free(onyx_env *env);
+
+/* A tensor, sequence, map or optional (see "values" below). */
+typedef struct onyx_value onyx_value;
 
 /* ------------------------------------------------------- session options */
 
@@ -137,6 +143,20 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
                                                            const char *name,
                                                            const char *const *keys,
                                                            const char *const *values, size_t n);
+/* Append an execution provider built apart from onyx, loaded from the
+ * shared library at `path` (see onyx_provider.h for the interface it
+ * implements). The library is loaded and its options checked when a session
+ * is created; one that cannot start (missing library, interface version
+ * mismatch, no device) is skipped with a warning, or fails the session when
+ * the config entry "session.disable_provider_fallback" is "1". A name given
+ * to onyx_session_options_append_provider that is not builtin ("cuda") is
+ * looked up as libonyx_provider_NAME.so in $ONYX_PROVIDER_PATH and next to
+ * onyx, and handled the same way. */
+ONYX_API onyx_status *onyx_session_options_append_provider_library(onyx_session_options *opts,
+                                                                   const char *path,
+                                                                   const char *const *keys,
+                                                                   const char *const *values,
+                                                                   size_t n);
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);
@@ -149,6 +169,33 @@ ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options
 ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options *opts);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
+
+/* Fix a free (symbolic) dimension before the session is built, as ONNX
+ * Runtime's AddFreeDimensionOverrideByName: every dimension named `name` in
+ * the graph becomes `value` (>= 0), so inputs must have that size. Setting a
+ * name twice keeps the last value. */
+ONYX_API onyx_status *onyx_session_options_add_free_dimension_override(onyx_session_options *opts,
+                                                                     const char *name, int64_t value);
+/* The same for graph-input dimensions whose denotation is `denotation`
+ * (compared without case, e.g. "DATA_BATCH"). A fixed dimension with another
+ * value makes session creation fail. */
+ONYX_API onyx_status *onyx_session_options_add_free_dimension_override_by_denotation(
+    onyx_session_options *opts, const char *denotation, int64_t value);
+/* Use the caller's tensor instead of the model's initializer `name` (same
+ * element type and shape, else session creation fails; a name the model
+ * does not have is ignored with a warning). Not copied: the value must
+ * outlive every session created with these options and stay unchanged,
+ * as in ONNX Runtime's AddInitializer. */
+ONYX_API onyx_status *onyx_session_options_add_initializer(onyx_session_options *opts, const char *name,
+                                                           const onyx_value *value);
+/* ONNX Runtime's inter_op_num_threads and execution_mode (parallel != 0 is
+ * ORT_PARALLEL). Recorded and accepted; onyx's executor runs the nodes in
+ * order and parallelises inside each node, so results are the same. */
+ONYX_API onyx_status *onyx_session_options_set_inter_op_threads(onyx_session_options *opts, int threads);
+ONYX_API onyx_status *onyx_session_options_set_execution_mode(onyx_session_options *opts, int parallel);
+/* The session's own log severity and log id (default: the environment's). */
+ONYX_API onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts, onyx_log_level level);
+ONYX_API onyx_status *onyx_session_options_set_logid(onyx_session_options *opts, const char *logid);
 
 /* --------------------------------------------------------------- values */
 
@@ -191,9 +238,6 @@ typedef enum onyx_value_kind {
     ONYX_VALUE_OPTIONAL = 4,
 } onyx_value_kind;
 
-/* A tensor, sequence, map or optional. */
-typedef struct onyx_value onyx_value;
-
 /* A tensor that owns zero-initialised memory. */
 ONYX_API onyx_status *onyx_tensor_create(onyx_element_type type, const int64_t *shape,
                                          size_t rank, onyx_value **out);
@@ -222,6 +266,24 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+
+/* Composite values. Each constructor takes ownership of the values passed
+ * in, also when it fails (they are freed then).
+ * A sequence of n tensors of one element type, or of n maps (n may be 0:
+ * an empty sequence of undefined element type). */
+ONYX_API onyx_status *onyx_sequence_create(onyx_value *const *items, size_t n, onyx_value **out);
+/* A map: keys a 1-D tensor of integers or strings, values a 1-D tensor with
+ * as many elements or a sequence with as many items. */
+ONYX_API onyx_status *onyx_map_create(onyx_value *keys, onyx_value *values, onyx_value **out);
+/* The map's keys and values (borrowed), NULL if `map` is not a map. */
+ONYX_API const onyx_value *onyx_map_keys(const onyx_value *map);
+ONYX_API const onyx_value *onyx_map_values(const onyx_value *map);
+/* An optional holding `item`, or None when item is NULL. elem_type is the
+ * element type of the tensors it holds (ONYX_UNDEFINED: not said; with an
+ * item it must match the item's). Read back with onyx_value_item_count
+ * (0 = None) and onyx_value_item. */
+ONYX_API onyx_status *onyx_optional_create(onyx_value *item, onyx_element_type elem_type,
+                                           onyx_value **out);
 
 /* ---------------------------------------------------------------- session */
 
@@ -300,6 +362,26 @@ ONYX_API onyx_status *onyx_session_run(onyx_session *session, const onyx_run_opt
                                        const char *const *output_names, size_t n_outputs,
                                        onyx_value **outputs);
 
+/* Model metadata (ONNX Runtime's ModelMetadata). field: "producer_name",
+ * "producer_version", "domain", "description" (the model's doc_string),
+ * "graph_name", "graph_description" (the graph's doc_string). Returns ""
+ * when the model does not set it, NULL for an unknown field. */
+ONYX_API const char *onyx_session_model_meta(const onyx_session *session, const char *field);
+ONYX_API int64_t onyx_session_model_version(const onyx_session *session);
+/* metadata_props entries in file order; lookup gives NULL for a key not present. */
+ONYX_API size_t onyx_session_custom_metadata_count(const onyx_session *session);
+ONYX_API const char *onyx_session_custom_metadata_key(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_custom_metadata_value(const onyx_session *session, size_t index);
+ONYX_API const char *onyx_session_custom_metadata_lookup(const onyx_session *session, const char *key);
+
+/* Overridable initializers: graph inputs that have an initializer as their
+ * default. onyx_session_run accepts them as inputs by name; when not given,
+ * the initializer is used. */
+ONYX_API size_t onyx_session_overridable_initializer_count(const onyx_session *session);
+ONYX_API const char *onyx_session_overridable_initializer_name(const onyx_session *session, size_t index);
+ONYX_API const onyx_type_info *onyx_session_overridable_initializer_type(const onyx_session *session,
+                                                                         size_t index);
+
 /* Statistics of the last completed run on this session (any thread). */
 typedef struct onyx_run_stats {
     size_t peak_intermediate_bytes; /* peak bytes of live intermediate values */
@@ -336,6 +418,80 @@ ONYX_API const char *onyx_session_node_name(const onyx_session *session, size_t 
 /* The node's operator domain: "" for ai.onnx, "com.microsoft" for the
  * fusions, "ai.onyx.nchwc" for the blocked-channel layout (level all). */
 ONYX_API const char *onyx_session_node_domain(const onyx_session *session, size_t index);
+
+/* ------------------------------------------------------ custom operators */
+
+/* Operators implemented by the caller (ONNX Runtime's custom op domains):
+ * a session created with options holding custom ops runs every node whose
+ * domain and op type match one of them on its callbacks, ahead of onyx's
+ * own kernels. The model must import the domain (opset_import). */
+typedef struct onyx_custom_node onyx_custom_node;   /* a node, from kernel creation on */
+typedef struct onyx_custom_ctx onyx_custom_ctx;     /* one compute call */
+
+typedef struct onyx_custom_op {
+    const char *domain;                /* the nodes' domain ("" = ai.onnx) */
+    const char *op_type;
+    int since_version, until_version;  /* opset range of the domain; 0 = unbounded */
+    void *user;                        /* passed to every callback */
+    /* Optional: per-node state, made once at session creation. */
+    onyx_status *(*create)(void *user, const onyx_custom_node *node, void **state);
+    void (*destroy)(void *user, void *state);
+    /* Run the node: read inputs, allocate and fill every output. */
+    onyx_status *(*compute)(void *user, void *state, onyx_custom_ctx *ctx);
+    /* Optional type inference at session creation: set out_types[i] for
+     * each output (ONYX_UNDEFINED = not known); shapes stay unknown. */
+    onyx_status *(*infer_types)(void *user, const onyx_custom_node *node,
+                                onyx_element_type *out_types, size_t n_out);
+} onyx_custom_op;
+
+/* Add a custom operator (the struct and its strings are copied; `user`
+ * and the callbacks must stay valid while sessions use them). */
+ONYX_API onyx_status *onyx_session_options_add_custom_op(onyx_session_options *opts,
+                                                         const onyx_custom_op *op);
+
+/* The node: names, arity, static types of inputs and outputs, constant
+ * inputs (initializers, else NULL) and attributes. Attribute getters fail
+ * with ONYX_ERR_INVALID_ARGUMENT naming the attribute when it is absent or
+ * of another type; arrays and strings are owned by the node. */
+ONYX_API const char *onyx_custom_node_name(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_op_type(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_domain(const onyx_custom_node *node);
+ONYX_API int onyx_custom_node_opset(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_input_count(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_output_count(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_input_name(const onyx_custom_node *node, size_t i);
+ONYX_API const char *onyx_custom_node_output_name(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_input_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_output_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_value *onyx_custom_node_constant_input(const onyx_custom_node *node, size_t i);
+ONYX_API onyx_status *onyx_custom_node_attr_int(const onyx_custom_node *node, const char *name,
+                                                int64_t *out);
+ONYX_API onyx_status *onyx_custom_node_attr_float(const onyx_custom_node *node, const char *name,
+                                                  float *out);
+ONYX_API onyx_status *onyx_custom_node_attr_string(const onyx_custom_node *node, const char *name,
+                                                   const char **out, size_t *len);
+ONYX_API onyx_status *onyx_custom_node_attr_ints(const onyx_custom_node *node, const char *name,
+                                                 const int64_t **out, size_t *count);
+ONYX_API onyx_status *onyx_custom_node_attr_floats(const onyx_custom_node *node, const char *name,
+                                                   const float **out, size_t *count);
+/* String list attributes: item i of *count (out may be NULL to count). */
+ONYX_API onyx_status *onyx_custom_node_attr_strings(const onyx_custom_node *node, const char *name,
+                                                    size_t i, const char **out, size_t *len,
+                                                    size_t *count);
+/* A tensor attribute as a new value (the caller frees it). */
+ONYX_API onyx_status *onyx_custom_node_attr_tensor(const onyx_custom_node *node, const char *name,
+                                                   onyx_value **out);
+
+/* During compute: the node, inputs (NULL for an omitted optional input),
+ * and outputs, allocated with their shape (owned by the run). Asking again
+ * for an output returns the same value if the shape is the same. */
+ONYX_API const onyx_custom_node *onyx_custom_ctx_node(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_input_count(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_output_count(const onyx_custom_ctx *ctx);
+ONYX_API const onyx_value *onyx_custom_ctx_input(const onyx_custom_ctx *ctx, size_t i);
+ONYX_API onyx_status *onyx_custom_ctx_output(onyx_custom_ctx *ctx, size_t i,
+                                             onyx_element_type type, const int64_t *shape,
+                                             size_t rank, onyx_value **out);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,15 @@
 # Compiler, build tool, and the libraries the library and CLI link: zlib (the CLI's .npz
 # reader), PCRE2 (RegexFullMatch), and the image codecs of ImageDecoder.
 ONYX_BUILD_DEPS=(cmake gcc make zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev
-                 libtiff-dev libwebp-dev libopenjp2-7-dev)
+                 libtiff-dev libwebp-dev libopenjp2-7-dev
+                 libmicrohttpd-dev libnghttp2-dev)   # onyx serve (HTTP/1.1 and HTTP/2)
 # Tests: clang and the libFuzzer runtime (make asan, make fuzz), and Debian's copy of the ONNX
-# conformance data (/usr/share/libonnx-testdata, the conformance.debian-node ctest entry).
-ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata)
+# conformance data (/usr/share/libonnx-testdata, the conformance.debian-node ctest entry);
+# nodejs runs onnxruntime-node on onyx's libonnxruntime.so.1 (ctest ort_abi.node_binding).
+ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata nodejs
+                # onyx serve's tests: REST and gRPC clients, stub generator, YAML check
+                python3-requests python3-grpcio python3-grpc-tools python3-yaml python3-pytest
+                python3-numpy python3-onnx)
 
 onyx_install_deps() {
     local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""

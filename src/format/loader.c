@@ -328,6 +328,8 @@ static onyx_status *dim_body(dec *d, pb_msg *m, void *out) {
             ONYX_TRY(get_str(d, m, &f, &dim->param));
             dim->has_value = false;
             dim->value = 0;
+        } else if (f.num == 3) {
+            ONYX_TRY(get_str(d, m, &f, &dim->denotation));
         }
     }
     return NULL;
@@ -608,6 +610,7 @@ static onyx_status *graph_fill(dec *d, pb_msg *m, onyx_graph_proto *g) {
         switch (f.num) {
         case 1: ONYX_TRY(decode_sub(d, m, &f, &NODE, &g->nodes[g->n_nodes++])); break;
         case 2: ONYX_TRY(get_str(d, m, &f, &g->name)); break;
+        case 10: ONYX_TRY(get_str(d, m, &f, &g->doc_string)); break;
         case 5:
             ONYX_TRY(decode_sub(d, m, &f, &TENSOR, &g->initializers[g->n_initializers++]));
             break;
@@ -624,6 +627,7 @@ static onyx_status *graph_fill(dec *d, pb_msg *m, onyx_graph_proto *g) {
         }
     }
     default_str(d, &g->name);
+    default_str(d, &g->doc_string);
     return NULL;
 }
 

@@ -69,6 +69,7 @@ typedef struct onyx_dim_proto {
     bool has_value;
     int64_t value;
     char *param;                 /* symbolic name, or NULL */
+    char *denotation;            /* "DATA_BATCH", ..., or NULL */
 } onyx_dim_proto;
 
 typedef struct onyx_type_proto {
@@ -139,6 +140,7 @@ typedef struct onyx_node_proto {
 
 typedef struct onyx_graph_proto {
     char *name;
+    char *doc_string;            /* "" when absent */
     size_t n_nodes;        onyx_node_proto *nodes;
     size_t n_initializers; onyx_tensor_proto *initializers;
     size_t n_sparse_initializers; onyx_sparse_tensor_proto *sparse_initializers;

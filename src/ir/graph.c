@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/arena.h"
 #include "ir/function_inline.h"
+#include "ir/op_arity.h"
 #include "ir/strmap.h"
 
 /* ------------------------------------------------------------ values */
@@ -262,6 +263,7 @@ static onyx_status *add_implicit_inputs(onyx_graph *g, onyx_node *n) {
             if (!imp) return ONYX_OOM();
             n->implicit = imp;
             n->implicit[n->n_implicit++] = id;
+            g->values[id].n_captures++;
         }
     }
     return NULL;
@@ -461,6 +463,7 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
     }
     for (size_t i = 0; !st && i < nodes.n; i++) {
         st = add_node_inputs(g, &nodes.nodes[i], &g->nodes[i]);
+        if (!st) st = onyx_check_node_arity(&g->nodes[i]);
         if (!st) st = build_subgraphs(g, &nodes.nodes[i], &g->nodes[i]);
     }
     if (nodes.opsets) {
@@ -486,6 +489,7 @@ fail:
 
 onyx_status *onyx_graph_build(const onyx_model *model, onyx_graph **out) {
     if (!model->graph) return ONYX_INVALID_MODEL("the model has no graph");
+    ONYX_TRY(onyx_check_model_opsets(model));
     return build_graph(model, model->graph, NULL, out);
 }
 

@@ -43,10 +43,18 @@ typedef struct onyx_graph_value {
     onyx_type type;            /* static type (declared or inferred) */
     onyx_value *constant;      /* initializer / constant value, or NULL */
     uint32_t n_consumers;
+    uint32_t n_captures;       /* live nodes whose subgraphs read it (implicit inputs) */
     int32_t last_use;          /* index of the last node that reads it, -1 if none */
 } onyx_graph_value;
 
 typedef struct onyx_graph onyx_graph;
+
+/* The public onyx_type_info: a static type and the graph that names its
+ * symbolic dimensions. */
+struct onyx_type_info {
+    onyx_type type;
+    const onyx_graph *graph;
+};
 
 typedef struct onyx_node {
     uint32_t index;            /* position in execution order */

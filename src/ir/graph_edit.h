@@ -51,6 +51,23 @@ static inline size_t onyx_use_count(const onyx_use_index *u, int32_t v) {
     return u->start[v + 1] - u->start[v];
 }
 
+/* Consumers of each value kept current across onyx_graph_replace_uses_in:
+ * the CSR index plus a list per value of readers added by replacements
+ * (entries may be stale; readers are re-checked). Passes that replace the
+ * uses of many values build one per pass, so each replacement costs the
+ * number of readers instead of a scan of every node. */
+typedef struct onyx_use_lists {
+    onyx_use_index csr;
+    int32_t *extra_head;   /* per value: first added entry, -1 none */
+    int32_t *extra_next;
+    uint32_t *extra_node;
+    size_t n_extra, cap_extra;
+} onyx_use_lists;
+onyx_status *onyx_use_lists_build(const onyx_graph *g, onyx_use_lists *ul);
+void onyx_use_lists_free(onyx_use_lists *ul);
+/* onyx_graph_replace_uses through the lists (ul NULL: scans every node). */
+bool onyx_graph_replace_uses_in(onyx_graph *g, onyx_use_lists *ul, int32_t from, int32_t to);
+
 /* Drop dead nodes, re-sort, recompute producers and consumer counts. */
 onyx_status *onyx_graph_compact(onyx_graph *g);
 

@@ -139,14 +139,17 @@ static bool is_noop(const onyx_graph *g, const onyx_node *n) {
 
 static onyx_status *identity_elimination(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
+    onyx_use_lists ul;
+    ONYX_TRY(onyx_use_lists_build(g, &ul));
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         if (n->dead || !is_noop(g, n)) continue;
         /* a graph input feeding a graph output directly must stay a node */
-        if (!onyx_graph_replace_uses(g, n->out[0], n->in[0])) continue;
+        if (!onyx_graph_replace_uses_in(g, &ul, n->out[0], n->in[0])) continue;
         onyx_graph_remove_node(g, (uint32_t)i);
         (*changes)++;
     }
+    onyx_use_lists_free(&ul);
     return NULL;
 }
 

@@ -116,6 +116,13 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
         free(next);
         return ONYX_OOM();
     }
+    onyx_use_lists ul;
+    onyx_status *st = onyx_use_lists_build(g, &ul);
+    if (st) {
+        free(head);
+        free(next);
+        return st;
+    }
     for (size_t b = 0; b < nb; b++) head[b] = -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
@@ -136,7 +143,7 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
                     ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < n->n_out; k++)
-                if (n->out[k] >= 0) onyx_graph_replace_uses(g, n->out[k], m->out[k]);
+                if (n->out[k] >= 0) onyx_graph_replace_uses_in(g, &ul, n->out[k], m->out[k]);
             onyx_graph_remove_node(g, (uint32_t)i);
             (*changes)++;
             merged = true;
@@ -146,6 +153,7 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
             head[b] = (int32_t)i;
         }
     }
+    onyx_use_lists_free(&ul);
     free(head);
     free(next);
     return NULL;
@@ -348,7 +356,13 @@ static bool read_perm(const onyx_node *n, int64_t *perm, int *rank) {
 static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     onyx_use_index u;
+    onyx_use_lists ul;
     ONYX_TRY(onyx_use_index_build(g, &u));
+    onyx_status *st = onyx_use_lists_build(g, &ul);
+    if (st) {
+        onyx_use_index_free(&u);
+        return st;
+    }
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *t2 = &g->nodes[i];
         if (!onyx_opt_is_op(t2, "", "Transpose") || t2->n_in < 1 || t2->in[0] < 0 || t2->out[0] < 0) continue;
@@ -362,12 +376,13 @@ static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
         bool identity = true;
         for (int k = 0; k < r1 && identity; k++) identity = p2[k] >= 0 && p2[k] < r1 && p1[p2[k]] == k;
         if (!identity) continue;
-        if (!onyx_graph_replace_uses(g, t2->out[0], t1->in[0])) continue;
+        if (!onyx_graph_replace_uses_in(g, &ul, t2->out[0], t1->in[0])) continue;
         onyx_graph_remove_node(g, (uint32_t)i);
         if (onyx_use_count(&u, t1->out[0]) == 1 && !g->values[t1->out[0]].is_output)
             onyx_graph_remove_node(g, (uint32_t)p);
         (*changes)++;
     }
+    onyx_use_lists_free(&ul);
     onyx_use_index_free(&u);
     return NULL;
 }

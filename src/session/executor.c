@@ -63,6 +63,10 @@ onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *
     return NULL;
 }
 
+onyx_status *onyx_kernel_check_stop(const onyx_kernel_ctx *ctx) {
+    return ctx && ctx->run ? onyx_run_check_stop(ctx->run) : NULL;
+}
+
 static void release_slot(onyx_run_state *rs, int32_t id) {
     if (id < 0 || !rs->slots[id]) return;
     if (rs->owned[id]) {
@@ -98,7 +102,7 @@ static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i
     int64_t t0 = rs->profiler ? onyx_now_ns() : 0;
     onyx_status *st = p->vt->run(p, &plan->kernels[i], &ctx);
     if (rs->profiler && !st)
-        onyx_profiler_node_event(rs->profiler, n, p->vt->name, in, out, t0, onyx_now_ns());
+        onyx_profiler_node_event(rs->profiler, n, p->name, in, out, t0, onyx_now_ns());
     for (size_t k = 0; !st && k < n->n_out; k++)
         if (used[k] && !out[k]) st = ONYX_RUNTIME_ERROR("the kernel did not produce output %zu", k);
     for (size_t k = 0; k < n->n_out; k++) {

@@ -68,6 +68,86 @@ static int by_size_desc(const void *a, const void *b) {
 
 static size_t round_up(size_t n) { return (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1); }
 
+/* The placed items by lifetime: a segment tree over node indices where each
+ * placed item sits on the O(log T) tree nodes that exactly cover its
+ * [first, last]. The items alive at some time in [a, b] are the ones on tree
+ * nodes intersecting [a, b]; counts per subtree prune empty branches, so a
+ * query costs O(log T) per item it reports instead of a scan of every
+ * placed item (which made planning a long chain quadratic). */
+typedef struct live_tree {
+    size_t size;           /* leaves: a power of two >= the node count */
+    int32_t *head;         /* per tree node: first entry, -1 = none */
+    size_t *count;         /* per tree node: entries in its subtree */
+    int32_t *next, *item;  /* entries: linked lists of item indices */
+    size_t n_entries, cap_entries;
+} live_tree;
+
+static onyx_status *live_tree_init(live_tree *t, size_t n_times) {
+    t->size = 1;
+    while (t->size < n_times) t->size *= 2;
+    t->head = malloc(2 * t->size * sizeof *t->head);
+    t->count = calloc(2 * t->size, sizeof *t->count);
+    if (!t->head || !t->count) return ONYX_OOM();
+    for (size_t i = 0; i < 2 * t->size; i++) t->head[i] = -1;
+    return NULL;
+}
+
+static void live_tree_free(live_tree *t) {
+    free(t->head);
+    free(t->count);
+    free(t->next);
+    free(t->item);
+}
+
+/* Puts item on the tree nodes covering [a, b]; returns how many it took
+ * (-1: out of memory). */
+static long live_tree_insert(live_tree *t, size_t node, size_t lo, size_t hi, size_t a, size_t b,
+                             int32_t item) {
+    if (hi < a || lo > b) return 0;
+    long added = 0;
+    if (a <= lo && hi <= b) {
+        if (t->n_entries == t->cap_entries) {
+            size_t cap = t->cap_entries ? 2 * t->cap_entries : 64;
+            int32_t *nx = realloc(t->next, cap * sizeof *nx);
+            if (nx) t->next = nx;
+            int32_t *it = realloc(t->item, cap * sizeof *it);
+            if (it) t->item = it;
+            if (!nx || !it) return -1;
+            t->cap_entries = cap;
+        }
+        t->item[t->n_entries] = item;
+        t->next[t->n_entries] = t->head[node];
+        t->head[node] = (int32_t)t->n_entries++;
+        added = 1;
+    } else {
+        size_t mid = lo + (hi - lo) / 2;
+        long l = live_tree_insert(t, 2 * node, lo, mid, a, b, item);
+        long r = l < 0 ? -1 : live_tree_insert(t, 2 * node + 1, mid + 1, hi, a, b, item);
+        if (r < 0) return -1;
+        added = l + r;
+    }
+    t->count[node] += (size_t)added;
+    return added;
+}
+
+/* Appends to busy the byte ranges of placed items alive somewhere in [a, b],
+ * each once (seen[item] == stamp marks the ones already reported). */
+static void live_tree_query(const live_tree *t, size_t node, size_t lo, size_t hi, size_t a, size_t b,
+                            const item *items, const size_t *offset, int32_t *seen, int32_t stamp,
+                            range *busy, size_t *nb) {
+    if (hi < a || lo > b || !t->count[node]) return;
+    for (int32_t e = t->head[node]; e >= 0; e = t->next[e]) {
+        int32_t j = t->item[e];
+        if (seen[j] == stamp) continue;
+        seen[j] = stamp;
+        busy[(*nb)++] = (range){offset[items[j].value], offset[items[j].value] + items[j].size};
+    }
+    if (lo == hi) return;
+    size_t mid = lo + (hi - lo) / 2;
+    live_tree_query(t, 2 * node, lo, mid, a, b, items, offset, seen, stamp, busy, nb);
+    live_tree_query(t, 2 * node + 1, mid + 1, hi, a, b, items, offset, seen, stamp, busy, nb);
+}
+
 onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
                                  size_t sig_len, onyx_memplan **out) {
     item *items = malloc((g->n_values + 1) * sizeof *items);
@@ -96,20 +176,15 @@ onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int
     qsort(items, n, sizeof *items, by_size_desc);
     size_t arena = 0;
     range *busy = malloc((n + 1) * sizeof *busy);
-    if (!busy) {
-        free(items);
-        onyx_memplan_free(mp);
-        return ONYX_OOM();
-    }
-    for (size_t i = 0; i < n; i++) {
+    int32_t *seen = malloc((n + 1) * sizeof *seen);
+    live_tree tree = {0};
+    onyx_status *st = busy && seen ? live_tree_init(&tree, g->n_nodes + 1) : ONYX_OOM();
+    for (size_t i = 0; !st && i < n; i++) seen[i] = -1;
+    for (size_t i = 0; !st && i < n; i++) {
         /* the byte ranges of placed items alive at the same time, by offset;
          * take the first gap that fits */
-        size_t nb = 0;
-        for (size_t j = 0; j < i; j++) {
-            const item *o = &items[j];
-            if (o->last < items[i].first || items[i].last < o->first) continue;
-            busy[nb++] = (range){mp->offset[o->value], mp->offset[o->value] + o->size};
-        }
+        size_t nb = 0, a = (size_t)items[i].first, b = (size_t)items[i].last;
+        live_tree_query(&tree, 1, 0, tree.size - 1, a, b, items, mp->offset, seen, (int32_t)i, busy, &nb);
         qsort(busy, nb, sizeof *busy, by_begin);
         size_t at = 0;
         for (size_t j = 0; j < nb; j++) {
@@ -119,10 +194,17 @@ onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int
         mp->offset[items[i].value] = at;
         mp->size[items[i].value] = items[i].size;
         if (at + items[i].size > arena) arena = at + items[i].size;
+        if (live_tree_insert(&tree, 1, 0, tree.size - 1, a, b, (int32_t)i) < 0) st = ONYX_OOM();
     }
+    live_tree_free(&tree);
+    free(seen);
     free(busy);
-    mp->arena_bytes = arena;
     free(items);
+    if (st) {
+        onyx_memplan_free(mp);
+        return st;
+    }
+    mp->arena_bytes = arena;
     *out = mp;
     return NULL;
 }

@@ -80,6 +80,30 @@ static onyx_status *bind_inputs(const onyx_session *s, onyx_run_state *rs,
     return NULL;
 }
 
+/* A produced output must be what the file declares (element type and rank):
+ * callers size their reads from the metadata. */
+static onyx_status *check_output_type(const onyx_session *s, int32_t id, const onyx_value *v) {
+    const onyx_graph *g = s->graph;
+    for (size_t k = 0; s->declared_output_types && k < g->n_outputs; k++) {
+        if (g->outputs[k] != id) continue;
+        const onyx_type *t = &s->declared_output_types[k];
+        if (t->kind != ONYX_VALUE_TENSOR) return NULL;
+        char got[200];
+        if (v->kind != ONYX_VALUE_TENSOR)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared a tensor but the model produced another kind of value",
+                                      g->values[id].name);
+        onyx_shape_str(v->dims, v->rank, got, sizeof got);
+        if (t->dtype && v->dtype != t->dtype)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared %s but the model produced %s%s", g->values[id].name,
+                                      onyx_dtype_name(t->dtype), onyx_dtype_name(v->dtype), got);
+        if (t->rank >= 0 && v->rank != t->rank)
+            return ONYX_RUNTIME_ERROR("output '%s' is declared with rank %d but the model produced %s%s",
+                                      g->values[id].name, (int)t->rank, onyx_dtype_name(v->dtype), got);
+        return NULL;
+    }
+    return NULL;
+}
+
 static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
                                  const char *const *names, size_t n, onyx_value **outputs) {
     const onyx_graph *g = s->graph;
@@ -89,6 +113,7 @@ static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
             return ONYX_INVALID_ARG("'%s' is not an output of the model", names[i] ? names[i] : "(null)");
         onyx_value *v = rs->slots[id];
         if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
+        ONYX_TRY(check_output_type(s, id, v));
         if (rs->owned[id]) {
             outputs[i] = v; /* hand over; the slot keeps a borrowed pointer */
             rs->owned[id] = 0;
@@ -206,9 +231,14 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
     int64_t *sig = NULL;
     size_t sig_len = 0;
-    if (!st && !s->memplan_disabled && !onyx_memplan_signature(g, rs.slots, &sig, &sig_len)) {
-        acquire_plan(s, &rs, sig, sig_len);
-        if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+    if (!st && !s->memplan_disabled) {
+        /* the plan is an optimisation: without one the run allocates from the heap */
+        onyx_status *sst = onyx_memplan_signature(g, rs.slots, &sig, &sig_len);
+        if (!sst) {
+            acquire_plan(s, &rs, sig, sig_len);
+            if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+        }
+        onyx_status_free(sst);
     }
     int64_t t_exec = s->profiler ? onyx_now_ns() : 0;
     if (!st) st = onyx_plan_execute(s->plan, &rs);
@@ -217,10 +247,10 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
     if (!st && rs.recorded) {
         onyx_memplan *mp;
-        if (!onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp)) {
-            sig = NULL; /* owned by the plan now */
-            install_plan(s, mp);
-        }
+        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp);
+        sig = NULL; /* owned (or freed) by onyx_memplan_build */
+        if (!bst) install_plan(s, mp);
+        onyx_status_free(bst);
     }
     free(sig);
     if (st) {

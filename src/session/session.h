@@ -11,7 +11,9 @@
 #include "format/model.h"
 #include "ir/graph.h"
 #include "providers/provider.h"
+#include "providers/custom/custom_provider.h"
 #include "session/memplan.h"
+#include "session/partition.h"
 #include "session/profiler.h"
 #include "optimizer/optimizer.h"
 
@@ -28,9 +30,24 @@ void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
 
 typedef struct onyx_provider_request {
     char *name;
+    char *path;                         /* a plugin library given by path, or NULL */
     size_t n;
     char **keys, **values;
 } onyx_provider_request;
+
+/* A free dimension fixed before inference (by symbolic name or by the
+ * dimension's denotation, e.g. "DATA_BATCH"). */
+typedef struct onyx_dim_override {
+    char *key;
+    bool by_denotation;
+    int64_t value;
+} onyx_dim_override;
+
+/* A caller-owned value that replaces the model's initializer of that name. */
+typedef struct onyx_added_initializer {
+    char *name;
+    const onyx_value *value;
+} onyx_added_initializer;
 
 struct onyx_session_options {
     int intra_op_threads;               /* 0 = one per core */
@@ -43,9 +60,28 @@ struct onyx_session_options {
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
     bool use_env_threads;
+    onyx_custom_ops custom_ops;         /* onyx_session_options_add_custom_op */
+    /* ONNX Runtime's session options beyond the above (overrides.c) */
+    int inter_op_threads;               /* recorded; the executor runs nodes in order */
+    bool parallel_execution;            /* ditto: ORT_PARALLEL is accepted, runs sequentially */
+    int log_level;                      /* -1 = the environment's */
+    char *logid;                        /* NULL = the environment's */
+    onyx_dim_override *dim_overrides;
+    size_t n_dim_overrides;
+    onyx_added_initializer *initializers;
+    size_t n_initializers;
 };
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key);
+/* Release what overrides.c added to the options. */
+void onyx_session_options_free_overrides(onyx_session_options *o);
+/* Apply the options' free dimension overrides and added initializers to a
+ * freshly built graph (before inference and optimisation). */
+onyx_status *onyx_session_apply_overrides(onyx_graph *g, const onyx_model *m, const onyx_session_options *o,
+                                          const onyx_env *env);
+/* The session's logging: the environment's, with the options' log level and
+ * logid when they set one (s->log_env). */
+onyx_status *onyx_session_setup_logging(struct onyx_session *s, const onyx_session_options *o);
 
 /* An executable graph: provider assignment, kernels, and value lifetimes. */
 typedef struct onyx_plan {
@@ -64,6 +100,11 @@ void onyx_plan_free(onyx_plan *plan);
 /* Static type and shape inference over a graph, using the kernels' infer
  * functions; fills in value types the file does not declare. */
 void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
+/* The same at load, also enforcing the declared types: an error when a graph
+ * output's declared element type or rank contradicts the inferred one, or
+ * when an If's branches make different element types. `ops`: the caller's
+ * custom operators (their infer_types callbacks), or NULL. */
+onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
 typedef struct onyx_run_state {
@@ -92,11 +133,6 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
 
 void onyx_session_free_memplans(struct onyx_session *s);
 
-struct onyx_type_info {
-    onyx_type type;
-    const onyx_graph *graph;        /* for symbol names */
-};
-
 struct onyx_session {
     onyx_env *env;
     onyx_model *model;
@@ -110,6 +146,12 @@ struct onyx_session {
     int32_t *input_ids;
     size_t n_inputs;
     onyx_type_info *input_types, *output_types;
+    onyx_type *declared_output_types; /* as the file declares them (before inference): checked per run */
+    /* graph inputs with an initializer default (ONNX Runtime's overridable initializers) */
+    int32_t *overridable_ids;
+    size_t n_overridable;
+    onyx_type_info *overridable_types;
+    onyx_env log_env;               /* env copy with the options' log level/logid; s->env points here then */
     pthread_mutex_t stats_lock;
     onyx_run_stats last_stats;
     /* memory planning (under plan_lock): the current plan and spare arenas */
@@ -125,6 +167,9 @@ struct onyx_session {
     onyx_profiler *profiler;
     bool profile_written;
     onyx_opt_report opt_report;
+    onyx_partition_report partition;
+    /* requested providers that could not start: "name: why" lines */
+    char *skipped_providers;
 };
 
 #endif

@@ -50,6 +50,9 @@ onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
     if (n_inputs != g->n_inputs)
         return ONYX_INVALID_MODEL("subgraph '%s' takes %zu inputs, the node passes %zu", g->name,
                                   g->n_inputs, n_inputs);
+    /* every Loop/Scan iteration and If branch passes here: a body with no
+     * nodes (cond passed straight through) must still see a cancellation */
+    ONYX_TRY(onyx_run_check_stop(ctx->run));
     onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp, .profiler = ctx->run ? ctx->run->profiler : NULL,
                          .ropts = ctx->run ? ctx->run->ropts : NULL,
                          .deadline_ns = ctx->run ? ctx->run->deadline_ns : 0};

@@ -20,6 +20,12 @@
 
 /* ------------------------------------------------------------- options */
 
+/* --timeout S: runs are terminated at S seconds after the test started (an
+ * ONYX_ERR_TERMINATED error, reported as ERROR); a child still alive
+ * TEST_KILL_GRACE_S later (stuck in loading, or in a kernel between checks)
+ * is killed and reported as timed out. */
+#define TEST_KILL_GRACE_S 2
+
 typedef struct test_opts {
     cli_strlist dirs;
     const char *filter, *exclude_file;
@@ -59,7 +65,7 @@ static bool test_flag(cli_args *a, test_opts *o) {
             a->failed = true;
         }
         o->session.opt_set = true;
-    } else if (cli_flag(a, "-e", true))
+    } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true))
         o->session.provider = a->value;
     else if (cli_flag(a, "--verbose", false) || cli_flag(a, "-v", false))
         o->verbose = true;
@@ -287,6 +293,7 @@ typedef struct test_env {
     cli_strlist feed_names;
     const test_opts *opts;
     bool random;  /* the model draws random numbers: compare type and shape only */
+    double deadline_ms; /* cli_now_ms() at which runs are terminated (--timeout) */
 } test_env;
 
 /* Models with random generators can only be checked for type and shape, as
@@ -378,9 +385,17 @@ static onyx_status *run_session(const test_env *te, const cli_feeds *feeds, onyx
     const char **names = calloc(n ? n : 1, sizeof *names);
     if (!names) return ONYX_OOM();
     for (size_t i = 0; i < n; i++) names[i] = onyx_session_output_name(te->session, i);
-    onyx_status *st =
-        onyx_session_run(te->session, NULL, (const char *const *)feeds->names,
-                         (const onyx_value *const *)feeds->values, feeds->n, names, n, outputs);
+    /* the run itself stops at the test's deadline with a clear error; the
+     * parent's kill stays the backstop for hangs outside runs */
+    onyx_run_options *ro = NULL;
+    onyx_status *st = onyx_run_options_create(&ro);
+    if (!st) {
+        double left = te->deadline_ms - cli_now_ms();
+        onyx_run_options_set_timeout_ms(ro, left < 1 ? 1 : (int64_t)left);
+        st = onyx_session_run(te->session, ro, (const char *const *)feeds->names,
+                              (const onyx_value *const *)feeds->values, feeds->n, names, n, outputs);
+    }
+    onyx_run_options_free(ro);
     free(names);
     return st;
 }
@@ -531,7 +546,7 @@ static char run_data_sets(const test_env *te, const test_case *t, verdict *v) {
 }
 
 static void run_test(const test_case *t, const test_opts *o, verdict *v) {
-    test_env te = {.opts = o};
+    test_env te = {.opts = o, .deadline_ms = cli_now_ms() + o->timeout_s * 1e3};
     onyx_env *env = NULL;
     onyx_status *st = cli_model_feed_inputs(t->model, &te.feed_names);
     if (!st) st = cli_open_env(&o->session, &env);
@@ -560,7 +575,7 @@ static void write_all(int fd, const char *p, size_t n) {
 
 static _Noreturn void child_main(const test_case *t, const test_opts *o, int fd) {
     /* a backstop in case the parent is gone and cannot enforce the timeout */
-    alarm((unsigned)o->timeout_s + 5);
+    alarm((unsigned)o->timeout_s + TEST_KILL_GRACE_S + 5);
     verdict v = {.code = VERDICT_ERROR};
     run_test(t, o, &v);
     char code = v.code;
@@ -707,7 +722,7 @@ static int poll_timeout_ms(const slot *slots, int jobs, double timeout_ms) {
 static void wait_children(slot *slots, int jobs, result *results, const test_opts *o) {
     struct pollfd pfd[1024];
     int map[1024], n = 0;
-    double timeout_ms = o->timeout_s * 1e3;
+    double timeout_ms = (o->timeout_s + TEST_KILL_GRACE_S) * 1e3;
     for (int i = 0; i < jobs; i++)
         if (slots[i].pid) {
             pfd[n].fd = slots[i].fd;
@@ -816,6 +831,7 @@ int cmd_test(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     if (o.verbose) o.session.quiet_log = false;
+    if (o.session.quiet_log) cli_probe_providers(&o.session);
     tally n = {0};
     onyx_status *st = test_main(&o, &n);
     cli_strlist_free(&o.dirs);

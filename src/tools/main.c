@@ -19,6 +19,7 @@ static const char *const general_help =
     "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
     "  optimize MODEL OUT   optimise a model and save it\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
     "  help [CMD]   show help for a command\n"
     "\n"
     "  onyx --version   print the version\n";
@@ -35,8 +36,10 @@ static const char *const run_help =
     "  -o LEVEL              optimization: disabled|basic|extended|all\n"
     "  --disable-pass NAME   skip an optimiser pass (repeatable)\n"
     "  -p, --profile FILE    write a Chrome-trace profile (ONNX Runtime's format)\n"
-    "  -e PROVIDER           execution provider to add before cpu\n"
+    "  -e, --providers LIST  execution providers in priority order, e.g. cuda,cpu (the CPU\n"
+    "                        takes the rest; one that cannot start is skipped with a warning)\n"
     "  --show N              values to print per output (default 8)\n"
+    "  --timeout S           terminate the run after S seconds (exit status 1, 'terminated')\n"
     "  -S SEED               seed for generated inputs (default 0)\n"
     "Inputs not given are generated: floats uniform in [-1,1), integers 0..9 (1 for *mask*\n"
     "inputs), bools alternating.\n";
@@ -48,10 +51,11 @@ static const char *const test_help =
     "  --filter REGEX        run only tests whose name matches (POSIX extended regex)\n"
     "  --exclude-file F      known failures, lines 'test_name  reason'; reported as SKIP when\n"
     "                        they fail, as UNEXPECTED-PASS (a failure) when they pass\n"
-    "  --timeout S           seconds per test (default 60)\n"
+    "  --timeout S           seconds per test (default 60): its runs end with a 'terminated'\n"
+    "                        error at S, and a process still alive 2 s later is killed\n"
     "  -j N                  tests run in parallel (default 1)\n"
     "  --rtol R --atol A     tolerance |got - expected| <= A + R*|expected| (1e-3, 1e-7)\n"
-    "  -x THREADS, -o LEVEL  as for run\n"
+    "  -x THREADS, -o LEVEL  as for run; --providers LIST as for run\n"
     "  --verbose             timings and more detail\n"
     "  --no-fork             run tests in this process (for debugging: no isolation/timeout)\n"
     "  --concurrent N        run every test from N threads at once on one session\n"
@@ -68,20 +72,23 @@ static const char *const perf_help =
     "  --input NAME=FILE     one input\n"
     "  --dim NAME=V, -f NAME:V   symbolic dimension value for generated inputs\n"
     "  -S SEED               seed for generated inputs; -I generate inputs (the default)\n"
-    "  -o LEVEL              optimization level; -e PROVIDER execution provider\n"
+    "  -o LEVEL              optimization level; -e/--providers LIST execution providers (cuda,cpu)\n"
     "  -p, --profile FILE    write a Chrome-trace profile of load and runs\n"
     "  -s                    percentile statistics on stderr\n"
     "  -n                    load only\n"
+    "  --timeout S           terminate any run that takes longer than S seconds\n"
     "  -y                    accepted for onnxruntime_perf_test compatibility, ignored\n"
     "Prints one JSON line: model, threads, load_ms, first_run_ms, median_ms, min_ms, p90_ms,\n"
     "peak_rss_mb.\n";
 
 static const char *const info_help =
-    "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized]\n"
+    "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized] [--providers LIST]\n"
     "       onyx info --cpu\n"
     "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
     "  operator counts, initializers, the CPU instruction set in use and the provider of each node.\n"
     "  --optimized           also the operator counts after optimisation and the passes that fired\n"
+    "  --providers LIST      partition for these providers (cuda,cpu): nodes per provider, the\n"
+    "                        compiled groups and the copies between devices\n"
     "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|generic\n"
     "                        forces a lower one), the best this CPU has, the blocked layout's block\n";
 
@@ -129,6 +136,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
+    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
     fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);
     cli_print_help(stderr, NULL);
     return CLI_EXIT_USAGE;

@@ -26,6 +26,10 @@ onyx_status *runner_open(cli_runner *r, const char *model, const cli_model_opts 
     if (!r->output_names || !r->outputs) return ONYX_OOM();
     for (size_t i = 0; i < r->n_outputs; i++)
         r->output_names[i] = onyx_session_output_name(r->session, i);
+    if (o->timeout_s > 0) {
+        ONYX_TRY(onyx_run_options_create(&r->run_opts));
+        onyx_run_options_set_timeout_ms(r->run_opts, (int64_t)(o->timeout_s * 1e3 + 0.5));
+    }
     return NULL;
 }
 
@@ -41,7 +45,7 @@ onyx_status *runner_prepare_inputs(cli_runner *r, const cli_model_opts *o) {
 
 onyx_status *runner_run(cli_runner *r) {
     runner_free_outputs(r);
-    return onyx_session_run(r->session, NULL, (const char *const *)r->feeds.names,
+    return onyx_session_run(r->session, r->run_opts, (const char *const *)r->feeds.names,
                             (const onyx_value *const *)r->feeds.values, r->feeds.n, r->output_names,
                             r->n_outputs, r->outputs);
 }
@@ -51,6 +55,7 @@ void runner_close(cli_runner *r) {
     free(r->outputs);
     free(r->output_names);
     feeds_free(&r->feeds);
+    onyx_run_options_free(r->run_opts);
     onyx_session_free(r->session);
     onyx_env_free(r->env);
     cli_strlist_free(&r->feed_names);

@@ -16,6 +16,7 @@ typedef struct cli_runner {
     const char **output_names; /* borrowed from the session */
     onyx_value **outputs;      /* of the last run, owned */
     double load_ms;            /* onyx_session_create alone */
+    onyx_run_options *run_opts; /* --timeout, or NULL */
 } cli_runner;
 
 /* Decode the model's input list, then create the environment and session

@@ -167,7 +167,34 @@ def conv_add_relu():
           [f32("y", ["batch", 4, 6, 6]), f32("y2", ["batch", 4, 6, 6])], [W, W2])
 
 
+def session_info():
+    """Metadata, an overridable initializer and dimension denotations:
+    y = x * W + bias with bias[1] both an input and an initializer (0.5), W[1] = 2 an
+    initializer only; x is [batch (DATA_BATCH), n]; z [? (DATA_CHANNEL), 3 (DATA_FEATURE)]
+    -> Neg -> nz."""
+    W = numpy_helper.from_array(np.array([2.0], np.float32), "W")
+    bias = numpy_helper.from_array(np.array([0.5], np.float32), "bias")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"])
+    x.type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [None, 3])
+    z.type.tensor_type.shape.dim[0].denotation = "DATA_CHANNEL"
+    z.type.tensor_type.shape.dim[1].denotation = "DATA_FEATURE"
+    g = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["xw"], name="mul"),
+                           helper.make_node("Add", ["xw", "bias"], ["y"], name="add"),
+                           helper.make_node("Neg", ["z"], ["nz"], name="neg")],
+                          "info", [x, helper.make_tensor_value_info("bias", TensorProto.FLOAT, [1]), z],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "n"]),
+                           helper.make_tensor_value_info("nz", TensorProto.FLOAT, [None, 3])],
+                          initializer=[W, bias], doc_string="y = x * W + bias")
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests",
+                          producer_version="1.2.3", domain="ai.onyx.test", model_version=7,
+                          doc_string="A model for the session_info tests")
+    helper.set_model_props(m, {"author": "onyx", "purpose": "tests"})
+    save(m, "session_info.onnx")
+
+
 if __name__ == "__main__":
+    session_info()
     conv_add_relu()
     rewrites()
     basic_passes()

@@ -48,6 +48,11 @@ onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int r
 /* Hand a fully built value (sequence, map, optional, or a tensor) to output
  * i; the executor takes ownership. */
 onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *v);
+/* An ONYX_ERR_TERMINATED status when the run must stop (its terminate flag
+ * was set from another thread, or its deadline passed), else NULL. Costs a
+ * clock read: kernels whose work can be long call it between blocks (time
+ * steps, batch items, rows), so a run ends soon after it is cancelled. */
+onyx_status *onyx_kernel_check_stop(const onyx_kernel_ctx *ctx);
 
 /* What init sees: the node, static input types and constant inputs (values
  * of initializers, NULL where the input is computed). Used to parse

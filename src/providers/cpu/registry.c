@@ -68,7 +68,8 @@ const onyx_op_def *onyx_cpu_find_kernel(const char *domain, const char *op_type,
     for (size_t i = lower_bound(domain, op_type); i < n_defs && same_op(all_defs[i], domain, op_type); i++) {
         const onyx_op_def *d = all_defs[i];
         if (opset < d->since_version || opset > d->until_version) continue;
-        if (!d->types || !dtype || (d->types & ONYX_T(dtype))) return d;
+        /* a dtype outside 1..63 matches no type mask (and must not be shifted) */
+        if (!d->types || !dtype || (dtype > 0 && dtype < 64 && (d->types & ONYX_T(dtype)))) return d;
     }
     return NULL;
 }

@@ -144,8 +144,8 @@ static inline void onyx_gemm_row_put_strided(onyx_gemm_row_out *o, const float *
             }
         for (; i < seg; i++) p[i] = src[i * step];
         p += seg;
-        src += seg * step;
         n -= seg;
+        if (n) src += seg * step;   /* never past the last value read: a huge step must not form a wild pointer */
         if (!(room -= seg)) {
             p += o->jump;
             room = o->nr;

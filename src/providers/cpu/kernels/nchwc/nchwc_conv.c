@@ -222,7 +222,12 @@ static onyx_status *conv_geometry(const nconv_attrs *a, const int64_t *xd, int x
     g->DH = a->dilations[0];
     g->DW = a->dilations[1];
     ONYX_TRY(axis_geometry(a, 0, g->IH, g->KH, &g->OH, &g->PT));
-    return axis_geometry(a, 1, g->IW, g->KW, &g->OW, &g->PL);
+    ONYX_TRY(axis_geometry(a, 1, g->IW, g->KW, &g->OW, &g->PL));
+    /* a stride longer than any input gives one output row/column whatever its
+     * value; bound it so that offsets computed from it stay in int64 */
+    if (g->OH == 1 && g->SH > MAX_EXTENT) g->SH = MAX_EXTENT;
+    if (g->OW == 1 && g->SW > MAX_EXTENT) g->SW = MAX_EXTENT;
+    return NULL;
 }
 
 /* ------------------------------------------------------------ state and packing */

@@ -162,6 +162,10 @@ static onyx_status *conv_spatial(const onyx_node *node, conv_geom *g) {
                                     "dilated kernel %lld; the output would be empty", i, (long long)in,
                                     (long long)g->pb[i], (long long)g->pe[i], (long long)dk);
         g->out[i] = (span - dk) / s + 1;
+        /* a stride past the padded input gives one output position, whatever
+         * its value: use the smallest such stride so that no offset computed
+         * from it leaves the input */
+        if (s > span) g->s[i] = span > 0 ? span : 1;
     }
     return NULL;
 }
@@ -431,6 +435,7 @@ typedef struct conv_job {
     bool pointwise;
     bool transposed;         /* use_transposed() */
     onyx_threadpool *tp;     /* for each GEMM (NULL when the items are split) */
+    const onyx_kernel_ctx *ctx; /* cancellation checks between items */
     la_error err;
 } conv_job;
 
@@ -689,14 +694,17 @@ static void depthwise_range(void *arg, size_t begin, size_t end) {
 
 static void conv_range(void *arg, size_t begin, size_t end) {
     conv_job *j = arg;
-    for (size_t i = begin; i < end && !la_error_any(&j->err); i++)
-        la_error_set(&j->err, conv_item(j, (int64_t)i));
+    for (size_t i = begin; i < end && !la_error_any(&j->err); i++) {
+        onyx_status *stop = onyx_kernel_check_stop(j->ctx);
+        la_error_set(&j->err, stop ? stop : conv_item(j, (int64_t)i));
+    }
 }
 
 static onyx_status *conv_f32(const conv_geom *g, const float *x, const float *w, const float *bias, float *y,
-                             const conv_state *st, const fused_act *act, onyx_threadpool *tp) {
+                             const conv_state *st, const fused_act *act, const onyx_kernel_ctx *ctx) {
+    onyx_threadpool *tp = ctx->tp;
     conv_job j = {.g = g, .x = x, .w = w, .bias = bias, .y = y, .st = st, .act = *act,
-                  .pointwise = is_pointwise(g), .tp = tp};
+                  .pointwise = is_pointwise(g), .tp = tp, .ctx = ctx};
     atomic_init(&j.err.st, NULL);
     if (g->N == 0 || g->M == 0 || g->out_size == 0) return NULL;
     if (is_depthwise(g)) {
@@ -998,7 +1006,7 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose, co
     if (!err && X->dtype != ONYX_FLOAT && !(y = onyx_alloc((size_t)(Y->numel ? Y->numel : 1) * sizeof(float))))
         err = ONYX_OOM();
     if (!err && transpose) err = convt_f32(&g, x, w, b, y, st, &act, ctx->tp);
-    else if (!err) err = conv_f32(&g, x, w, b, y, st, &act, ctx->tp);
+    else if (!err) err = conv_f32(&g, x, w, b, y, st, &act, ctx);
     if (!err && Z) {
         const float *z = Z->data;
         for (int64_t i = 0; i < Y->numel; i++) y[i] += z[i];

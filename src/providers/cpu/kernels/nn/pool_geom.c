@@ -83,6 +83,11 @@ static onyx_status *dim_geometry(onyx_pool_geom *g, const char *op, int i, int64
     int64_t span;
     if (onyx_add_overflow_i64(n, g->pb[i] + g->pe[i], &span))
         return ONYX_INVALID_ARG("%s: spatial dim %d of size %lld is too large", op, i, (long long)n);
+    /* a pad as large as the (dilated) kernel makes windows that lie wholly in
+     * the padding (an AveragePool of nothing: NaN); ONNX Runtime refuses these */
+    if (g->pb[i] >= ek || g->pe[i] >= ek)
+        return ONYX_INVALID_ARG("%s: pads %lld+%lld of spatial dim %d must be smaller than the (dilated) "
+                                "kernel size %lld", op, (long long)g->pb[i], (long long)g->pe[i], i, (long long)ek);
     span -= ek;
     if (span < 0)
         return ONYX_INVALID_ARG("%s: spatial dim %d: input size %lld with pads %lld+%lld is smaller than the "

@@ -460,6 +460,7 @@ typedef struct rnn_job {
     void *yh, *yc;      /* [D, B, H] */
     const rnn_state *packed;
     onyx_threadpool *tp;
+    const onyx_kernel_ctx *ctx;  /* for cancellation checks between time steps */
 } rnn_job;
 
 #define RNN_DEFINE(T)                                                                              \
@@ -643,7 +644,8 @@ typedef struct rnn_job {
         else if (c) memset(c, 0, B * H * sizeof(T));                                               \
         for (size_t s = 0; s < S && !st; s++) {                                                    \
             if (!gather_##T(j, reverse, s, xw, gates, tidx)) break;                                \
-            st = step_##T(j, &dw, d, gates, h, c, tmp, tidx);                                      \
+            st = onyx_kernel_check_stop(j->ctx);                                                   \
+            if (!st) st = step_##T(j, &dw, d, gates, h, c, tmp, tidx);                             \
             if (st || !j->y) continue;                                                             \
             for (size_t b = 0; b < B; b++)                                                         \
                 if (tidx[b] >= 0)                                                                  \
@@ -864,7 +866,7 @@ static onyx_status *write_outputs(onyx_kernel_ctx *ctx, const rnn_job *j, int dt
 static onyx_status *recurrent_compute(onyx_kernel_ctx *ctx, int kind) {
     rnn_attrs a;
     ONYX_TRY(parse_attrs(ctx->node, kind, &a));
-    rnn_job j = {.a = &a, .tp = ctx->tp};
+    rnn_job j = {.a = &a, .tp = ctx->tp, .ctx = ctx};
     ONYX_TRY(check_inputs(ctx, &a, &j.sh));
     int dtype = ctx->in[IN_X]->dtype;
     bool dbl = dtype == ONYX_DOUBLE;

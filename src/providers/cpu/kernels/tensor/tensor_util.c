@@ -587,7 +587,7 @@ onyx_status *tk_normalize_axes(const int64_t *axes, size_t n, int rank, const ch
 void tk_type_tensor(onyx_type *out, int dtype, int rank) {
     memset(out, 0, sizeof *out);
     out->kind = ONYX_VALUE_TENSOR;
-    out->dtype = (uint8_t)dtype;
+    out->dtype = onyx_dtype_valid(dtype) ? (uint8_t)dtype : 0;  /* a file's data_type may be anything */
     out->rank = rank;
     for (int i = 0; i < ONYX_MAX_RANK; i++) out->dims[i] = ONYX_DIM_UNKNOWN;
 }

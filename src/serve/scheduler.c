@@ -1,0 +1,345 @@
+/* The per-model scheduler: a FIFO of checked requests served by
+ * cfg.instances worker threads. With dynamic batching a worker takes the
+ * oldest request, then every queued request with the same input signature
+ * (datatypes and all dimensions but the first) until the batch reaches
+ * max_batch_size or a preferred size, or the oldest request has waited
+ * max_queue_delay_us; it concatenates the inputs along dimension 0, runs the
+ * session once and hands each request its rows of every output. Requests
+ * with other shapes stay queued for the next batch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/log.h"
+#include "serve/metrics.h"
+#include "serve/serve.h"
+
+static bool same_signature(const sv_request *a, const sv_request *b, size_t n_inputs) {
+    for (size_t j = 0; j < n_inputs; j++) {
+        const sv_tensor *x = &a->inputs[j], *y = &b->inputs[j];
+        if (x->type != y->type || x->rank != y->rank) return false;
+        for (size_t d = 1; d < x->rank; d++)
+            if (x->shape[d] != y->shape[d]) return false;
+    }
+    return true;
+}
+
+static bool is_preferred(const sv_model *m, int64_t total) {
+    for (int i = 0; i < m->cfg.n_preferred; i++)
+        if (m->cfg.preferred[i] == total) return true;
+    return false;
+}
+
+static void finish(sv_request *r) {
+    r->t_end_ns = sv_now_ns();
+    sv_stats_request(r->model, r);
+    r->done(r);
+}
+
+static int64_t queue_timeout_ms(const sv_model *m) {
+    return m->cfg.timeout_ms > 0 ? m->cfg.timeout_ms : m->server->opt.request_timeout_ms;
+}
+
+/* Unlinks requests that waited past the time limit (503) and returns them
+ * as a list; called with m->mu held. */
+static sv_request *take_expired(sv_model *m, uint64_t now) {
+    int64_t limit = queue_timeout_ms(m);
+    sv_request *expired = NULL, **pp = &m->head, *prev = NULL;
+    if (limit <= 0) return NULL;
+    while (*pp) {
+        sv_request *r = *pp;
+        if (now - r->t_enqueue_ns > (uint64_t)limit * 1000000u) {
+            *pp = r->next;
+            if (m->tail == r) m->tail = prev;
+            m->queued--;
+            r->next = expired;
+            expired = r;
+            sv_fail(r, 503, "request waited more than %lld ms in the queue of model '%s'",
+                    (long long)limit, m->name);
+        } else {
+            prev = r;
+            pp = &r->next;
+        }
+    }
+    return expired;
+}
+
+/* Moves compatible queued requests into batch[] while they fit; m->mu held. */
+static size_t gather(sv_model *m, sv_request **batch, size_t n, int64_t *total) {
+    sv_request **pp = &m->head, *prev = NULL;
+    while (*pp && *total < m->cfg.max_batch_size) {
+        sv_request *r = *pp;
+        if (*total + r->batch <= m->cfg.max_batch_size && same_signature(batch[0], r, m->n_inputs)) {
+            *pp = r->next;
+            if (m->tail == r) m->tail = prev;
+            m->queued--;
+            batch[n++] = r;
+            *total += r->batch;
+        } else {
+            prev = r;
+            pp = &r->next;
+        }
+    }
+    return n;
+}
+
+static void add_ns(struct timespec *ts, uint64_t ns) {
+    ts->tv_sec += (time_t)(ns / 1000000000u);
+    ts->tv_nsec += (long)(ns % 1000000000u);
+    if (ts->tv_nsec >= 1000000000L) { ts->tv_sec++; ts->tv_nsec -= 1000000000L; }
+}
+
+/* Waits for work and forms the next batch; returns its size (0: stop). */
+static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_request **expired) {
+    pthread_mutex_lock(&m->mu);
+    for (;;) {
+        *expired = take_expired(m, sv_now_ns());
+        if (*expired) { pthread_mutex_unlock(&m->mu); return 0; }
+        if (m->head || m->stopping) break;
+        pthread_cond_wait(&m->cv, &m->mu);
+    }
+    if (!m->head) { pthread_mutex_unlock(&m->mu); return 0; }
+    sv_request *first = m->head;
+    m->head = first->next;
+    if (!m->head) m->tail = NULL;
+    m->queued--;
+    batch[0] = first;
+    *total = first->batch;
+    size_t n = 1;
+    bool batching = m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off;
+    while (batching) {
+        n = gather(m, batch, n, total);
+        if (*total >= m->cfg.max_batch_size || is_preferred(m, *total) || m->stopping) break;
+        uint64_t deadline = first->t_enqueue_ns + (uint64_t)m->cfg.max_queue_delay_us * 1000u;
+        uint64_t now = sv_now_ns();
+        if (now >= deadline) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);   /* the condvar's clock */
+        add_ns(&ts, deadline - now);
+        pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
+/* Concatenated (or, for one request, borrowed) inputs of a batch. */
+static bool batch_inputs(sv_model *m, sv_request **batch, size_t n, int64_t total,
+                         onyx_value **vals, uint8_t **bufs, char *err, size_t err_len) {
+    for (size_t j = 0; j < m->n_inputs; j++) {
+        const sv_tensor *t0 = &batch[0]->inputs[j];
+        int64_t shape[SV_MAX_RANK];
+        memcpy(shape, t0->shape, sizeof shape);
+        uint8_t *data = t0->data;
+        size_t bytes = t0->bytes;
+        if (n > 1) {
+            shape[0] = total;
+            bytes = 0;
+            for (size_t i = 0; i < n; i++) bytes += batch[i]->inputs[j].bytes;
+            data = bufs[j] = malloc(bytes ? bytes : 1);
+            if (!data) { snprintf(err, err_len, "out of memory batching input '%s'", t0->name); return false; }
+            size_t off = 0;
+            for (size_t i = 0; i < n; i++) {
+                memcpy(data + off, batch[i]->inputs[j].data, batch[i]->inputs[j].bytes);
+                off += batch[i]->inputs[j].bytes;
+            }
+        }
+        onyx_status *st = onyx_tensor_create_with_data(t0->type, shape, t0->rank, data, bytes, &vals[j]);
+        if (st) {
+            snprintf(err, err_len, "input '%s': %s", t0->name, onyx_status_message(st));
+            onyx_status_free(st);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Gives request r (starting at row `row` of the batch) its outputs. */
+static void split_outputs(sv_model *m, sv_request *r, onyx_value **outs, int64_t row, int64_t total,
+                          bool batched) {
+    for (size_t i = 0; i < r->n_outputs && r->status == 200; i++) {
+        sv_tensor *t = &r->outputs[i];
+        size_t k = 0;
+        while (k < m->n_outputs && strcmp(m->outputs[k].name, t->name) != 0) k++;
+        onyx_value *v = outs[k];
+        if (onyx_value_get_kind(v) != ONYX_VALUE_TENSOR || sv_element_size(onyx_tensor_element_type(v)) == 0) {
+            sv_fail(r, 500, "output '%s': only numeric tensors can be returned", t->name);
+            return;
+        }
+        size_t rank = onyx_tensor_rank(v);
+        if (rank > SV_MAX_RANK) { sv_fail(r, 500, "output '%s': rank %zu > 8", t->name, rank); return; }
+        const int64_t *shape = onyx_tensor_shape(v);
+        size_t bytes = onyx_tensor_byte_size(v), off = 0;
+        t->type = onyx_tensor_element_type(v);
+        t->rank = rank;
+        memcpy(t->shape, shape, rank * sizeof *shape);
+        if (batched) {
+            if (rank < 1 || shape[0] != total) {
+                sv_fail(r, 500, "output '%s': first dimension is %lld, not the batch size %lld "
+                        "(set max_batch_size 0 for model '%s')", t->name,
+                        rank ? (long long)shape[0] : 0LL, (long long)total, m->name);
+                return;
+            }
+            size_t row_bytes = bytes / (size_t)total;
+            off = (size_t)row * row_bytes;
+            bytes = (size_t)r->batch * row_bytes;
+            t->shape[0] = r->batch;
+        }
+        t->data = malloc(bytes ? bytes : 1);
+        if (!t->data) { sv_fail(r, 500, "out of memory for output '%s'", t->name); return; }
+        memcpy(t->data, (uint8_t *)onyx_tensor_data(v) + off, bytes);
+        t->bytes = bytes;
+    }
+}
+
+static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) {
+    uint64_t t0 = sv_now_ns();
+    onyx_value *vals[64] = {0}, *outs[64] = {0};
+    uint8_t *bufs[64] = {0};
+    const char *in_names[64], *out_names[64];
+    char err[400] = "";
+    for (size_t j = 0; j < m->n_inputs; j++) in_names[j] = m->inputs[j].name;
+    for (size_t k = 0; k < m->n_outputs; k++) out_names[k] = m->outputs[k].name;
+    for (size_t i = 0; i < n; i++) { batch[i]->t_start_ns = t0; batch[i]->status = 200; }
+
+    onyx_status *st = NULL;
+    int code = 500;
+    if (batch_inputs(m, batch, n, total, vals, bufs, err, sizeof err)) {
+        onyx_run_options *ro = NULL;
+        int64_t limit = queue_timeout_ms(m);
+        if (limit > 0 && !onyx_run_options_create(&ro)) onyx_run_options_set_timeout_ms(ro, limit);
+        st = onyx_session_run(m->session, ro, in_names, (const onyx_value *const *)vals, m->n_inputs,
+                              out_names, m->n_outputs, outs);
+        onyx_run_options_free(ro);
+        if (st) {
+            code = onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT ? 400
+                 : onyx_status_code(st) == ONYX_ERR_TERMINATED ? 503 : 500;
+            snprintf(err, sizeof err, "model '%s': %s", m->name, onyx_status_message(st));
+            onyx_status_free(st);
+        }
+    }
+    if (err[0]) {
+        for (size_t i = 0; i < n; i++) { batch[i]->status = 0; sv_fail(batch[i], code, "%s", err); }
+        sv_log(SV_LOG_WARN, "inference_failed", "model", m->name, "error", err, NULL);
+    } else {
+        bool batched = m->cfg.max_batch_size > 0;
+        int64_t row = 0;
+        for (size_t i = 0; i < n; i++) {
+            split_outputs(m, batch[i], outs, row, total, batched);
+            row += batch[i]->batch;
+        }
+        atomic_fetch_add(&m->stats.executions, 1);
+        atomic_fetch_add(&m->stats.inferences, (uint64_t)total);
+        atomic_fetch_add(&m->stats.batch_size[total <= 64 ? total : 0], 1);
+        sv_hist_observe(&m->stats.compute, sv_now_ns() - t0);
+    }
+    for (size_t j = 0; j < m->n_inputs; j++) { onyx_value_free(vals[j]); free(bufs[j]); }
+    for (size_t k = 0; k < m->n_outputs; k++) onyx_value_free(outs[k]);
+    for (size_t i = 0; i < n; i++) finish(batch[i]);
+}
+
+static void *worker_main(void *arg) {
+    sv_model *m = arg;
+    size_t cap = m->cfg.max_batch_size > 0 ? (size_t)m->cfg.max_batch_size : 1;
+    sv_request **batch = malloc(cap * sizeof *batch);
+    if (!batch) return NULL;
+    for (;;) {
+        int64_t total = 0;
+        sv_request *expired = NULL;
+        size_t n = next_batch(m, batch, &total, &expired);
+        while (expired) {
+            sv_request *next = expired->next;
+            finish(expired);
+            expired = next;
+        }
+        if (n > 0) { run_batch(m, batch, n, total); continue; }
+        pthread_mutex_lock(&m->mu);
+        bool stop = m->stopping && !m->head;
+        pthread_mutex_unlock(&m->mu);
+        if (stop) break;
+    }
+    free(batch);
+    return NULL;
+}
+
+bool sv_model_start(sv_model *m) {
+    if (m->n_inputs > 64 || m->n_outputs > 64) return false;
+    m->workers = calloc((size_t)m->cfg.instances, sizeof *m->workers);
+    if (!m->workers) return false;
+    for (int i = 0; i < m->cfg.instances; i++) {
+        if (pthread_create(&m->workers[i], NULL, worker_main, m) != 0) {
+            sv_model_stop(m);
+            return false;
+        }
+        m->n_workers++;
+    }
+    return true;
+}
+
+void sv_model_stop(sv_model *m) {
+    pthread_mutex_lock(&m->mu);
+    m->stopping = true;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    for (int i = 0; i < m->n_workers; i++) pthread_join(m->workers[i], NULL);
+    m->n_workers = 0;
+}
+
+void sv_submit(sv_request *r) {
+    sv_model *m = r->model;
+    sv_server *s = m->server;
+    int limit = m->cfg.max_queue_size > 0 ? m->cfg.max_queue_size : s->opt.max_queue_size;
+    r->t_enqueue_ns = sv_now_ns();
+    r->status = 200;
+    pthread_mutex_lock(&m->mu);
+    if (m->stopping) {
+        pthread_mutex_unlock(&m->mu);
+        r->status = 0;
+        sv_fail(r, 503, "model '%s' is being unloaded", m->name);
+        finish(r);
+        return;
+    }
+    if (limit > 0 && m->queued >= (size_t)limit) {
+        pthread_mutex_unlock(&m->mu);
+        r->status = 0;
+        atomic_fetch_add(&m->stats.rejected, 1);
+        sv_fail(r, 429, "the queue of model '%s' is full (%d requests); retry later", m->name, limit);
+        finish(r);
+        return;
+    }
+    r->next = NULL;
+    if (m->tail) m->tail->next = r;
+    else m->head = r;
+    m->tail = r;
+    m->queued++;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- blocking use ---- */
+
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+} waiter;
+
+static void wake(sv_request *r) {
+    waiter *w = r->ctx;
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void sv_infer_wait(sv_request *r) {
+    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+    r->done = wake;
+    r->ctx = &w;
+    sv_submit(r);
+    pthread_mutex_lock(&w.mu);
+    while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+}

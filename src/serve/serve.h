@@ -1,0 +1,201 @@
+/* onyx serve: shared types of the model server.
+ *
+ * Layers, data flowing one way:
+ *   http.c / grpc.c   protocol front ends: bytes -> sv_request, sv_request -> bytes
+ *   infer.c           protocol-neutral request checks against a model's signature
+ *   scheduler.c       per-model queue, dynamic batching, instance worker threads
+ *   repository.c      Triton-layout model repository, config.json, load/unload
+ *   metrics.c log.c   Prometheus text and structured logs
+ *   server.c          options, start-up, signals, graceful shutdown
+ * A request holds a reference on its model for its whole life, so a model
+ * unloaded during traffic finishes what it queued before it is freed. */
+#ifndef ONYX_SERVE_SERVE_H
+#define ONYX_SERVE_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "onyx.h"
+
+#define SV_MAX_RANK 8
+#define SV_MAX_PREFERRED 8
+#define SV_NAME_MAX 256
+
+/* ---- tensors and requests ---- */
+
+typedef struct sv_tensor {
+    char *name;
+    onyx_element_type type;
+    int64_t shape[SV_MAX_RANK];
+    size_t rank;
+    uint8_t *data;       /* owned, `bytes` long */
+    size_t bytes;
+    bool binary;         /* outputs: send as binary data (HTTP) */
+} sv_tensor;
+
+typedef struct sv_model sv_model;
+typedef struct sv_request sv_request;
+typedef void (*sv_done_fn)(sv_request *req);
+
+struct sv_request {
+    char *id;
+    sv_tensor *inputs;   /* after sv_check_request: in the model's input order */
+    size_t n_inputs;
+    sv_tensor *outputs;  /* requested outputs (name, binary); results fill type/shape/data */
+    size_t n_outputs;
+    bool all_outputs;    /* none named: every model output */
+    bool binary_outputs; /* default for outputs (binary_data_output) */
+    int64_t batch;       /* first dimension when the model batches, else 1 */
+
+    int status;          /* HTTP-style: 200 ok, 400, 404, 429, 500, 503 */
+    char error[512];
+
+    uint64_t t_arrive_ns, t_enqueue_ns, t_start_ns, t_end_ns;
+    sv_model *model;     /* referenced */
+    sv_done_fn done;     /* called once from a worker (or the submitter on refusal) */
+    void *ctx;
+    sv_request *next;    /* queue link */
+};
+
+void sv_tensor_clear(sv_tensor *t);
+void sv_request_free(sv_request *r);
+/* Sets status and a formatted message (first error wins). */
+void sv_fail(sv_request *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* KServe v2 datatype names <-> onyx element types; ONYX_UNDEFINED if unknown. */
+onyx_element_type sv_datatype_parse(const char *name);
+const char *sv_datatype_name(onyx_element_type t);   /* NULL if no v2 name */
+size_t sv_element_size(onyx_element_type t);          /* 0 for unsupported */
+
+/* ---- model ---- */
+
+typedef struct sv_io {
+    char *name;
+    onyx_element_type type;
+    int64_t shape[SV_MAX_RANK];   /* -1: any size */
+    size_t rank;
+} sv_io;
+
+typedef struct sv_model_config {
+    int max_batch_size;           /* 0: no batching; requests run as given */
+    bool dynamic_batching;
+    int preferred[SV_MAX_PREFERRED];
+    int n_preferred;
+    int64_t max_queue_delay_us;
+    int instances;                /* worker threads running the session */
+    int intra_op_threads;         /* 0: server --threads */
+    int opt_level;
+    int max_queue_size;           /* 0: server default */
+    int64_t timeout_ms;           /* 0: server default */
+    bool all_versions;
+} sv_model_config;
+
+/* Statistics (atomics: updated by workers, read by metrics). */
+#define SV_HIST_BUCKETS 14
+typedef struct sv_hist {
+    _Atomic uint64_t bucket[SV_HIST_BUCKETS + 1]; /* last: +Inf */
+    _Atomic uint64_t sum_ns, count;
+} sv_hist;
+typedef struct sv_stats {
+    _Atomic uint64_t success, failure, inferences, executions, rejected;
+    _Atomic uint64_t queue_ns, compute_ns, success_ns;
+    _Atomic uint64_t last_inference_ms;
+    sv_hist queue, compute, request;
+    _Atomic uint64_t batch_size[65];  /* 1..64; [0]: larger */
+} sv_stats;
+
+struct sv_model {
+    char *name;
+    int64_t version;
+    char *path;
+    sv_model_config cfg;
+    onyx_session *session;
+    sv_io *inputs, *outputs;
+    size_t n_inputs, n_outputs;
+    struct sv_server *server;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sv_request *head, *tail;
+    size_t queued;
+    bool stopping;
+    pthread_t *workers;
+    int n_workers;
+    _Atomic int refs;
+    sv_stats stats;
+    sv_model *next;               /* registry list */
+};
+
+/* ---- server ---- */
+
+typedef struct sv_options {
+    const char *repository;
+    const char *host;             /* listen address: 127.0.0.1 by default */
+    int http_port, grpc_port, metrics_port;   /* -1: disabled */
+    int threads;                  /* default intra-op threads per model */
+    bool log_json;
+    int log_verbose;
+    size_t max_request_bytes;
+    int max_queue_size;
+    int64_t request_timeout_ms;
+    int64_t shutdown_timeout_ms;
+    int max_connections;
+    bool batching_off;            /* --no-batching: ignore dynamic_batching configs */
+} sv_options;
+
+typedef struct sv_server {
+    sv_options opt;
+    onyx_env *env;
+    pthread_mutex_t reg_mu;       /* guards models and loads */
+    sv_model *models;
+    atomic_bool ready, shutting_down;
+    _Atomic long in_flight;
+    _Atomic uint64_t bad_requests;
+    uint64_t start_ns;
+} sv_server;
+
+uint64_t sv_now_ns(void);
+
+/* server.c: the IPv4 address of --host with `port` (false: err says why). */
+struct sockaddr_in;
+bool sv_listen_addr(const sv_server *s, int port, struct sockaddr_in *addr, char *err, size_t err_len);
+
+/* repository.c */
+int sv_repository_load_all(sv_server *s);
+/* Load (or reload) MODEL from the repository; on error fills err, returns false. */
+bool sv_model_load(sv_server *s, const char *name, char *err, size_t err_len);
+bool sv_model_unload(sv_server *s, const char *name, char *err, size_t err_len);
+void sv_unload_all(sv_server *s);
+/* A referenced model: version NULL/"" picks the newest loaded one. NULL if
+ * none; err then says whether the name or the version is unknown. */
+sv_model *sv_model_get(sv_server *s, const char *name, const char *version, char *err, size_t err_len);
+void sv_model_unref(sv_model *m);
+/* Repository index: every loaded model version (READY), then every model
+ * folder not loaded (UNAVAILABLE, version 0). */
+typedef void (*sv_index_fn)(void *ctx, const char *name, int64_t version, const char *state, const char *reason);
+void sv_repository_each(sv_server *s, bool ready_only, sv_index_fn fn, void *ctx);
+/* Repository index as JSON: [{"name","version","state","reason"}]. */
+struct sbuf;
+void sv_repository_index(sv_server *s, struct sbuf *out, bool ready_only);
+/* Model config as JSON (Triton's field names). */
+void sv_model_config_json(const sv_model *m, struct sbuf *out);
+/* KServe v2 model metadata JSON. */
+void sv_model_metadata_json(sv_server *s, const sv_model *m, struct sbuf *out);
+
+/* infer.c: checks inputs against the model, orders them, sets batch. */
+bool sv_check_request(sv_request *r);
+/* Copy result outputs for the request from the batch outputs. */
+
+/* scheduler.c */
+bool sv_model_start(sv_model *m);       /* start instance workers */
+void sv_model_stop(sv_model *m);        /* finish the queue, join workers */
+/* Queue a checked request; takes ownership (done() is always called). */
+void sv_submit(sv_request *r);
+
+/* Runs a request synchronously through the scheduler (for front ends that
+ * block a thread per request). */
+void sv_infer_wait(sv_request *r);
+
+#endif
