@@ -10,6 +10,8 @@ int onyx_cli_main(int argc, char **argv); /* src/tools/main.c, linked in */
 
 /* `onyx serve` lives in the onyx executable only (it links libmicrohttpd and
  * libnghttp2); main.c's dispatch reaches this in `python -m onyx serve`. */
+extern const char *const cli_serve_help;
+const char *const cli_serve_help = "usage: onyx serve ... (the onyx executable only, not python -m onyx)\n";
 int cmd_serve(int argc, char **argv);
 int cmd_serve(int argc, char **argv) {
     (void)argc, (void)argv;
