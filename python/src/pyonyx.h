@@ -5,7 +5,8 @@
  *   module.c    module set-up, exceptions, logging, providers, the CLI
  *   values.c    numpy <-> onyx_value conversion and the OrtValue type
  *   session.c   the Session type: creation and run with the GIL released
- *   runopts.c   the RunOptions type (terminate from any thread) */
+ *   runopts.c   the RunOptions type (terminate from any thread)
+ *   custom_ops.c  ONNX Runtime custom-op libraries through src/ort_abi/ */
 #ifndef PYONYX_H
 #define PYONYX_H
 
@@ -78,6 +79,15 @@ typedef struct {
     bool only_execute_path_to_fetches;
 } PyRunOptions;
 extern PyTypeObject PyRunOptions_Type;
+
+/* ---- custom_ops.c ---- */
+
+/* Load ONNX Runtime custom-op libraries (a list of paths) and attach their
+ * operators to `o` (may be NULL: only check they load). Returns a handle
+ * that must live as long as sessions using the operators (free it with
+ * pyonyx_custom_ops_free), or NULL with an exception set. */
+void *pyonyx_custom_ops_load(PyObject *paths, onyx_session_options *o);
+void pyonyx_custom_ops_free(void *handle);
 
 /* ---- session.c ---- */
 
