@@ -50,8 +50,8 @@ const char *pyonyx_onnx_elem_name(onyx_element_type t);
  * input's type: it says whether a list is a sequence, a dict a map, None an
  * optional. On success *out is a value the caller frees after the run, and
  * *keep a reference (or NULL) that must outlive it: a numpy array whose
- * memory the value reads in place. OrtValues are borrowed: *borrowed is set
- * and *out must not be freed. Returns -1 with an exception set. */
+ * memory the value reads in place, or the OrtValue. OrtValues are borrowed:
+ * *borrowed is set and *out must not be freed. Returns -1 with an exception set. */
 int pyonyx_to_value(PyObject *obj, const onyx_type_info *type, const char *name, onyx_value **out,
                     PyObject **keep, bool *borrowed);
 /* A value as Python: tensors as numpy arrays (numeric ones viewing the
