@@ -143,6 +143,20 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
                                                            const char *name,
                                                            const char *const *keys,
                                                            const char *const *values, size_t n);
+/* Append an execution provider built apart from onyx, loaded from the
+ * shared library at `path` (see onyx_provider.h for the interface it
+ * implements). The library is loaded and its options checked when a session
+ * is created; one that cannot start (missing library, interface version
+ * mismatch, no device) is skipped with a warning, or fails the session when
+ * the config entry "session.disable_provider_fallback" is "1". A name given
+ * to onyx_session_options_append_provider that is not builtin ("cuda") is
+ * looked up as libonyx_provider_NAME.so in $ONYX_PROVIDER_PATH and next to
+ * onyx, and handled the same way. */
+ONYX_API onyx_status *onyx_session_options_append_provider_library(onyx_session_options *opts,
+                                                                   const char *path,
+                                                                   const char *const *keys,
+                                                                   const char *const *values,
+                                                                   size_t n);
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);
@@ -260,6 +274,9 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+/* The name ONNX Runtime uses inside "tensor(...)": "float", "int64",
+ * "float16", "string" ... ("undefined" for an invalid type). */
+ONYX_API const char *onyx_element_type_onnx_name(onyx_element_type type);
 
 /* Composite values. Each constructor takes ownership of the values passed
  * in, also when it fails (they are freed then).
@@ -314,6 +331,9 @@ ONYX_API int64_t onyx_type_info_rank(const onyx_type_info *info);
 ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
 /* The symbolic name of a dimension ("batch"), or NULL. */
 ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
+/* The type as ONNX Runtime spells it: "tensor(float)", "seq(tensor(int64))",
+ * "map(string,tensor(float))", "optional(tensor(float))" ("" if unknown). */
+ONYX_API const char *onyx_type_info_onnx_type(const onyx_type_info *info);
 
 /* ----------------------------------------------------------- run options */
 

@@ -13,6 +13,7 @@
 #include "providers/provider.h"
 #include "providers/custom/custom_provider.h"
 #include "session/memplan.h"
+#include "session/partition.h"
 #include "session/profiler.h"
 #include "optimizer/optimizer.h"
 
@@ -29,6 +30,7 @@ void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
 
 typedef struct onyx_provider_request {
     char *name;
+    char *path;                         /* a plugin library given by path, or NULL */
     size_t n;
     char **keys, **values;
 } onyx_provider_request;
@@ -133,6 +135,10 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
 
 void onyx_session_free_memplans(struct onyx_session *s);
 
+/* Fill onnx_type of the session's input, output and overridable type infos
+ * (session_info.c). */
+onyx_status *onyx_session_name_types(struct onyx_session *s);
+
 struct onyx_session {
     onyx_env *env;
     onyx_model *model;
@@ -167,6 +173,9 @@ struct onyx_session {
     onyx_profiler *profiler;
     bool profile_written;
     onyx_opt_report opt_report;
+    onyx_partition_report partition;
+    /* requested providers that could not start: "name: why" lines */
+    char *skipped_providers;
 };
 
 #endif

@@ -2,6 +2,7 @@
  * opset) match a registered operator, makes one onyx_custom_node per node
  * at session creation (its types, constant inputs and attributes, what the
  * callbacks query) and calls the operator's compute for each run. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "format/model.h"
@@ -294,8 +295,6 @@ static onyx_status *custom_run(const onyx_provider *p, const onyx_kernel *k, ony
     return NULL;
 }
 
-static void *custom_alloc(const onyx_provider *p, size_t n) { return onyx_alloc(n); }
-static void custom_free(const onyx_provider *p, void *ptr) { onyx_free(ptr); }
 static void custom_destroy(onyx_provider *p) {
     onyx_custom_ops *list = p->impl;
     onyx_custom_ops_clear(list);
@@ -309,9 +308,6 @@ static const onyx_provider_vtable custom_vtable = {
     .create_kernel = custom_create_kernel,
     .free_kernel = custom_free_kernel,
     .run = custom_run,
-    .alloc = custom_alloc,
-    .free = custom_free,
-    .host_memory = true,
     .destroy = custom_destroy,
 };
 
@@ -327,6 +323,7 @@ onyx_status *onyx_custom_provider_create(const onyx_custom_ops *list, onyx_provi
     }
     p->vt = &custom_vtable;
     p->impl = copy;
+    snprintf(p->name, sizeof p->name, "custom");
     *out = p;
     return NULL;
 }
