@@ -4,7 +4,8 @@
 #
 #   1. install the build dependencies when missing (scripts/deps.sh: apt-get, sudo when not root)
 #   2. Release build (`make` -> build/)
-#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples
+#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples; the
+#      Python package (scripts/test_python.sh: fresh venv, pip install ./python, pytest)
 #   4. ASan/UBSan build (`make asan` -> build-asan/)
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
 #   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
@@ -89,6 +90,11 @@ if [ -x build/onyx ]; then
 else
     failed=$((failed + 1))
     failures+=("ctest (not run: the Release build failed)")
+fi
+
+# ---- 3a. the Python package: pip install into a fresh venv, pytest (scripts/test_python.sh)
+if [ -x build/onyx ]; then
+    step python scripts/test_python.sh
 fi
 
 # ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
