@@ -143,6 +143,20 @@ ONYX_API onyx_status *onyx_session_options_append_provider(onyx_session_options 
                                                            const char *name,
                                                            const char *const *keys,
                                                            const char *const *values, size_t n);
+/* Append an execution provider built apart from onyx, loaded from the
+ * shared library at `path` (see onyx_provider.h for the interface it
+ * implements). The library is loaded and its options checked when a session
+ * is created; one that cannot start (missing library, interface version
+ * mismatch, no device) is skipped with a warning, or fails the session when
+ * the config entry "session.disable_provider_fallback" is "1". A name given
+ * to onyx_session_options_append_provider that is not builtin ("cuda") is
+ * looked up as libonyx_provider_NAME.so in $ONYX_PROVIDER_PATH and next to
+ * onyx, and handled the same way. */
+ONYX_API onyx_status *onyx_session_options_append_provider_library(onyx_session_options *opts,
+                                                                   const char *path,
+                                                                   const char *const *keys,
+                                                                   const char *const *values,
+                                                                   size_t n);
 /* Free-form configuration entries ("session.intra_op.allow_spinning" = "0", ...). */
 ONYX_API onyx_status *onyx_session_options_add_config(onyx_session_options *opts,
                                                       const char *key, const char *value);
@@ -153,6 +167,14 @@ ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options
                                                             const char *file);
 /* Run this session's operators on the environment's shared thread pool. */
 ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options *opts);
+/* An external data file held in memory (ONNX Runtime's
+ * AddExternalInitializersFromFilesInMemory): tensors whose external_data
+ * location is `location` read from data[0..len) instead of the model
+ * directory. Not copied: data must stay valid until the sessions using
+ * these options are created (their initializers are copied). */
+ONYX_API onyx_status *onyx_session_options_add_external_data(onyx_session_options *opts,
+                                                             const char *location,
+                                                             const void *data, size_t len);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 
@@ -252,6 +274,9 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+/* The name ONNX Runtime uses inside "tensor(...)": "float", "int64",
+ * "float16", "string" ... ("undefined" for an invalid type). */
+ONYX_API const char *onyx_element_type_onnx_name(onyx_element_type type);
 
 /* Composite values. Each constructor takes ownership of the values passed
  * in, also when it fails (they are freed then).
@@ -306,6 +331,9 @@ ONYX_API int64_t onyx_type_info_rank(const onyx_type_info *info);
 ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
 /* The symbolic name of a dimension ("batch"), or NULL. */
 ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
+/* The type as ONNX Runtime spells it: "tensor(float)", "seq(tensor(int64))",
+ * "map(string,tensor(float))", "optional(tensor(float))" ("" if unknown). */
+ONYX_API const char *onyx_type_info_onnx_type(const onyx_type_info *info);
 
 /* ----------------------------------------------------------- run options */
 
@@ -404,6 +432,80 @@ ONYX_API const char *onyx_session_node_name(const onyx_session *session, size_t 
 /* The node's operator domain: "" for ai.onnx, "com.microsoft" for the
  * fusions, "ai.onyx.nchwc" for the blocked-channel layout (level all). */
 ONYX_API const char *onyx_session_node_domain(const onyx_session *session, size_t index);
+
+/* ------------------------------------------------------ custom operators */
+
+/* Operators implemented by the caller (ONNX Runtime's custom op domains):
+ * a session created with options holding custom ops runs every node whose
+ * domain and op type match one of them on its callbacks, ahead of onyx's
+ * own kernels. The model must import the domain (opset_import). */
+typedef struct onyx_custom_node onyx_custom_node;   /* a node, from kernel creation on */
+typedef struct onyx_custom_ctx onyx_custom_ctx;     /* one compute call */
+
+typedef struct onyx_custom_op {
+    const char *domain;                /* the nodes' domain ("" = ai.onnx) */
+    const char *op_type;
+    int since_version, until_version;  /* opset range of the domain; 0 = unbounded */
+    void *user;                        /* passed to every callback */
+    /* Optional: per-node state, made once at session creation. */
+    onyx_status *(*create)(void *user, const onyx_custom_node *node, void **state);
+    void (*destroy)(void *user, void *state);
+    /* Run the node: read inputs, allocate and fill every output. */
+    onyx_status *(*compute)(void *user, void *state, onyx_custom_ctx *ctx);
+    /* Optional type inference at session creation: set out_types[i] for
+     * each output (ONYX_UNDEFINED = not known); shapes stay unknown. */
+    onyx_status *(*infer_types)(void *user, const onyx_custom_node *node,
+                                onyx_element_type *out_types, size_t n_out);
+} onyx_custom_op;
+
+/* Add a custom operator (the struct and its strings are copied; `user`
+ * and the callbacks must stay valid while sessions use them). */
+ONYX_API onyx_status *onyx_session_options_add_custom_op(onyx_session_options *opts,
+                                                         const onyx_custom_op *op);
+
+/* The node: names, arity, static types of inputs and outputs, constant
+ * inputs (initializers, else NULL) and attributes. Attribute getters fail
+ * with ONYX_ERR_INVALID_ARGUMENT naming the attribute when it is absent or
+ * of another type; arrays and strings are owned by the node. */
+ONYX_API const char *onyx_custom_node_name(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_op_type(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_domain(const onyx_custom_node *node);
+ONYX_API int onyx_custom_node_opset(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_input_count(const onyx_custom_node *node);
+ONYX_API size_t onyx_custom_node_output_count(const onyx_custom_node *node);
+ONYX_API const char *onyx_custom_node_input_name(const onyx_custom_node *node, size_t i);
+ONYX_API const char *onyx_custom_node_output_name(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_input_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_type_info *onyx_custom_node_output_type(const onyx_custom_node *node, size_t i);
+ONYX_API const onyx_value *onyx_custom_node_constant_input(const onyx_custom_node *node, size_t i);
+ONYX_API onyx_status *onyx_custom_node_attr_int(const onyx_custom_node *node, const char *name,
+                                                int64_t *out);
+ONYX_API onyx_status *onyx_custom_node_attr_float(const onyx_custom_node *node, const char *name,
+                                                  float *out);
+ONYX_API onyx_status *onyx_custom_node_attr_string(const onyx_custom_node *node, const char *name,
+                                                   const char **out, size_t *len);
+ONYX_API onyx_status *onyx_custom_node_attr_ints(const onyx_custom_node *node, const char *name,
+                                                 const int64_t **out, size_t *count);
+ONYX_API onyx_status *onyx_custom_node_attr_floats(const onyx_custom_node *node, const char *name,
+                                                   const float **out, size_t *count);
+/* String list attributes: item i of *count (out may be NULL to count). */
+ONYX_API onyx_status *onyx_custom_node_attr_strings(const onyx_custom_node *node, const char *name,
+                                                    size_t i, const char **out, size_t *len,
+                                                    size_t *count);
+/* A tensor attribute as a new value (the caller frees it). */
+ONYX_API onyx_status *onyx_custom_node_attr_tensor(const onyx_custom_node *node, const char *name,
+                                                   onyx_value **out);
+
+/* During compute: the node, inputs (NULL for an omitted optional input),
+ * and outputs, allocated with their shape (owned by the run). Asking again
+ * for an output returns the same value if the shape is the same. */
+ONYX_API const onyx_custom_node *onyx_custom_ctx_node(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_input_count(const onyx_custom_ctx *ctx);
+ONYX_API size_t onyx_custom_ctx_output_count(const onyx_custom_ctx *ctx);
+ONYX_API const onyx_value *onyx_custom_ctx_input(const onyx_custom_ctx *ctx, size_t i);
+ONYX_API onyx_status *onyx_custom_ctx_output(onyx_custom_ctx *ctx, size_t i,
+                                             onyx_element_type type, const int64_t *shape,
+                                             size_t rank, onyx_value **out);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
 #
 #   1. install the build dependencies when missing (scripts/deps.sh: apt-get, sudo when not root)
 #   2. Release build (`make` -> build/)
-#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples
+#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples; the
+#      Python package (scripts/test_python.sh: fresh venv, pip install ./python, pytest)
 #   4. ASan/UBSan build (`make asan` -> build-asan/)
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
 #   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
@@ -93,6 +94,11 @@ else
     failures+=("ctest (not run: the Release build failed)")
 fi
 
+# ---- 3a. the Python package: pip install into a fresh venv, pytest (scripts/test_python.sh)
+if [ -x build/onyx ]; then
+    step python scripts/test_python.sh
+fi
+
 # ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
 # has (ONYX_ISA forces the CPU dispatch table; the kernel unit tests also force every ISA in
 # turn themselves). The avx512 path is the default run above on AVX-512 machines.
@@ -113,7 +119,7 @@ export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_s
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 step asan-build make asan JOBS="$jobs"
 if [ -x build-asan/onyx ]; then
-    COUNT_CTEST=1 step asan-unit bash -c "cd build-asan && ctest --output-on-failure -j $jobs -R '^(unit|data)\\.'"
+    COUNT_CTEST=1 step asan-unit bash -c "cd build-asan && ctest --output-on-failure -j $jobs -R '^((unit|data)\\.|ort_abi\\.c_api$)'"
     # onyx serve's REST/gRPC tests (malformed requests, unload and SIGTERM under traffic) under
     # the sanitizers; the RSS and throughput figures mean nothing there (ASan's quarantine holds
     # freed memory), LeakSanitizer checks leaks at the server's exit instead

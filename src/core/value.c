@@ -103,8 +103,9 @@ void onyx_value_destroy(onyx_value *v) {
     for (size_t i = 0; i < v->n_items; i++) onyx_value_destroy(v->items[i]);
     free(v->items);
     if (v->flags & ONYX_VALUE_OWNS_DATA) {
-        if (v->kind == ONYX_VALUE_TENSOR && v->dtype == ONYX_STRING) free_strings(v);
-        onyx_free(v->data);
+        if (v->device) v->device->free(v->device->ctx, v->data);
+        else if (v->kind == ONYX_VALUE_TENSOR && v->dtype == ONYX_STRING) free_strings(v);
+        else onyx_free(v->data);
     }
     free(v);
 }
@@ -122,6 +123,8 @@ onyx_status *onyx_sequence_append(onyx_value *seq, onyx_value *item) {
 
 onyx_status *onyx_value_clone(const onyx_value *src, onyx_value **out) {
     onyx_value *v;
+    if (src->device)
+        return ONYX_RUNTIME_ERROR("cannot copy a value held in %s memory on the host", src->device->name);
     if (src->kind == ONYX_VALUE_TENSOR) {
         ONYX_TRY(onyx_tensor_new(src->dtype, src->rank, src->dims, &v));
         if (src->dtype == ONYX_STRING) {

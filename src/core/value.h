@@ -41,8 +41,18 @@ struct onyx_value {
      * OPTIONAL with a value: items[0] is the contained value. */
     struct onyx_value **items;
     size_t n_items;
+    const struct onyx_device_mem *device; /* NULL: host memory */
 };
 typedef struct onyx_value onyx_value;
+
+/* Memory of an execution provider's device. A value whose `device` is set
+ * holds its data there (never dereference it on the host): it is freed
+ * through free(ctx, data), and moved by the provider's copy nodes. */
+typedef struct onyx_device_mem {
+    const char *name;                     /* "cuda:0", for messages */
+    void (*free)(void *ctx, void *data);
+    void *ctx;
+} onyx_device_mem;
 
 /* Aligned allocation used for all tensor data (64 bytes: one cache line,
  * one AVX-512 register). */

@@ -49,6 +49,14 @@ typedef struct onyx_graph_value {
 
 typedef struct onyx_graph onyx_graph;
 
+/* The public onyx_type_info: a static type and the graph that names its
+ * symbolic dimensions. */
+struct onyx_type_info {
+    onyx_type type;
+    const onyx_graph *graph;
+    const char *onnx_type;     /* ONNX Runtime's type string for session inputs/outputs, else NULL */
+};
+
 typedef struct onyx_node {
     uint32_t index;            /* position in execution order */
     const char *name;          /* never NULL ("" when the file has none) */

@@ -82,6 +82,13 @@ struct OrtSessionOptions {
     size_t n_domains;
     void **libraries;                 /* dlopen handles from RegisterCustomOpsLibrary_V2 */
     size_t n_libraries;
+    OrtKeyValuePairs dim_by_name;     /* free dimension overrides: name -> decimal value */
+    OrtKeyValuePairs dim_by_denotation;
+    struct ort_ext_file { char *name; const void *data; size_t len; } *ext_files;
+    size_t n_ext_files;               /* AddExternalInitializersFromFilesInMemory (not copied) */
+    char **init_names;                /* AddInitializer: values the caller keeps alive */
+    const OrtValue **init_values;
+    size_t n_inits;
 };
 /* Build onyx options from the ORT ones (the caller frees). */
 OrtStatus *ort_options_to_onyx(const OrtSessionOptions *o, onyx_session_options **out);
@@ -162,5 +169,6 @@ struct OrtCustomOpDomain {
 OrtStatus *ort_custom_ops_attach(const OrtSessionOptions *o, onyx_session_options *oo);
 
 extern const OrtApi ort_api_table;
+__attribute__((visibility("default"))) const OrtApiBase *OrtGetApiBase(void);
 
 #endif

@@ -19,7 +19,7 @@ OrtStatus *ort_CreateSessionOptions(OrtSessionOptions **out) {
     o->mem_pattern = 1;
     o->cpu_arena = 1;
     o->per_session_threads = 1;
-    o->log_severity = ORT_LOGGING_LEVEL_WARNING;
+    o->log_severity = -1;   /* the environment's */
     *out = o;
     return NULL;
 }
@@ -45,6 +45,13 @@ void ort_ReleaseSessionOptions(OrtSessionOptions *o) {
     free_providers(o);
     free(o->domains);
     free(o->libraries);   /* libraries stay loaded: their ops may be in use (as in ORT) */
+    ort_kv_clear(&o->dim_by_name);
+    ort_kv_clear(&o->dim_by_denotation);
+    for (size_t i = 0; i < o->n_inits; i++) free(o->init_names[i]);
+    free(o->init_names);
+    free(o->init_values);
+    for (size_t i = 0; i < o->n_ext_files; i++) free(o->ext_files[i].name);
+    free(o->ext_files);
     free(o);
 }
 
@@ -64,7 +71,28 @@ OrtStatus *ort_CloneSessionOptions(const OrtSessionOptions *in, OrtSessionOption
     o->n_providers = 0;
     o->domains = NULL;
     o->libraries = NULL;
-    int ok = ort_kv_copy(&o->config, &in->config);
+    memset(&o->dim_by_name, 0, sizeof o->dim_by_name);
+    memset(&o->dim_by_denotation, 0, sizeof o->dim_by_denotation);
+    o->init_names = NULL;
+    o->init_values = NULL;
+    o->n_inits = 0;
+    o->ext_files = NULL;
+    o->n_ext_files = 0;
+    int ok = ort_kv_copy(&o->config, &in->config) && ort_kv_copy(&o->dim_by_name, &in->dim_by_name) &&
+             ort_kv_copy(&o->dim_by_denotation, &in->dim_by_denotation);
+    for (size_t i = 0; ok && i < in->n_ext_files; i++) {
+        const char *name = in->ext_files[i].name;
+        char *buf = (char *)in->ext_files[i].data;
+        size_t len = in->ext_files[i].len;
+        OrtStatus *st = ort_AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1);
+        ok = st == NULL;
+        ort_ReleaseStatus(st);
+    }
+    for (size_t i = 0; ok && i < in->n_inits; i++) {
+        OrtStatus *st = ort_AddInitializer(o, in->init_names[i], in->init_values[i]);
+        ok = st == NULL;
+        ort_ReleaseStatus(st);
+    }
     if (ok && in->n_providers) {
         o->provider_names = calloc(in->n_providers, sizeof *o->provider_names);
         o->provider_opts = calloc(in->n_providers, sizeof *o->provider_opts);
@@ -289,6 +317,123 @@ OrtStatus *ort_SessionOptionsAppendExecutionProvider(OrtSessionOptions *o, const
     return ok ? NULL : ort_status(ORT_FAIL, "out of memory");
 }
 
+/* ---- free dimension overrides and initializers ---- */
+static OrtStatus *dim_override(OrtKeyValuePairs *kv, const char *fn, const char *name, int64_t value) {
+    ORT_ARG_CHECK(name && *name, fn, "dimension name is NULL or empty");
+    if (value < 0)
+        return ort_status(ORT_INVALID_ARGUMENT, "%s: value %lld for '%s' is negative", fn,
+                          (long long)value, name);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)value);
+    return ort_kv_set(kv, name, buf) ? NULL : ort_status(ORT_FAIL, "%s: out of memory", fn);
+}
+OrtStatus *ort_AddFreeDimensionOverride(OrtSessionOptions *o, const char *denotation, int64_t value) {
+    OPT_CHECK("AddFreeDimensionOverride");
+    return dim_override(&o->dim_by_denotation, "AddFreeDimensionOverride", denotation, value);
+}
+OrtStatus *ort_AddFreeDimensionOverrideByName(OrtSessionOptions *o, const char *name, int64_t value) {
+    OPT_CHECK("AddFreeDimensionOverrideByName");
+    return dim_override(&o->dim_by_name, "AddFreeDimensionOverrideByName", name, value);
+}
+OrtStatus *ort_AddInitializer(OrtSessionOptions *o, const char *name, const OrtValue *v) {
+    OPT_CHECK("AddInitializer");
+    ORT_ARG_CHECK(name && *name && v, "AddInitializer", "name or value is NULL");
+    for (size_t i = 0; i < o->n_inits; i++)
+        if (!strcmp(o->init_names[i], name))
+            return ort_status(ORT_INVALID_ARGUMENT, "AddInitializer: '%s' was added already", name);
+    char **names = realloc(o->init_names, (o->n_inits + 1) * sizeof *names);
+    if (!names) return ort_status(ORT_FAIL, "AddInitializer: out of memory");
+    o->init_names = names;
+    const OrtValue **vals = realloc(o->init_values, (o->n_inits + 1) * sizeof *vals);
+    if (!vals) return ort_status(ORT_FAIL, "AddInitializer: out of memory");
+    o->init_values = vals;
+    if (!(names[o->n_inits] = strdup(name))) return ort_status(ORT_FAIL, "AddInitializer: out of memory");
+    vals[o->n_inits++] = v;
+    return NULL;
+}
+OrtStatus *ort_AddExternalInitializers(OrtSessionOptions *o, const char *const *names,
+                                       const OrtValue *const *values, size_t n) {
+    OPT_CHECK("AddExternalInitializers");
+    ORT_ARG_CHECK(!n || (names && values), "AddExternalInitializers", "names or values are NULL");
+    for (size_t i = 0; i < n; i++) {
+        OrtStatus *st = ort_AddInitializer(o, names[i], values[i]);
+        if (st) return st;
+    }
+    return NULL;
+}
+
+OrtStatus *ort_AddExternalInitializersFromFilesInMemory(OrtSessionOptions *o, const char *const *names,
+                                                        char *const *buffers, const size_t *lengths, size_t n) {
+    OPT_CHECK("AddExternalInitializersFromFilesInMemory");
+    ORT_ARG_CHECK(!n || (names && buffers && lengths), "AddExternalInitializersFromFilesInMemory", "NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i] || !*names[i] || (!buffers[i] && lengths[i]))
+            return ort_status(ORT_INVALID_ARGUMENT, "AddExternalInitializersFromFilesInMemory: file %zu "
+                              "has no name or no data", i);
+        struct ort_ext_file *f = realloc(o->ext_files, (o->n_ext_files + 1) * sizeof *f);
+        if (!f) return ort_status(ORT_FAIL, "AddExternalInitializersFromFilesInMemory: out of memory");
+        o->ext_files = f;
+        char *name = strdup(names[i]);
+        if (!name) return ort_status(ORT_FAIL, "AddExternalInitializersFromFilesInMemory: out of memory");
+        f[o->n_ext_files++] = (struct ort_ext_file){name, buffers[i], lengths[i]};
+    }
+    return NULL;
+}
+
+/* ---- CUDA: the options go to onyx's "cuda" provider (an error naming the
+ * providers in this build when onyx was built without it) ---- */
+struct OrtCUDAProviderOptionsV2 { OrtKeyValuePairs kv; };
+
+OrtStatus *ort_CreateCUDAProviderOptions(OrtCUDAProviderOptionsV2 **out) {
+    ORT_ARG_CHECK(out, "CreateCUDAProviderOptions", "out is NULL");
+    *out = calloc(1, sizeof **out);
+    if (!*out || !ort_kv_set(&(*out)->kv, "device_id", "0")) {
+        free(*out);
+        return ort_status(ORT_FAIL, "CreateCUDAProviderOptions: out of memory");
+    }
+    return NULL;
+}
+OrtStatus *ort_UpdateCUDAProviderOptions(OrtCUDAProviderOptionsV2 *p, const char *const *keys,
+                                         const char *const *values, size_t n) {
+    ORT_ARG_CHECK(p && (!n || (keys && values)), "UpdateCUDAProviderOptions", "NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        ORT_ARG_CHECK(keys[i] && values[i], "UpdateCUDAProviderOptions", "a key or value is NULL");
+        if (!ort_kv_set(&p->kv, keys[i], values[i]))
+            return ort_status(ORT_FAIL, "UpdateCUDAProviderOptions: out of memory");
+    }
+    return NULL;
+}
+OrtStatus *ort_GetCUDAProviderOptionsAsString(const OrtCUDAProviderOptionsV2 *p, OrtAllocator *a, char **out) {
+    ORT_ARG_CHECK(p && out, "GetCUDAProviderOptionsAsString", "NULL argument");
+    size_t len = 1;
+    for (size_t i = 0; i < p->kv.n; i++) len += strlen(p->kv.keys[i]) + strlen(p->kv.values[i]) + 2;
+    char *buf = malloc(len), *w = buf;
+    if (!buf) return ort_status(ORT_FAIL, "GetCUDAProviderOptionsAsString: out of memory");
+    *w = 0;
+    for (size_t i = 0; i < p->kv.n; i++)   /* ORT's form: "key=value;key=value" */
+        w += sprintf(w, "%s%s=%s", i ? ";" : "", p->kv.keys[i], p->kv.values[i]);
+    OrtStatus *st = ort_alloc_string(a, buf, out);
+    free(buf);
+    return st;
+}
+void ort_ReleaseCUDAProviderOptions(OrtCUDAProviderOptionsV2 *p) {
+    if (!p) return;
+    ort_kv_clear(&p->kv);
+    free(p);
+}
+OrtStatus *ort_SessionOptionsAppendExecutionProvider_CUDA_V2(OrtSessionOptions *o, const OrtCUDAProviderOptionsV2 *p) {
+    ORT_ARG_CHECK(o && p, "SessionOptionsAppendExecutionProvider_CUDA_V2", "NULL argument");
+    return ort_SessionOptionsAppendExecutionProvider(o, "CUDA", (const char *const *)p->kv.keys,
+                                                     (const char *const *)p->kv.values, p->kv.n);
+}
+OrtStatus *ort_SessionOptionsAppendExecutionProvider_CUDA(OrtSessionOptions *o, const OrtCUDAProviderOptions *p) {
+    ORT_ARG_CHECK(o && p, "SessionOptionsAppendExecutionProvider_CUDA", "NULL argument");
+    char id[16];
+    snprintf(id, sizeof id, "%d", *(const int *)p);   /* device_id is the struct's first member */
+    const char *k = "device_id", *v = id;
+    return ort_SessionOptionsAppendExecutionProvider(o, "CUDA", &k, &v, 1);
+}
+
 /* ---- the onyx options a session is created with ---- */
 static OrtStatus *profile_file_name(const char *prefix, char **out) {
     time_t now = time(NULL);
@@ -324,6 +469,23 @@ OrtStatus *ort_options_to_onyx(const OrtSessionOptions *o, onyx_session_options 
         st = ort_from_onyx(onyx_session_options_add_config(oo, "session.disable_memory_plan", "1"));
     if (!st && !o->per_session_threads)
         st = ort_from_onyx(onyx_session_options_use_env_threads(oo));
+    if (!st) st = ort_from_onyx(onyx_session_options_set_inter_op_threads(oo, o->inter_threads));
+    if (!st) st = ort_from_onyx(onyx_session_options_set_execution_mode(oo, o->mode == ORT_PARALLEL));
+    if (!st && o->log_severity >= 0)
+        st = ort_from_onyx(onyx_session_options_set_log_level(oo, (onyx_log_level)o->log_severity));
+    if (!st && o->logid) st = ort_from_onyx(onyx_session_options_set_logid(oo, o->logid));
+    for (size_t i = 0; !st && i < o->dim_by_name.n; i++)
+        st = ort_from_onyx(onyx_session_options_add_free_dimension_override(
+            oo, o->dim_by_name.keys[i], strtoll(o->dim_by_name.values[i], NULL, 10)));
+    for (size_t i = 0; !st && i < o->dim_by_denotation.n; i++)
+        st = ort_from_onyx(onyx_session_options_add_free_dimension_override_by_denotation(
+            oo, o->dim_by_denotation.keys[i], strtoll(o->dim_by_denotation.values[i], NULL, 10)));
+    for (size_t i = 0; !st && i < o->n_ext_files; i++)
+        st = ort_from_onyx(onyx_session_options_add_external_data(oo, o->ext_files[i].name,
+                                                                  o->ext_files[i].data, o->ext_files[i].len));
+    for (size_t i = 0; !st && i < o->n_inits; i++)
+        st = ort_from_onyx(onyx_session_options_add_initializer(oo, o->init_names[i],
+                                                                (const onyx_value *)o->init_values[i]));
     for (size_t i = 0; !st && i < o->config.n; i++) {
         const char *k = o->config.keys[i], *v = o->config.values[i];
         if (!strcmp(k, "session.disable_mem_pattern")) continue;

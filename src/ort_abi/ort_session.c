@@ -60,6 +60,31 @@ OrtStatus *ort_CreateSessionFromArray(const OrtEnv *env, const void *data, size_
     ORT_ARG_CHECK(len, "CreateSessionFromArray", "model data is empty");
     return session_create(env, NULL, data, len, opts, out);
 }
+/* Prepacked-weights containers let ORT sessions share packed weights. onyx
+ * packs per session, so a container is an empty token and the sessions
+ * made with one are ordinary sessions (same results, no sharing). */
+struct OrtPrepackedWeightsContainer { int unused; };
+OrtStatus *ort_CreatePrepackedWeightsContainer(OrtPrepackedWeightsContainer **out) {
+    ORT_ARG_CHECK(out, "CreatePrepackedWeightsContainer", "out is NULL");
+    *out = calloc(1, sizeof **out);
+    return *out ? NULL : ort_status(ORT_FAIL, "CreatePrepackedWeightsContainer: out of memory");
+}
+void ort_ReleasePrepackedWeightsContainer(OrtPrepackedWeightsContainer *c) { free(c); }
+OrtStatus *ort_CreateSessionWithPrepackedWeightsContainer(const OrtEnv *env, const char *path,
+                                                          const OrtSessionOptions *o,
+                                                          OrtPrepackedWeightsContainer *c,
+                                                          OrtSession **out) {
+    ORT_ARG_CHECK(c, "CreateSessionWithPrepackedWeightsContainer", "container is NULL");
+    return ort_CreateSession(env, path, o, out);
+}
+OrtStatus *ort_CreateSessionFromArrayWithPrepackedWeightsContainer(const OrtEnv *env, const void *data,
+                                                                   size_t len, const OrtSessionOptions *o,
+                                                                   OrtPrepackedWeightsContainer *c,
+                                                                   OrtSession **out) {
+    ORT_ARG_CHECK(c, "CreateSessionFromArrayWithPrepackedWeightsContainer", "container is NULL");
+    return ort_CreateSessionFromArray(env, data, len, o, out);
+}
+
 void ort_ReleaseSession(OrtSession *s) {
     if (!s) return;
     onyx_session_free(s->s);

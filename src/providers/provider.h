@@ -35,24 +35,54 @@ typedef struct onyx_provider_vtable {
     /* Optional: the kernel keeps its own copy of constant input `input`
      * (packed weights), so the graph's copy may be freed. */
     bool (*kernel_owns_input)(const onyx_provider *p, const onyx_kernel *k, size_t input);
-    /* Run one node: ctx->in/out are host values (providers with device
-     * memory copy in and out, or keep device buffers in their kernel state). */
+    /* Run one node: ctx->in/out are values in the provider's memory (host
+     * values for the inputs host_inputs names). */
     onyx_status *(*run)(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx);
-    /* Memory the provider's kernels read and write (host memory for the CPU). */
-    void *(*alloc)(const onyx_provider *p, size_t nbytes);
-    void (*free)(const onyx_provider *p, void *ptr);
-    bool host_memory;    /* true: buffers are ordinary host memory, no copies needed */
     void (*destroy)(onyx_provider *p);
+
+    /* ---- device providers (NULL for the CPU) ---- */
+    /* Inputs of a node it claims that it reads in host memory (bit k). */
+    uint64_t (*host_inputs)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n);
+    /* Optional group capability (onyx_provider.h, get_capability): fills
+     * claim[i] for every node of g; available[i] = 0 for nodes taken. */
+    onyx_status *(*capability)(const onyx_provider *p, const onyx_graph *g, const uint8_t *available,
+                               int32_t *claim);
+    /* Compile the nodes[0..n) of one group, reading values in[0..n_in) and
+     * writing out[0..n_out); *group identifies the kernel for the
+     * ai.onyx CompiledGroup node that replaces them (attribute "group"). */
+    onyx_status *(*compile)(onyx_provider *p, const onyx_graph *g, const uint32_t *nodes, size_t n,
+                            const int32_t *in, size_t n_in, const int32_t *out, size_t n_out,
+                            int64_t *group);
+    /* A copy of host tensor src in the provider's memory (constants). */
+    onyx_status *(*to_device)(const onyx_provider *p, const onyx_value *src, onyx_value **out);
 } onyx_provider_vtable;
 
 struct onyx_provider {
     const onyx_provider_vtable *vt;
     void *impl;
+    /* the memory its kernels read and write: NULL = host memory (no copies) */
+    const onyx_device_mem *device;
+    char name[64];           /* "cpu", "cuda", or a plugin's name */
 };
 
-/* Create a provider by name ("cpu") with options. */
+/* The nodes the partitioner inserts (domain "ai.onyx"), run by the device
+ * provider on the far side of the boundary. */
+#define ONYX_OP_COPY_TO_DEVICE "MemcpyFromHost"
+#define ONYX_OP_COPY_TO_HOST "MemcpyToHost"
+#define ONYX_OP_COMPILED "CompiledGroup"
+#define ONYX_DOMAIN_INTERNAL "ai.onyx"
+
+/* Create a provider by name ("cpu", or a plugin found as
+ * libonyx_provider_NAME.so) with options. */
 onyx_status *onyx_provider_create(const char *name, const char *const *keys,
                                   const char *const *values, size_t n, onyx_provider **out);
+/* Load a provider plugin from a shared library (plugin.c). */
+onyx_status *onyx_provider_load(const char *path, const char *const *keys,
+                                const char *const *values, size_t n, onyx_provider **out);
+/* Where libonyx_provider_NAME.so is found: into buf, true if it exists. */
+bool onyx_provider_library_path(const char *name, char *buf, size_t len);
+/* True for names of builtin providers ("cpu"). */
+bool onyx_provider_is_builtin(const char *name);
 void onyx_provider_destroy(onyx_provider *p);
 /* The names of the providers in this build, NULL-terminated. */
 const char *const *onyx_provider_names(void);

@@ -102,7 +102,7 @@ static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i
     int64_t t0 = rs->profiler ? onyx_now_ns() : 0;
     onyx_status *st = p->vt->run(p, &plan->kernels[i], &ctx);
     if (rs->profiler && !st)
-        onyx_profiler_node_event(rs->profiler, n, p->vt->name, in, out, t0, onyx_now_ns());
+        onyx_profiler_node_event(rs->profiler, n, p->name, in, out, t0, onyx_now_ns());
     for (size_t k = 0; !st && k < n->n_out; k++)
         if (used[k] && !out[k]) st = ONYX_RUNTIME_ERROR("the kernel did not produce output %zu", k);
     for (size_t k = 0; k < n->n_out; k++) {

@@ -61,7 +61,32 @@ static onyx_status *check_declared(const onyx_graph *g, int32_t v, const onyx_ty
                               type_str(inf, b, sizeof b));
 }
 
-static onyx_status *infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env, bool strict) {
+/* A node of a caller's custom operator: its infer_types callback. */
+static void infer_custom_node(onyx_graph *g, onyx_node *n, const onyx_custom_op *op, const onyx_env *env) {
+    onyx_type *out = calloc(n->n_out + 1, sizeof *out);
+    if (!out) return;
+    for (size_t k = 0; k < n->n_out; k++) out[k].rank = -1;
+    onyx_status *st = onyx_custom_infer(op, g, n, out);
+    if (st) {
+        char desc[300];
+        onyx_log(env, ONYX_LOG_WARNING, "type inference: %s: %s", onyx_node_describe(n, desc, sizeof desc),
+                 onyx_status_message(st));
+        onyx_status_free(st);
+    } else {
+        for (size_t k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0 && out[k].kind && onyx_dtype_valid(out[k].dtype))
+                merge_type(&g->values[n->out[k]].type, &out[k]);
+    }
+    free(out);
+}
+
+static onyx_status *infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env, bool strict,
+                               const onyx_custom_ops *ops) {
+    const onyx_custom_op *custom = onyx_custom_ops_find(ops, n);
+    if (custom) {
+        infer_custom_node(g, n, custom, env);
+        return NULL;
+    }
     const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
     onyx_status *err = NULL;
     if (!d || !d->infer) return NULL;
@@ -128,21 +153,22 @@ static onyx_status *check_if_branches(const onyx_graph *g, const onyx_node *n) {
     return NULL;
 }
 
-static onyx_status *infer_graph(onyx_graph *g, const onyx_env *env, bool strict) {
+static onyx_status *infer_graph(onyx_graph *g, const onyx_env *env, bool strict,
+                                const onyx_custom_ops *ops) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
-        ONYX_TRY(infer_node(g, n, env, strict));
-        for (size_t s = 0; s < n->n_subgraphs; s++) ONYX_TRY(infer_graph(n->subgraphs[s], env, strict));
+        ONYX_TRY(infer_node(g, n, env, strict, ops));
+        for (size_t s = 0; s < n->n_subgraphs; s++) ONYX_TRY(infer_graph(n->subgraphs[s], env, strict, ops));
         if (strict) ONYX_TRY(check_if_branches(g, n));
     }
     return NULL;
 }
 
 void onyx_infer_graph(onyx_graph *g, const onyx_env *env) {
-    onyx_status *st = infer_graph(g, env, false);   /* never fails when not strict */
+    onyx_status *st = infer_graph(g, env, false, NULL);   /* never fails when not strict */
     onyx_status_free(st);
 }
 
-onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env) {
-    return infer_graph(g, env, true);
+onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops) {
+    return infer_graph(g, env, true, ops);
 }

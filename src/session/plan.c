@@ -11,6 +11,8 @@ static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *prov
     const onyx_graph *g = plan->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *n = &g->nodes[i];
+        /* the partitioner's choice (partition.c), else the first that claims it */
+        if (n->provider >= 0 && (size_t)n->provider < n_providers) plan->node_provider[i] = providers[n->provider];
         for (size_t p = 0; p < n_providers && !plan->node_provider[i]; p++)
             if (providers[p]->vt->claims(providers[p], g, n)) plan->node_provider[i] = providers[p];
         if (!plan->node_provider[i]) {

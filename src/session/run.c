@@ -231,9 +231,14 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
     int64_t *sig = NULL;
     size_t sig_len = 0;
-    if (!st && !s->memplan_disabled && !onyx_memplan_signature(g, rs.slots, &sig, &sig_len)) {
-        acquire_plan(s, &rs, sig, sig_len);
-        if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+    if (!st && !s->memplan_disabled) {
+        /* the plan is an optimisation: without one the run allocates from the heap */
+        onyx_status *sst = onyx_memplan_signature(g, rs.slots, &sig, &sig_len);
+        if (!sst) {
+            acquire_plan(s, &rs, sig, sig_len);
+            if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+        }
+        onyx_status_free(sst);
     }
     int64_t t_exec = s->profiler ? onyx_now_ns() : 0;
     if (!st) st = onyx_plan_execute(s->plan, &rs);
@@ -242,10 +247,10 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
     if (!st && rs.recorded) {
         onyx_memplan *mp;
-        if (!onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp)) {
-            sig = NULL; /* owned by the plan now */
-            install_plan(s, mp);
-        }
+        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp);
+        sig = NULL; /* owned (or freed) by onyx_memplan_build */
+        if (!bst) install_plan(s, mp);
+        onyx_status_free(bst);
     }
     free(sig);
     if (st) {

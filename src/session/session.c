@@ -20,6 +20,16 @@ static void default_logger(void *user, onyx_log_level level, const char *logid, 
 }
 
 void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...) {
+    /* without an environment, warnings still reach stderr (a provider skipped) */
+    if (!env && level >= ONYX_LOG_WARNING) {
+        char buf[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        default_logger(NULL, level, "onyx", buf);
+        return;
+    }
     if (!env || !env->log_fn || level < env->level) return;
     char buf[1024];
     va_list ap;
@@ -92,6 +102,7 @@ void onyx_session_options_free(onyx_session_options *o) {
         free(r->keys);
         free(r->values);
         free(r->name);
+        free(r->path);
     }
     free(o->providers);
     for (size_t i = 0; i < o->n_config; i++) {
@@ -104,6 +115,9 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->disabled_passes);
     free(o->optimized_model_path);
     onyx_session_options_free_overrides(o);
+    onyx_custom_ops_clear(&o->custom_ops);
+    for (size_t i = 0; i < o->n_ext_files; i++) free(o->ext_files[i].location);
+    free(o->ext_files);
     free(o);
 }
 
@@ -131,15 +145,14 @@ static char *dup_or_null(const char *s, bool *oom) {
     return d;
 }
 
-onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const char *name,
-                                                  const char *const *keys,
-                                                  const char *const *values, size_t n) {
-    if (!o || !name) return ONYX_INVALID_ARG("onyx_session_options_append_provider: NULL argument");
-    if (n && (!keys || !values)) return ONYX_INVALID_ARG("provider options: keys/values are NULL");
-    /* validate now so a typo fails here, not at session creation */
-    onyx_provider *probe;
-    ONYX_TRY(onyx_provider_create(name, keys, values, n, &probe));
-    onyx_provider_destroy(probe);
+/* Providers shipped as plugins by this project: asking for one that was not
+ * built is not an error here; the session warns and runs on the CPU. */
+static bool shipped_plugin(const char *name) {
+    return !strcasecmp(name, "cuda") || !strcasecmp(name, "CUDAExecutionProvider");
+}
+
+static onyx_status *add_request(onyx_session_options *o, const char *name, const char *path,
+                                const char *const *keys, const char *const *values, size_t n) {
     onyx_provider_request *r = realloc(o->providers, (o->n_providers + 1) * sizeof *r);
     if (!r) return ONYX_OOM();
     o->providers = r;
@@ -147,6 +160,7 @@ onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const
     memset(r, 0, sizeof *r);
     bool oom = false;
     r->name = dup_or_null(name, &oom);
+    if (path) r->path = dup_or_null(path, &oom);
     r->keys = calloc(n + 1, sizeof *r->keys);
     r->values = calloc(n + 1, sizeof *r->values);
     oom |= !r->keys || !r->values;
@@ -157,6 +171,35 @@ onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const
     }
     o->n_providers++;
     return oom ? ONYX_OOM() : NULL;
+}
+
+onyx_status *onyx_session_options_append_provider(onyx_session_options *o, const char *name,
+                                                  const char *const *keys,
+                                                  const char *const *values, size_t n) {
+    if (!o || !name) return ONYX_INVALID_ARG("onyx_session_options_append_provider: NULL argument");
+    if (n && (!keys || !values)) return ONYX_INVALID_ARG("provider options: keys/values are NULL");
+    if (onyx_provider_is_builtin(name)) {
+        /* validate now so a typo fails here, not at session creation */
+        onyx_provider *probe;
+        ONYX_TRY(onyx_provider_create(name, keys, values, n, &probe));
+        onyx_provider_destroy(probe);
+    } else {
+        /* plugins start (and check their options) with the session, which
+         * may skip them; a name with no library at all is a typo */
+        char path[4096];
+        if (!onyx_provider_library_path(name, path, sizeof path) && !shipped_plugin(name))
+            return ONYX_INVALID_ARG("execution provider '%s' is not available: no builtin provider has that "
+                                    "name and its library %s was not found (available: cpu)", name, path);
+    }
+    return add_request(o, name, NULL, keys, values, n);
+}
+
+onyx_status *onyx_session_options_append_provider_library(onyx_session_options *o, const char *path,
+                                                          const char *const *keys,
+                                                          const char *const *values, size_t n) {
+    if (!o || !path) return ONYX_INVALID_ARG("onyx_session_options_append_provider_library: NULL argument");
+    if (n && (!keys || !values)) return ONYX_INVALID_ARG("provider options: keys/values are NULL");
+    return add_request(o, path, path, keys, values, n);
 }
 
 onyx_status *onyx_session_options_enable_profiling(onyx_session_options *o, const char *file) {
@@ -201,6 +244,25 @@ onyx_status *onyx_session_end_profiling(onyx_session *s, const char **path) {
     return NULL;
 }
 
+onyx_status *onyx_session_options_add_external_data(onyx_session_options *o, const char *location,
+                                                   const void *data, size_t len) {
+    if (!o || !location || (!data && len))
+        return ONYX_INVALID_ARG("onyx_session_options_add_external_data: NULL argument");
+    if (!*location) return ONYX_INVALID_ARG("onyx_session_options_add_external_data: empty location");
+    onyx_external_file *f = realloc(o->ext_files, (o->n_ext_files + 1) * sizeof *f);
+    if (!f) return ONYX_OOM();
+    o->ext_files = f;
+    char *loc = strdup(location);
+    if (!loc) return ONYX_OOM();
+    f[o->n_ext_files++] = (onyx_external_file){loc, data, len};
+    return NULL;
+}
+
+onyx_status *onyx_session_options_add_custom_op(onyx_session_options *o, const onyx_custom_op *op) {
+    if (!o) return ONYX_INVALID_ARG("onyx_session_options_add_custom_op: options are NULL");
+    return onyx_custom_ops_add(&o->custom_ops, op);
+}
+
 onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
                                              const char *value) {
     if (!o || !key || !value) return ONYX_INVALID_ARG("onyx_session_options_add_config: NULL argument");
@@ -237,21 +299,46 @@ const char *onyx_session_options_config(const onyx_session_options *o, const cha
 
 /* ----------------------------------------------------------- session */
 
+/* Append "name: why" to the session's list of providers that could not start. */
+static void note_skipped(onyx_session *s, const char *name, const char *why) {
+    size_t old = s->skipped_providers ? strlen(s->skipped_providers) : 0;
+    size_t add = strlen(name) + strlen(why) + 4;
+    char *l = realloc(s->skipped_providers, old + add);
+    if (!l) return;
+    snprintf(l + old, add, "%s: %s\n", name, why);
+    s->skipped_providers = l;
+}
+
 /* The user's providers in their order, then the CPU provider last (with the
- * user's CPU options if they listed it) so it takes every node left. */
+ * user's CPU options if they listed it) so it takes every node left. A
+ * provider that cannot start (no device, library missing or mismatched) is
+ * skipped with one warning, or fails the session under
+ * "session.disable_provider_fallback" = "1". */
 static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
     size_t n = o ? o->n_providers : 0;
-    s->providers = calloc(n + 1, sizeof *s->providers);
+    s->providers = calloc(n + 2, sizeof *s->providers);
     if (!s->providers) return ONYX_OOM();
+    const char *strict = onyx_session_options_config(o, "session.disable_provider_fallback");
     const onyx_provider_request *cpu_req = NULL;
+    /* the caller's custom operators come first: their nodes are theirs */
+    if (o && o->custom_ops.n)
+        ONYX_TRY(onyx_custom_provider_create(&o->custom_ops, &s->providers[s->n_providers++]));
     for (size_t i = 0; i < n; i++) {
         const onyx_provider_request *r = &o->providers[i];
-        onyx_provider *p;
-        ONYX_TRY(onyx_provider_create(r->name, (const char *const *)r->keys,
-                                      (const char *const *)r->values, r->n, &p));
-        if (!strcmp(p->vt->name, "cpu")) {
+        if (!r->path && onyx_provider_is_builtin(r->name)) {
             cpu_req = r;
-            onyx_provider_destroy(p);
+            continue;
+        }
+        onyx_provider *p;
+        const char *const *keys = (const char *const *)r->keys, *const *values = (const char *const *)r->values;
+        onyx_status *st = r->path ? onyx_provider_load(r->path, keys, values, r->n, &p)
+                                  : onyx_provider_create(r->name, keys, values, r->n, &p);
+        if (st && strict && !strcmp(strict, "1"))
+            return onyx_error_wrap(st, "provider '%s' (strict placement, session.disable_provider_fallback): ", r->name);
+        if (st) {
+            onyx_log(s->env, ONYX_LOG_WARNING, "%s; its nodes run on the CPU", onyx_status_message(st));
+            note_skipped(s, r->name, onyx_status_message(st));
+            onyx_status_free(st);
             continue;
         }
         s->providers[s->n_providers++] = p;
@@ -259,6 +346,12 @@ static onyx_status *create_providers(onyx_session *s, const onyx_session_options
     return onyx_cpu_provider_create(cpu_req ? (const char *const *)cpu_req->keys : NULL,
                                     cpu_req ? (const char *const *)cpu_req->values : NULL,
                                     cpu_req ? cpu_req->n : 0, &s->providers[s->n_providers++]);
+}
+
+static bool has_device_provider(const onyx_session *s) {
+    for (size_t i = 0; i < s->n_providers; i++)
+        if (s->providers[i]->device) return true;
+    return false;
 }
 
 static onyx_status *collect_io(onyx_session *s) {
@@ -362,15 +455,37 @@ static onyx_status *snapshot_declared_outputs(onyx_session *s) {
     return NULL;
 }
 
+static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o);
+
+/* The caller's in-memory external data files are visible to the model only
+ * while the session is built (the options may be freed afterwards). */
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
+    if (o && o->n_ext_files && s->model) {
+        s->model->ext_files = o->ext_files;
+        s->model->n_ext_files = o->n_ext_files;
+    }
+    onyx_status *st = session_init_model(s, o);
+    if (s->model) {
+        s->model->ext_files = NULL;
+        s->model->n_ext_files = 0;
+    }
+    return st;
+}
+
+static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
     ONYX_TRY(snapshot_declared_outputs(s));
-    ONYX_TRY(onyx_infer_graph_checked(s->graph, s->env));
+    ONYX_TRY(onyx_infer_graph_checked(s->graph, s->env, o ? &o->custom_ops : NULL));
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
+    ONYX_TRY(create_providers(s, o));
+    /* the blocked layout and other CPU-specific passes target nodes the CPU
+     * runs: with a device provider the graph is partitioned after the
+     * portable passes and those are skipped */
+    bool device = has_device_provider(s);
     int level = o ? (int)o->opt_level : ONYX_OPT_ALL;
     if (level > ONYX_OPT_DISABLED) {
         const char *cfg = onyx_session_options_config(o, "session.disabled_optimizers");
@@ -385,10 +500,10 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
          * target this machine's CPU and run after the save */
         bool saving = o && o->optimized_model_path;
         onyx_status *st = onyx_optimize_phase(s->graph, s->env, level, disabled,
-                                              saving ? ONYX_OPT_PHASE_PORTABLE : ONYX_OPT_PHASE_EVERY,
+                                              saving || device ? ONYX_OPT_PHASE_PORTABLE : ONYX_OPT_PHASE_EVERY,
                                               &s->opt_report);
         if (!st && saving) st = save_optimized(s, o->optimized_model_path);
-        if (!st && saving)
+        if (!st && saving && !device)
             st = onyx_optimize_phase(s->graph, s->env, level, disabled, ONYX_OPT_PHASE_LAYOUT, &s->opt_report);
         free(disabled);
         ONYX_TRY(st);
@@ -407,13 +522,14 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
         if (!s->tp) return ONYX_OOM();
         s->owns_tp = true;
     }
-    ONYX_TRY(create_providers(s, o));
+    ONYX_TRY(onyx_partition(s->graph, s->providers, s->n_providers, &s->partition));
     /* kernels pack their weights with the session's threads */
     onyx_threadpool *outer = onyx_threadpool_for_init(s->tp);
     onyx_status *pst = onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan);
     onyx_threadpool_for_init(outer);
     ONYX_TRY(pst);
     ONYX_TRY(collect_io(s));
+    ONYX_TRY(onyx_session_name_types(s));
     const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
     s->memplan_disabled = nomp && !strcmp(nomp, "1");
     return NULL;
@@ -425,16 +541,46 @@ static onyx_status *session_new(onyx_env *env, const onyx_session_options *o, on
     onyx_session *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
     s->env = env;
-    if (o && o->profile_file && !(s->profiler = onyx_profiler_create(o->profile_file))) {
-        free(s);
-        return ONYX_OOM();
-    }
     pthread_mutex_init(&s->stats_lock, NULL);
     pthread_mutex_init(&s->plan_lock, NULL);
     s->spare_arenas = calloc(8, sizeof *s->spare_arenas);
-    if (!s->spare_arenas) {
-        free(s);
+    if (!s->spare_arenas || (o && o->profile_file && !(s->profiler = onyx_profiler_create(o->profile_file)))) {
+        onyx_session_free(s);
         return ONYX_OOM();
+    }
+    *out = s;
+    return NULL;
+}
+
+/* One creation path for files and buffers: load with `load`, then build,
+ * optimise, partition and plan; errors name the source. */
+typedef onyx_status *(*model_loader)(const void *src, size_t len, const onyx_session_options *o, onyx_model **m);
+
+static onyx_status *load_from_file(const void *src, size_t len, const onyx_session_options *o, onyx_model **m) {
+    return onyx_model_load_file(src, m);
+}
+
+static onyx_status *load_from_buffer(const void *src, size_t len, const onyx_session_options *o, onyx_model **m) {
+    return onyx_model_load_buffer(src, len, onyx_session_options_config(o, "session.model_dir"), m);
+}
+
+static onyx_status *session_create(onyx_env *env, model_loader load, const void *src, size_t len,
+                                   const char *what, const char *event, const onyx_session_options *o,
+                                   onyx_session **out) {
+    *out = NULL;
+    onyx_session *s;
+    ONYX_TRY(session_new(env, o, &s));
+    onyx_alloc_recycle_begin();   /* weight copies become packed weights */
+    int64_t t0 = onyx_now_ns();
+    onyx_status *st = load(src, len, o, &s->model);
+    int64_t t1 = onyx_now_ns();
+    if (!st) st = session_init(s, o);
+    onyx_alloc_recycle_end();
+    onyx_profiler_session_event(s->profiler, event, t0, t1);
+    onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
+    if (st) {
+        onyx_session_free(s);
+        return onyx_error_wrap(st, "%s: ", what);
     }
     *out = s;
     return NULL;
@@ -443,46 +589,13 @@ static onyx_status *session_new(onyx_env *env, const onyx_session_options *o, on
 onyx_status *onyx_session_create(onyx_env *env, const char *path, const onyx_session_options *o,
                                  onyx_session **out) {
     if (!path || !out) return ONYX_INVALID_ARG("session create: model path or out is NULL");
-    *out = NULL;
-    onyx_session *s;
-    ONYX_TRY(session_new(env, o, &s));
-    onyx_alloc_recycle_begin();   /* weight copies become packed weights */
-    int64_t t0 = onyx_now_ns();
-    onyx_status *st = onyx_model_load_file(path, &s->model);
-    int64_t t1 = onyx_now_ns();
-    if (!st) st = session_init(s, o);
-    onyx_alloc_recycle_end();
-    onyx_profiler_session_event(s->profiler, "model_loading_uri", t0, t1);
-    onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
-    if (st) {
-        onyx_session_free(s);
-        return onyx_error_wrap(st, "%s: ", path);
-    }
-    *out = s;
-    return NULL;
+    return session_create(env, load_from_file, path, 0, path, "model_loading_uri", o, out);
 }
 
 onyx_status *onyx_session_create_from_memory(onyx_env *env, const void *data, size_t len,
                                              const onyx_session_options *o, onyx_session **out) {
     if ((!data && len) || !out) return ONYX_INVALID_ARG("session create: data or out is NULL");
-    *out = NULL;
-    onyx_session *s;
-    ONYX_TRY(session_new(env, o, &s));
-    onyx_alloc_recycle_begin();   /* weight copies become packed weights */
-    int64_t t0 = onyx_now_ns();
-    onyx_status *st = onyx_model_load_buffer(data, len, onyx_session_options_config(o, "session.model_dir"),
-                                             &s->model);
-    int64_t t1 = onyx_now_ns();
-    if (!st) st = session_init(s, o);
-    onyx_alloc_recycle_end();
-    onyx_profiler_session_event(s->profiler, "model_loading_array", t0, t1);
-    onyx_profiler_session_event(s->profiler, "session_initialization", t1, onyx_now_ns());
-    if (st) {
-        onyx_session_free(s);
-        return st;
-    }
-    *out = s;
-    return NULL;
+    return session_create(env, load_from_buffer, data, len, "model in memory", "model_loading_array", o, out);
 }
 
 void onyx_session_free(onyx_session *s) {
@@ -494,8 +607,11 @@ void onyx_session_free(onyx_session *s) {
     }
     onyx_profiler_free(s->profiler);
     onyx_plan_free(s->plan);
+    /* device constants go back to their providers before those close */
+    if (s->graph) onyx_partition_release_device_constants(s->graph);
     for (size_t i = 0; i < s->n_providers; i++) onyx_provider_destroy(s->providers[i]);
     free(s->providers);
+    free(s->skipped_providers);
     onyx_graph_free(s->graph);
     onyx_model_free(s->model);
     onyx_opt_report_free(&s->opt_report);
@@ -557,7 +673,7 @@ void onyx_session_last_run_stats(const onyx_session *s, onyx_run_stats *out) {
 
 size_t onyx_session_node_count(const onyx_session *s) { return s ? s->graph->n_nodes : 0; }
 const char *onyx_session_node_provider(const onyx_session *s, size_t i) {
-    return s && i < s->graph->n_nodes ? s->plan->node_provider[i]->vt->name : NULL;
+    return s && i < s->graph->n_nodes ? s->plan->node_provider[i]->name : NULL;
 }
 const char *onyx_session_node_op_type(const onyx_session *s, size_t i) {
     return s && i < s->graph->n_nodes ? s->graph->nodes[i].op_type : NULL;

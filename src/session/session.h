@@ -11,7 +11,9 @@
 #include "format/model.h"
 #include "ir/graph.h"
 #include "providers/provider.h"
+#include "providers/custom/custom_provider.h"
 #include "session/memplan.h"
+#include "session/partition.h"
 #include "session/profiler.h"
 #include "optimizer/optimizer.h"
 
@@ -28,6 +30,7 @@ void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
 
 typedef struct onyx_provider_request {
     char *name;
+    char *path;                         /* a plugin library given by path, or NULL */
     size_t n;
     char **keys, **values;
 } onyx_provider_request;
@@ -57,6 +60,9 @@ struct onyx_session_options {
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
     bool use_env_threads;
+    onyx_custom_ops custom_ops;         /* onyx_session_options_add_custom_op */
+    onyx_external_file *ext_files;      /* onyx_session_options_add_external_data */
+    size_t n_ext_files;
     /* ONNX Runtime's session options beyond the above (overrides.c) */
     int inter_op_threads;               /* recorded; the executor runs nodes in order */
     bool parallel_execution;            /* ditto: ORT_PARALLEL is accepted, runs sequentially */
@@ -98,8 +104,9 @@ void onyx_plan_free(onyx_plan *plan);
 void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
 /* The same at load, also enforcing the declared types: an error when a graph
  * output's declared element type or rank contradicts the inferred one, or
- * when an If's branches make different element types. */
-onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env);
+ * when an If's branches make different element types. `ops`: the caller's
+ * custom operators (their infer_types callbacks), or NULL. */
+onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
 typedef struct onyx_run_state {
@@ -128,10 +135,9 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
 
 void onyx_session_free_memplans(struct onyx_session *s);
 
-struct onyx_type_info {
-    onyx_type type;
-    const onyx_graph *graph;        /* for symbol names */
-};
+/* Fill onnx_type of the session's input, output and overridable type infos
+ * (session_info.c). */
+onyx_status *onyx_session_name_types(struct onyx_session *s);
 
 struct onyx_session {
     onyx_env *env;
@@ -167,6 +173,9 @@ struct onyx_session {
     onyx_profiler *profiler;
     bool profile_written;
     onyx_opt_report opt_report;
+    onyx_partition_report partition;
+    /* requested providers that could not start: "name: why" lines */
+    char *skipped_providers;
 };
 
 #endif

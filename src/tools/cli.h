@@ -91,7 +91,7 @@ typedef struct cli_session_args {
     int threads;                 /* -x; 0 = library default (one per core) */
     onyx_optimization_level opt; /* -o */
     bool opt_set;
-    const char *provider; /* -e NAME; NULL or "cpu" = CPU only */
+    const char *provider; /* -e NAME / --providers LIST (cuda,cpu); NULL or "cpu" = CPU only */
     bool quiet_log;       /* silence the library logger */
     const char *profile;  /* -p/--profile FILE: Chrome-trace profile */
     const char *save_optimized;  /* write the optimised model here */
@@ -100,6 +100,9 @@ typedef struct cli_session_args {
 
 /* disabled|basic|extended|all, or 0|1|2|99. */
 bool cli_parse_opt_level(const char *s, onyx_optimization_level *out);
+/* Say once, before tests fork, which requested providers cannot start
+ * (probed in a child process: a device runtime must not start in the parent). */
+void cli_probe_providers(const cli_session_args *a);
 onyx_status *cli_open_env(const cli_session_args *a, onyx_env **env);
 onyx_status *cli_open_session(onyx_env *env, const char *model, const cli_session_args *a,
                               onyx_session **out);
@@ -134,6 +137,10 @@ int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
+extern const char *const cli_serve_help;
+/* The whole command line (argv[0] is the program name): `onyx` and
+ * `python -m onyx` both run this. Returns the exit status. */
+int onyx_cli_main(int argc, char **argv);
 void cli_print_help(FILE *f, const char *cmd);
 /* The help's first (usage) line and a pointer to `onyx help CMD`. */
 void cli_print_usage(FILE *f, const char *cmd);

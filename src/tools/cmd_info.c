@@ -270,6 +270,17 @@ static void print_providers(const onyx_session *s) {
     printf("execution plan: %zu node%s\n", n, n == 1 ? "" : "s");
     for (size_t k = 0; k < n_prov; k++)
         printf("  %s: %zu node%s\n", names[k], counts[k], counts[k] == 1 ? "" : "s");
+    /* the partitioner's nodes (ai.onyx): copies across devices, compiled groups */
+    size_t to_dev = 0, to_host = 0, groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *d = onyx_session_node_domain(s, i), *op = onyx_session_node_op_type(s, i);
+        if (!d || strcmp(d, "ai.onyx")) continue;
+        to_dev += !strcmp(op, "MemcpyFromHost");
+        to_host += !strcmp(op, "MemcpyToHost");
+        groups += !strcmp(op, "CompiledGroup");
+    }
+    if (to_dev || to_host || groups)
+        printf("  copies: %zu host->device, %zu device->host; compiled groups: %zu\n", to_dev, to_host, groups);
     printf("nodes (execution order):\n");
     for (size_t i = 0; i < n; i++) {
         const char *name = onyx_session_node_name(s, i), *p = onyx_session_node_provider(s, i);

@@ -65,7 +65,7 @@ static bool test_flag(cli_args *a, test_opts *o) {
             a->failed = true;
         }
         o->session.opt_set = true;
-    } else if (cli_flag(a, "-e", true))
+    } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true))
         o->session.provider = a->value;
     else if (cli_flag(a, "--verbose", false) || cli_flag(a, "-v", false))
         o->verbose = true;
@@ -831,6 +831,7 @@ int cmd_test(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     if (o.verbose) o.session.quiet_log = false;
+    if (o.session.quiet_log) cli_probe_providers(&o.session);
     tally n = {0};
     onyx_status *st = test_main(&o, &n);
     cli_strlist_free(&o.dirs);

@@ -36,7 +36,8 @@ static const char *const run_help =
     "  -o LEVEL              optimization: disabled|basic|extended|all\n"
     "  --disable-pass NAME   skip an optimiser pass (repeatable)\n"
     "  -p, --profile FILE    write a Chrome-trace profile (ONNX Runtime's format)\n"
-    "  -e PROVIDER           execution provider to add before cpu\n"
+    "  -e, --providers LIST  execution providers in priority order, e.g. cuda,cpu (the CPU\n"
+    "                        takes the rest; one that cannot start is skipped with a warning)\n"
     "  --show N              values to print per output (default 8)\n"
     "  --timeout S           terminate the run after S seconds (exit status 1, 'terminated')\n"
     "  -S SEED               seed for generated inputs (default 0)\n"
@@ -54,7 +55,7 @@ static const char *const test_help =
     "                        error at S, and a process still alive 2 s later is killed\n"
     "  -j N                  tests run in parallel (default 1)\n"
     "  --rtol R --atol A     tolerance |got - expected| <= A + R*|expected| (1e-3, 1e-7)\n"
-    "  -x THREADS, -o LEVEL  as for run\n"
+    "  -x THREADS, -o LEVEL  as for run; --providers LIST as for run\n"
     "  --verbose             timings and more detail\n"
     "  --no-fork             run tests in this process (for debugging: no isolation/timeout)\n"
     "  --concurrent N        run every test from N threads at once on one session\n"
@@ -71,7 +72,7 @@ static const char *const perf_help =
     "  --input NAME=FILE     one input\n"
     "  --dim NAME=V, -f NAME:V   symbolic dimension value for generated inputs\n"
     "  -S SEED               seed for generated inputs; -I generate inputs (the default)\n"
-    "  -o LEVEL              optimization level; -e PROVIDER execution provider\n"
+    "  -o LEVEL              optimization level; -e/--providers LIST execution providers (cuda,cpu)\n"
     "  -p, --profile FILE    write a Chrome-trace profile of load and runs\n"
     "  -s                    percentile statistics on stderr\n"
     "  -n                    load only\n"
@@ -81,11 +82,13 @@ static const char *const perf_help =
     "peak_rss_mb.\n";
 
 static const char *const info_help =
-    "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized]\n"
+    "usage: onyx info MODEL [-x THREADS] [-o LEVEL] [--optimized] [--providers LIST]\n"
     "       onyx info --cpu\n"
     "  prints inputs and outputs (types, shapes, symbolic dims), opsets, producer, IR version,\n"
     "  operator counts, initializers, the CPU instruction set in use and the provider of each node.\n"
     "  --optimized           also the operator counts after optimisation and the passes that fired\n"
+    "  --providers LIST      partition for these providers (cuda,cpu): nodes per provider, the\n"
+    "                        compiled groups and the copies between devices\n"
     "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|generic\n"
     "                        forces a lower one), the best this CPU has, the blocked layout's block\n";
 
@@ -95,10 +98,10 @@ static const char *const optimize_help =
     "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
 static const char *help_text(const char *cmd) {
-    static const struct {
+    const struct {   /* not static: cli_serve_help lives in another unit */
         const char *cmd, *text;
     } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
-                 {"optimize", optimize_help}};
+                 {"optimize", optimize_help}, {"serve", cli_serve_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -112,7 +115,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
     fprintf(f, "(run 'onyx help%s%s' for the options)\n", cmd ? " " : "", cmd ? cmd : "");
 }
 
-int main(int argc, char **argv) {
+int onyx_cli_main(int argc, char **argv) {
     if (argc < 2) {
         cli_print_help(stderr, NULL);
         return CLI_EXIT_USAGE;

@@ -6,6 +6,11 @@
 #include <string.h>
 
 #include "format/model.h"
+#include "providers/provider.h"
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int cli_fail(onyx_status *st) {
     fprintf(stderr, "onyx: error: %s\n", st ? onyx_status_message(st) : "unknown error");
@@ -91,6 +96,31 @@ bool cli_parse_opt_level(const char *s, onyx_optimization_level *out) {
     return false;
 }
 
+void cli_probe_providers(const cli_session_args *a) {
+    if (!a->provider) return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return;
+    if (pid == 0) {
+        for (const char *p = a->provider; *p;) {
+            const char *end = strchr(p, ',');
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
+            onyx_provider *pv;
+            onyx_status *st = name[0] && strcmp(name, "cpu") ? onyx_provider_create(name, NULL, NULL, 0, &pv) : NULL;
+            if (st)
+                fprintf(stderr, "onyx: warning: %s; its nodes run on the CPU\n", onyx_status_message(st));
+            else if (name[0] && strcmp(name, "cpu")) onyx_provider_destroy(pv);
+            onyx_status_free(st);
+            if (!end) break;
+            p = end + 1;
+        }
+        fflush(stderr);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+}
+
 onyx_status *cli_open_env(const cli_session_args *a, onyx_env **env) {
     ONYX_TRY(onyx_env_create(a->quiet_log ? ONYX_LOG_ERROR : ONYX_LOG_WARNING, "onyx", env));
     if (a->quiet_log) onyx_env_set_logger(*env, NULL, NULL);
@@ -100,8 +130,17 @@ onyx_status *cli_open_env(const cli_session_args *a, onyx_env **env) {
 static onyx_status *configure(onyx_session_options *o, const cli_session_args *a) {
     ONYX_TRY(onyx_session_options_set_intra_op_threads(o, a->threads));
     if (a->opt_set) ONYX_TRY(onyx_session_options_set_optimization_level(o, a->opt));
-    if (a->provider && strcmp(a->provider, "cpu") != 0)
-        ONYX_TRY(onyx_session_options_append_provider(o, a->provider, NULL, NULL, 0));
+    /* "cuda,cpu": providers in priority order; the CPU always comes last */
+    for (const char *p = a->provider; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[128];
+        if (n >= sizeof name) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "provider name '%.*s...' is too long", 20, p);
+        memcpy(name, p, n);
+        name[n] = 0;
+        if (n && strcmp(name, "cpu") != 0) ONYX_TRY(onyx_session_options_append_provider(o, name, NULL, NULL, 0));
+        p = end ? end + 1 : NULL;
+    }
     if (a->profile) ONYX_TRY(onyx_session_options_enable_profiling(o, a->profile));
     if (a->save_optimized) ONYX_TRY(onyx_session_options_set_optimized_model_path(o, a->save_optimized));
     for (size_t i = 0; i < a->disabled_passes.n; i++)
@@ -129,7 +168,7 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
             a->failed = true;
         }
         o->session.opt_set = true;
-    } else if (cli_flag(a, "-e", true)) {
+    } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true)) {
         o->session.provider = a->value;
     } else if (cli_flag(a, "-p", true) || cli_flag(a, "--profile", true)) {
         o->session.profile = a->value;

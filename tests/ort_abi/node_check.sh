@@ -7,22 +7,13 @@
 # Runtime's own library and once on onyx's; the test checks that onyx's
 # library was the one mapped and that outputs match (|a-b| <= 1e-4 + 1e-3|b|).
 #   node_check.sh BUILD_DIR REPO_ROOT
-# Finds onnxruntime-node in $ORT_BENCH_DIR or /var/tmp/onnx-bench/ort, else
-# installs it with npm (--ignore-scripts: the package ships its binaries).
+# onnxruntime-node comes from find_ort_node.sh.
 set -euo pipefail
 build="$(cd "$1" && pwd)"
 root="$(cd "$2" && pwd)"
 command -v node >/dev/null || { echo "node is not installed (scripts/deps.sh installs nodejs)"; exit 1; }
-mods=""
-for d in "${ORT_BENCH_DIR:-/var/tmp/onnx-bench/ort}" "$build/ort-node"; do
-    [ -d "$d/node_modules/onnxruntime-node" ] && { mods="$d/node_modules"; break; }
-done
-if [ -z "$mods" ]; then
-    echo "installing onnxruntime-node@1.30.0 into $build/ort-node"
-    mkdir -p "$build/ort-node"
-    npm install --silent --ignore-scripts --prefix "$build/ort-node" onnxruntime-node@1.30.0 >/dev/null
-    mods="$build/ort-node/node_modules"
-fi
+. "$root/tests/ort_abi/find_ort_node.sh"
+mods="$(ort_node_modules "$build")"
 libdir="$build/ort-abi-lib"            # only libonnxruntime.so.1 in it
 mkdir -p "$libdir"
 ln -sf "$build/libonnxruntime.so.1.30.0" "$libdir/libonnxruntime.so.1"
@@ -58,4 +49,25 @@ for m in "${models[@]}"; do
     ' "$work/$name.ort.json" "$work/$name.onyx.json" "$onyx_lib" > "$work/$name.txt" || fail=1
     echo "$name: $(cat "$work/$name.txt")"
 done
+# The benchmark runner (../shared/bench/ort_run.js, where the checkout has it) on the small
+# benchmark models with their recorded inputs, compared by ../shared/bench/compare_outputs.py.
+bench="$root/../shared/bench"
+if [ -f "$bench/ort_run.js" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    for m in mlp squeezenet1_1; do
+        f="${BENCH_MODELS:-/var/tmp/onnx-bench}/public/$m.onnx"
+        npz="${f%.onnx}.b1.npz"
+        [ -f "$f" ] && [ -f "$npz" ] || continue
+        ORT_BENCH_DIR="$(dirname "$mods")" node "$bench/ort_run.js" "$f" --inputs "$npz" --runs 1 --warmup 0 \
+            --dump "$work/$m.ort_run.ort" > /dev/null
+        LD_LIBRARY_PATH="$libdir" ORT_BENCH_DIR="$(dirname "$mods")" node "$bench/ort_run.js" "$f" --inputs "$npz" \
+            --runs 1 --warmup 0 --dump "$work/$m.ort_run.onyx" > /dev/null
+        if /usr/bin/python3 "$bench/compare_outputs.py" "$work/$m.ort_run.ort" "$work/$m.ort_run.onyx" \
+               --rtol 1e-3 --atol 1e-4 > "$work/$m.ort_run.txt"; then
+            echo "$m (ort_run.js): $(tr '\n' ' ' < "$work/$m.ort_run.txt")"
+        else
+            echo "$m (ort_run.js): outputs differ: $(cat "$work/$m.ort_run.txt")"
+            fail=1
+        fi
+    done
+fi
 [ "$fail" = 0 ] && echo "node binding on onyx: all outputs match" || { echo "node binding: outputs differ"; exit 1; }

@@ -6,7 +6,7 @@
  * tensors of every element type, strings, sequences and maps, run options
  * and terminate, IoBinding, profiling and error paths.
  *
- *   test_ort_abi LIBRARY REPO_ROOT */
+ *   test_ort_abi LIBRARY REPO_ROOT [CUSTOM_OPS_LIBRARY] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +157,22 @@ static void test_options(void) {
     ERR(api->SessionOptionsAppendExecutionProvider(o, "NoSuchEP", NULL, NULL, 0),
         ORT_INVALID_ARGUMENT, "NoSuchEP");
     OK(api->SessionOptionsAppendExecutionProvider(o, "CPUExecutionProvider", NULL, NULL, 0));
+    OrtCUDAProviderOptionsV2 *cuda;
+    OK(api->CreateCUDAProviderOptions(&cuda));
+    const char *ck[2] = {"device_id", "gpu_mem_limit"}, *cv[2] = {"1", "1024"};
+    OK(api->UpdateCUDAProviderOptions(cuda, ck, cv, 2));
+    OrtAllocator *alloc;
+    OK(api->GetAllocatorWithDefaultOptions(&alloc));
+    char *as_string = NULL;
+    OK(api->GetCUDAProviderOptionsAsString(cuda, alloc, &as_string));
+    CHECK(as_string && !strcmp(as_string, "device_id=1;gpu_mem_limit=1024"), "cuda options '%s'", as_string);
+    alloc->Free(alloc, as_string);
+    /* goes to onyx's cuda provider: accepted where it is built, else refused naming it */
+    OrtStatus *cst = api->SessionOptionsAppendExecutionProvider_CUDA_V2(o, cuda);
+    CHECK(!cst || (api->GetErrorCode(cst) == ORT_INVALID_ARGUMENT && strstr(api->GetErrorMessage(cst), "CUDA")),
+          "CUDA_V2: %s", cst ? api->GetErrorMessage(cst) : "ok");
+    if (cst) api->ReleaseStatus(cst);
+    api->ReleaseCUDAProviderOptions(cuda);
     char **providers;
     int n = 0;
     OK(api->GetAvailableProviders(&providers, &n));
@@ -337,6 +353,13 @@ static void test_sessions(OrtEnv *env, OrtMemoryInfo *mem) {
         run_digits(s, mem, 1.0f);
         api->ReleaseSession(s);
     }
+    /* with a prepacked-weights container (a token in onyx) */
+    OrtPrepackedWeightsContainer *c = NULL;
+    OK(api->CreatePrepackedWeightsContainer(&c));
+    s = NULL;
+    OK(api->CreateSessionWithPrepackedWeightsContainer(env, path_of("models/digits.onnx"), o, c, &s));
+    api->ReleaseSession(s);
+    api->ReleasePrepackedWeightsContainer(c);
     /* errors: missing file, garbage bytes */
     ERR(api->CreateSession(env, path_of("no/such/model.onnx"), o, &s), ORT_NO_SUCHFILE, "model.onnx");
     ERR(api->CreateSessionFromArray(env, "garbage!", 8, o, &s), ORT_INVALID_GRAPH, "");
@@ -571,6 +594,182 @@ static void test_values(OrtMemoryInfo *mem) {
     api->ReleaseKeyValuePairs(kvp);
 }
 
+/* ---- model metadata, overridable initializers, free dimensions, added initializers ---- */
+static void test_metadata(OrtEnv *env, OrtMemoryInfo *mem) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OK(api->AddFreeDimensionOverrideByName(o, "batch", 1));
+    ERR(api->AddFreeDimensionOverrideByName(o, "batch", -3), ORT_INVALID_ARGUMENT, "negative");
+    float w_value = 3.0f;
+    int64_t scalar_shape[1] = {1};
+    OrtValue *w = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, &w_value, 4, scalar_shape, 1,
+                                           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &w));
+    OK(api->AddInitializer(o, "W", w));
+    ERR(api->AddInitializer(o, "W", w), ORT_INVALID_ARGUMENT, "already");
+    OrtSession *s = NULL;
+    OK(api->CreateSession(env, path_of("tests/data/session_info.onnx"), o, &s));
+    api->ReleaseSessionOptions(o);
+    if (!s) { api->ReleaseValue(w); return; }
+    OrtAllocator *a;
+    OK(api->GetAllocatorWithDefaultOptions(&a));
+    OrtModelMetadata *m;
+    OK(api->SessionGetModelMetadata(s, &m));
+    char *v = NULL;
+    OK(api->ModelMetadataGetProducerName(m, a, &v));
+    CHECK(v && !strcmp(v, "onyx-tests"), "producer '%s'", v ? v : "(null)");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetDomain(m, a, &v));
+    CHECK(v && !strcmp(v, "ai.onyx.test"), "domain");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetGraphName(m, a, &v));
+    CHECK(v && !strcmp(v, "info"), "graph name");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetDescription(m, a, &v));
+    CHECK(v && !strcmp(v, "A model for the session_info tests"), "description");
+    a->Free(a, v);
+    OK(api->ModelMetadataGetGraphDescription(m, a, &v));
+    CHECK(v && !strcmp(v, "y = x * W + bias"), "graph description");
+    a->Free(a, v);
+    int64_t version = 0;
+    OK(api->ModelMetadataGetVersion(m, &version));
+    CHECK(version == 7, "model version %lld", (long long)version);
+    OK(api->ModelMetadataLookupCustomMetadataMap(m, a, "purpose", &v));
+    CHECK(v && !strcmp(v, "tests"), "custom metadata");
+    a->Free(a, v);
+    OK(api->ModelMetadataLookupCustomMetadataMap(m, a, "nope", &v));
+    CHECK(v == NULL, "absent key");
+    char **keys = NULL;
+    int64_t nkeys = 0;
+    OK(api->ModelMetadataGetCustomMetadataMapKeys(m, a, &keys, &nkeys));
+    CHECK(nkeys == 2 && keys && !strcmp(keys[0], "author"), "metadata keys");
+    for (int64_t i = 0; i < nkeys; i++) a->Free(a, keys[i]);
+    if (keys) a->Free(a, keys);
+    api->ReleaseModelMetadata(m);
+
+    size_t n = 0;
+    OK(api->SessionGetOverridableInitializerCount(s, &n));
+    CHECK(n == 1, "overridable initializers %zu", n);
+    OK(api->SessionGetOverridableInitializerName(s, 0, a, &v));
+    CHECK(v && !strcmp(v, "bias"), "overridable name");
+    a->Free(a, v);
+    OrtTypeInfo *ti;
+    OK(api->SessionGetOverridableInitializerTypeInfo(s, 0, &ti));
+    api->ReleaseTypeInfo(ti);
+    ERR(api->SessionGetOverridableInitializerName(s, 1, a, &v), ORT_INVALID_ARGUMENT, "out of range");
+    /* the free dimension "batch" is fixed to 1 */
+    OK(api->SessionGetInputTypeInfo(s, 0, &ti));
+    const OrtTensorTypeAndShapeInfo *t;
+    OK(api->CastTypeInfoToTensorInfo(ti, &t));
+    int64_t dims[2] = {0, 0};
+    OK(api->GetDimensions(t, dims, 2));
+    CHECK(dims[0] == 1, "batch override: dim %lld", (long long)dims[0]);
+    api->ReleaseTypeInfo(ti);
+    /* y = x * W + bias with W = 3 (added) and bias overridden to 10 */
+    float x[2] = {1, 2}, z[3] = {0, 0, 0}, bias = 10, y[2];
+    int64_t xs[2] = {1, 2}, zs[2] = {1, 3}, bs[1] = {1};
+    OrtValue *in[3] = {0}, *out = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, x, sizeof x, xs, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[0]));
+    OK(api->CreateTensorWithDataAsOrtValue(mem, z, sizeof z, zs, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+    OK(api->CreateTensorWithDataAsOrtValue(mem, &bias, 4, bs, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[2]));
+    const char *names[3] = {"x", "z", "bias"}, *on = "y";
+    OK(api->Run(s, NULL, names, (const OrtValue *const *)in, 3, &on, 1, &out));
+    if (out) {
+        const float *p;
+        OK(api->GetTensorData(out, (const void **)&p));
+        memcpy(y, p, sizeof y);
+        CHECK(y[0] == 13 && y[1] == 16, "y = %g %g", y[0], y[1]);
+        api->ReleaseValue(out);
+    }
+    for (int i = 0; i < 3; i++) api->ReleaseValue(in[i]);
+    api->ReleaseSession(s);
+    api->ReleaseValue(w);
+}
+
+/* ---- custom operators from a library (tests/ort_abi/custom_ops_lib.c) ---- */
+static void test_custom_ops(OrtEnv *env, OrtMemoryInfo *mem, const char *custom_lib) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OrtSession *s = NULL;
+    /* without the library the model's operators are unknown */
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_custom.onnx"), o, &s), ORT_NOT_IMPLEMENTED, "ScaledAdd");
+    ERR(api->RegisterCustomOpsLibrary_V2(o, path_of("no/such/library.so")), ORT_FAIL, "cannot load");
+    void *handle = NULL;
+    OK(api->RegisterCustomOpsLibrary(o, custom_lib, &handle));
+    CHECK(handle != NULL, "library handle");
+    s = NULL;
+    OK(api->CreateSession(env, path_of("tests/data/ort_abi_custom.onnx"), o, &s));
+    if (s) {
+        float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {2, 2, 2, 2, 2, 2};
+        int64_t shape[2] = {2, 3}, bad_shape[2] = {1, 3};
+        OrtValue *in[2], *out[2] = {NULL, NULL};
+        OK(api->CreateTensorWithDataAsOrtValue(mem, a, sizeof a, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[0]));
+        OK(api->CreateTensorWithDataAsOrtValue(mem, b, sizeof b, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+        const char *in_names[2] = {"A", "B"}, *out_names[2] = {"S", "R"};
+        OK(api->Run(s, NULL, in_names, (const OrtValue *const *)in, 2, out_names, 2, out));
+        if (out[1]) {
+            const float *r;
+            OK(api->GetTensorData(out[1], (const void **)&r));
+            CHECK(r[0] == 1 + 2 + 3 + 3 + 3 && r[1] == 4 + 5 + 6 + 3 + 3, "RowSum %g %g", r[0], r[1]);
+        }
+        for (int k = 0; k < 2; k++) api->ReleaseValue(out[k]);
+        /* an error status from the operator's KernelComputeV2 reaches the caller */
+        api->ReleaseValue(in[1]);
+        OK(api->CreateTensorWithDataAsOrtValue(mem, b, 3 * sizeof *b, bad_shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[1]));
+        OrtValue *o1 = NULL;
+        ERR(api->Run(s, NULL, in_names, (const OrtValue *const *)in, 2, out_names, 1, &o1), ORT_INVALID_ARGUMENT, "differ in shape");
+        api->ReleaseValue(in[0]);
+        api->ReleaseValue(in[1]);
+        api->ReleaseSession(s);
+    }
+    api->ReleaseSessionOptions(o);
+    if (handle) dlclose(handle);
+    /* an operator built for a newer API is refused */
+    OrtCustomOpDomain *d;
+    OK(api->CreateCustomOpDomain("x", &d));
+    OrtCustomOp future = {.version = 99};
+    ERR(api->CustomOpDomain_Add(d, &future), ORT_INVALID_ARGUMENT, "99");
+    api->ReleaseCustomOpDomain(d);
+}
+
+/* ---- external data files held in memory ---- */
+static void test_external_memory(OrtEnv *env, OrtMemoryInfo *mem) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OrtSession *s = NULL;
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s), ORT_NO_SUCHFILE,
+        "ort_abi_weights.bin");
+    float file[6] = {99, 99, 1, 2, 3, 4};   /* the tensor starts at byte 8 */
+    const char *name = "ort_abi_weights.bin";
+    char *buf = (char *)file;
+    size_t len = sizeof file;
+    OK(api->AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1));
+    OK(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s));
+    api->ReleaseSessionOptions(o);
+    if (!s) return;
+    float x[4] = {10, 20, 30, 40};
+    int64_t shape[1] = {4};
+    OrtValue *in = NULL, *out = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, x, sizeof x, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in));
+    const char *xn = "X", *yn = "Y";
+    memset(file, 0, sizeof file);   /* the weights were copied at session creation */
+    OK(api->Run(s, NULL, &xn, (const OrtValue *const *)&in, 1, &yn, 1, &out));
+    if (out) {
+        const float *y;
+        OK(api->GetTensorData(out, (const void **)&y));
+        CHECK(y[0] == 11 && y[3] == 44, "external weights: %g %g", y[0], y[3]);
+        api->ReleaseValue(out);
+    }
+    api->ReleaseValue(in);
+    api->ReleaseSession(s);
+    /* a range beyond the in-memory file fails */
+    OK(api->CreateSessionOptions(&o));
+    len = 12;
+    OK(api->AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1));
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s), ORT_INVALID_GRAPH, "exceeds");
+    api->ReleaseSessionOptions(o);
+}
+
 /* ---- profiling ---- */
 static void test_profiling(OrtEnv *env) {
     OrtSessionOptions *o;
@@ -630,9 +829,14 @@ int main(int argc, char **argv) {
     OK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem));
     test_options();
     test_sessions(env, mem);
+    /* the environment's custom logger received onyx's (verbose) log lines */
+    CHECK(log_lines > 0, "the custom logger got no log line");
     test_types(env, mem);
     test_values(mem);
     test_profiling(env);
+    test_metadata(env, mem);
+    test_external_memory(env, mem);
+    if (argc > 3) test_custom_ops(env, mem, argv[3]);
     api->ReleaseMemoryInfo(mem);
     api->ReleaseEnv(env);
     printf("ort_abi: %d checks, %d failed\n", checks, failures);

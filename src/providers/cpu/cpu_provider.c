@@ -87,9 +87,6 @@ static onyx_status *cpu_run(const onyx_provider *p, const onyx_kernel *k, onyx_k
     return d->compute(ctx);
 }
 
-static void *cpu_alloc(const onyx_provider *p, size_t n) { return onyx_alloc(n); }
-static void cpu_free(const onyx_provider *p, void *ptr) { onyx_free(ptr); }
-
 static void cpu_destroy(onyx_provider *p) { free(p); }
 
 static const onyx_provider_vtable cpu_vtable = {
@@ -100,9 +97,6 @@ static const onyx_provider_vtable cpu_vtable = {
     .free_kernel = cpu_free_kernel,
     .kernel_owns_input = cpu_kernel_owns_input,
     .run = cpu_run,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .host_memory = true,
     .destroy = cpu_destroy,
 };
 
@@ -113,6 +107,7 @@ onyx_status *onyx_cpu_provider_create(const char *const *keys, const char *const
     onyx_provider *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
     p->vt = &cpu_vtable;
+    snprintf(p->name, sizeof p->name, "cpu");
     *out = p;
     return NULL;
 }
