@@ -167,6 +167,14 @@ ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options
                                                             const char *file);
 /* Run this session's operators on the environment's shared thread pool. */
 ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options *opts);
+/* An external data file held in memory (ONNX Runtime's
+ * AddExternalInitializersFromFilesInMemory): tensors whose external_data
+ * location is `location` read from data[0..len) instead of the model
+ * directory. Not copied: data must stay valid until the sessions using
+ * these options are created (their initializers are copied). */
+ONYX_API onyx_status *onyx_session_options_add_external_data(onyx_session_options *opts,
+                                                             const char *location,
+                                                             const void *data, size_t len);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 

@@ -106,7 +106,7 @@ void onyx_value_destroy(onyx_value *v) {
         if (v->device) {
             v->device->free(v->device->ctx, v->data);
         } else {
-            /* a string tensor's array of onyx_string, after the strings it points to */
+            /* a string tensor's strings first, then its array of them */
             if (v->kind == ONYX_VALUE_TENSOR && v->dtype == ONYX_STRING) free_strings(v);
             onyx_free(v->data);
         }

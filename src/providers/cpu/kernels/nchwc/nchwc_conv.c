@@ -408,7 +408,8 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
         return ONYX_INVALID_ARG("W must be a float tensor");
     nconv_state *st = calloc(1, sizeof *st);
     if (!st) return ONYX_OOM();
-    onyx_status *err = read_attrs(info->node, &st->a);
+    onyx_status *err = onyx_nchwc_check_block(info->node);
+    if (!err) err = read_attrs(info->node, &st->a);
     if (!err) err = check_weights(info->node, &st->a, W->dims, W->rank, &st->depthwise);
     if (!err) {
         memcpy(st->wdims, W->dims, sizeof st->wdims);

@@ -166,6 +166,7 @@ static void pool_rows_task(void *arg, size_t begin, size_t end) { pool_rows_isa(
 
 static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "MaxPool" : "AveragePool";
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_blocked(x, op));
     ONYX_TRY(check_outputs(ctx, op));
@@ -295,6 +296,7 @@ static void gpool_task(void *arg, size_t begin, size_t end) { gpool_isa(arg, beg
 
 static onyx_status *gpool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "GlobalMaxPool" : "GlobalAveragePool";
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_blocked(x, op));
     ONYX_TRY(check_outputs(ctx, op));
