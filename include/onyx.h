@@ -167,6 +167,14 @@ ONYX_API onyx_status *onyx_session_options_enable_profiling(onyx_session_options
                                                             const char *file);
 /* Run this session's operators on the environment's shared thread pool. */
 ONYX_API onyx_status *onyx_session_options_use_env_threads(onyx_session_options *opts);
+/* An external data file held in memory (ONNX Runtime's
+ * AddExternalInitializersFromFilesInMemory): tensors whose external_data
+ * location is `location` read from data[0..len) instead of the model
+ * directory. Not copied: data must stay valid until the sessions using
+ * these options are created (their initializers are copied). */
+ONYX_API onyx_status *onyx_session_options_add_external_data(onyx_session_options *opts,
+                                                             const char *location,
+                                                             const void *data, size_t len);
 /* Names of the providers in this build, NULL-terminated. */
 ONYX_API const char *const *onyx_available_providers(void);
 
@@ -266,6 +274,9 @@ ONYX_API size_t onyx_value_item_count(const onyx_value *value);
 ONYX_API const onyx_value *onyx_value_item(const onyx_value *value, size_t index);
 
 ONYX_API const char *onyx_element_type_name(onyx_element_type type);
+/* The name ONNX Runtime uses inside "tensor(...)": "float", "int64",
+ * "float16", "string" ... ("undefined" for an invalid type). */
+ONYX_API const char *onyx_element_type_onnx_name(onyx_element_type type);
 
 /* Composite values. Each constructor takes ownership of the values passed
  * in, also when it fails (they are freed then).
@@ -320,6 +331,9 @@ ONYX_API int64_t onyx_type_info_rank(const onyx_type_info *info);
 ONYX_API int64_t onyx_type_info_dim(const onyx_type_info *info, size_t axis);
 /* The symbolic name of a dimension ("batch"), or NULL. */
 ONYX_API const char *onyx_type_info_dim_name(const onyx_type_info *info, size_t axis);
+/* The type as ONNX Runtime spells it: "tensor(float)", "seq(tensor(int64))",
+ * "map(string,tensor(float))", "optional(tensor(float))" ("" if unknown). */
+ONYX_API const char *onyx_type_info_onnx_type(const onyx_type_info *info);
 
 /* ----------------------------------------------------------- run options */
 

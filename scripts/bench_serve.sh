@@ -32,11 +32,10 @@ pid=$!
 for _ in $(seq 100); do curl -fs "127.0.0.1:$port/v2/health/ready" >/dev/null 2>&1 && break; sleep 0.1; done
 
 lg() { "$build/onyx_loadgen" --port $port --input input "$@"; }
-echo "== onyx perf (intra-op threads 1)"
-"$build/onyx" perf "$mlp" -x 1 -r 5000
-echo "== concurrency 1, no batching (mlp_plain), 5000 requests"
-lg --model mlp_plain --shape 1,784 --concurrency 1 --requests 5000
 for r in $(seq "$rounds"); do
+    echo "== round $r: onyx perf (intra-op threads 1), then the server at concurrency 1 (mlp_plain)"
+    "$build/onyx" perf "$mlp" -x 1 -r 5000
+    lg --model mlp_plain --shape 1,784 --concurrency 1 --requests 5000
     echo "== round $r: 32 clients, MLP, batching off then on (8 s or 100000 requests each)"
     lg --model mlp_plain --shape 1,784 --concurrency 32 --requests 100000 --duration 8
     lg --model mlp --shape 1,784 --concurrency 32 --requests 100000 --duration 8

@@ -3,6 +3,7 @@
 #
 #   onyx_install_deps build        what `make` needs
 #   onyx_install_deps test         that plus clang and the libFuzzer runtime (make asan / fuzz)
+#   onyx_install_deps python       the build deps plus the Python package's (scripts/test_python.sh)
 #
 # Installs only the packages that are missing, with apt-get (through sudo when not root).
 
@@ -18,10 +19,15 @@ ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata nodejs
                 # onyx serve's tests: REST and gRPC clients, stub generator, YAML check
                 python3-requests python3-grpcio python3-grpc-tools python3-yaml python3-pytest
                 python3-numpy python3-onnx)
+# The Python package (python/, scripts/test_python.sh): headers, numpy, setuptools, pytest, venv
+# and pip, and what its tests and examples use (onnx to build models, Dask, PyTorch).
+ONYX_PYTHON_DEPS=(python3-dev python3-numpy python3-setuptools python3-wheel python3-pytest python3-venv
+                  python3-pip python3-onnx python3-distributed python3-torch)
 
 onyx_install_deps() {
     local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""
     [ "${1:-build}" = test ] && wanted+=("${ONYX_TEST_DEPS[@]}")
+    [ "${1:-build}" = python ] && wanted+=("${ONYX_PYTHON_DEPS[@]}")
     for pkg in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
             || missing+=("$pkg")

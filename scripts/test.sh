@@ -4,12 +4,15 @@
 #
 #   1. install the build dependencies when missing (scripts/deps.sh: apt-get, sudo when not root)
 #   2. Release build (`make` -> build/)
-#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples
+#   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples; the
+#      Python package (scripts/test_python.sh: fresh venv, pip install ./python, pytest)
 #   4. ASan/UBSan build (`make asan` -> build-asan/)
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
 #   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
 #      suites (each test from 4 threads at once on one session) and Debian's opset-17 suite
-#   7. libFuzzer for FUZZ_SECONDS (default 60) on model loading and running (scripts/fuzz.sh)
+#   7. ThreadSanitizer build of the concurrency tests (`make tsan` -> build-tsan/) and their runs
+#   8. libFuzzer for FUZZ_SECONDS (default 300) on model loading and running, from the committed
+#      corpus fuzz/corpus/ plus seed models (scripts/fuzz.sh)
 #
 # Prints the time of each step and a closing line "N passed, N failed", where N counts every
 # ctest test of steps 3 and 5 plus one for each other step; exits 1 if anything failed.
@@ -19,7 +22,7 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 jobs="${JOBS:-$(nproc)}"
 tests="${ONNX_TESTS:-$root/../shared/onnx-tests}"
-fuzz_seconds="${FUZZ_SECONDS:-60}"
+fuzz_seconds="${FUZZ_SECONDS:-300}"
 logdir="$root/build-logs"
 mkdir -p "$logdir"
 
@@ -91,6 +94,11 @@ else
     failures+=("ctest (not run: the Release build failed)")
 fi
 
+# ---- 3a. the Python package: pip install into a fresh venv, pytest (scripts/test_python.sh)
+if [ -x build/onyx ]; then
+    step python scripts/test_python.sh
+fi
+
 # ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
 # has (ONYX_ISA forces the CPU dispatch table; the kernel unit tests also force every ISA in
 # turn themselves). The avx512 path is the default run above on AVX-512 machines.
@@ -138,7 +146,18 @@ else
     failures+=("asan tests (not run: the ASan build failed)")
 fi
 
-# ---- 7. fuzzing ----
+# ---- 7. ThreadSanitizer: one session run from several threads, and runs cancelled from another
+# thread (tests/unit/test_concurrency.c, test_cancel.c) ----
+step tsan-build make tsan JOBS="$jobs"
+if [ -x build-tsan/tests/test_concurrency ] && [ -x build-tsan/tests/test_cancel ]; then
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+        step tsan bash -c "build-tsan/tests/test_concurrency && build-tsan/tests/test_cancel"
+else
+    failed=$((failed + 1))
+    failures+=("tsan (not run: the ThreadSanitizer build failed)")
+fi
+
+# ---- 8. fuzzing ----
 step fuzz scripts/fuzz.sh "$fuzz_seconds"
 
 echo

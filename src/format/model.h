@@ -188,7 +188,18 @@ typedef struct onyx_model {
     void *owned_copy;            /* malloc'd copy of the bytes, or NULL */
     char *base_dir;              /* directory for external data; NULL = not allowed */
     char *path;                  /* file it came from, for messages; may be NULL */
+    /* External data files held in memory by the caller (borrowed while the
+     * session is built): a location found here is read from the buffer
+     * instead of the model directory. */
+    const struct onyx_external_file *ext_files;
+    size_t n_ext_files;
 } onyx_model;
+
+typedef struct onyx_external_file {
+    char *location;              /* as written in the tensors' external_data */
+    const uint8_t *data;
+    size_t len;
+} onyx_external_file;
 
 /* ---- loading ---- */
 

@@ -439,9 +439,38 @@ static onyx_status *read_all(int fd, void *dst, size_t len, size_t offset, const
     return NULL;
 }
 
+/* External data from a caller's in-memory file (the same range and size
+ * checks as for files on disk); the bytes are copied. */
+static onyx_status *from_memory_file(const onyx_external_file *f, const tshape *s, const char *name,
+                                     const external_ref *ref, onyx_value **out) {
+    if (ref->offset > f->len)
+        return ONYX_INVALID_MODEL("tensor '%s': external data offset %zu is beyond the end of the "
+                                  "in-memory file '%s' (%zu bytes)", name, ref->offset, f->location, f->len);
+    size_t length = ref->has_length ? ref->length : f->len - ref->offset, end;
+    if (onyx_add_overflow_size(ref->offset, length, &end) || end > f->len)
+        return ONYX_INVALID_MODEL("tensor '%s': external data range offset %zu + length %zu exceeds "
+                                  "the in-memory file '%s' (%zu bytes)", name, ref->offset, length,
+                                  f->location, f->len);
+    if (length != s->nbytes)
+        return ONYX_INVALID_MODEL("tensor '%s': external data has %zu bytes but its shape needs %zu",
+                                  name, length, s->nbytes);
+    if (s->nbytes == 0) return onyx_tensor_new(s->dtype, s->rank, s->dims, out);
+    void *data;
+    ONYX_TRY(alloc_data(s, name, &data));
+    memcpy(data, f->data + ref->offset, length);
+    return adopt(s, data, out);
+}
+
 static onyx_status *from_external(const onyx_model *model, const tshape *s,
                                   const onyx_tensor_proto *tp, onyx_value **out) {
     const char *name = tname(tp);
+    if (model && model->n_ext_files && s->dtype != ONYX_STRING) {
+        external_ref ref;
+        ONYX_TRY(parse_external(tp, &ref));
+        for (size_t i = 0; i < model->n_ext_files; i++)
+            if (!strcmp(model->ext_files[i].location, ref.location))
+                return from_memory_file(&model->ext_files[i], s, name, &ref, out);
+    }
     if (!model || !model->base_dir)
         return ONYX_INVALID_MODEL("tensor '%s': uses external data, but the model has no directory "
                                   "to read it from (loaded from memory without a base directory)",
@@ -466,6 +495,14 @@ static onyx_status *from_external(const onyx_model *model, const tshape *s,
     if (fstat(fd, &sb) != 0) {
         st = onyx_error(ONYX_ERR_FAIL, "tensor '%s': cannot stat '%s': %s", name, ref.location,
                         strerror(errno));
+        goto done;
+    }
+    /* a second name for the file may lie outside the model directory: a hard
+     * link inside it would read any file the process can (CVE-2026-34446) */
+    if (sb.st_nlink > 1) {
+        st = ONYX_INVALID_MODEL("tensor '%s': external data file '%s' has %llu hard links; files with more "
+                                "than one are refused, as another name may lie outside the model directory",
+                                name, ref.location, (unsigned long long)sb.st_nlink);
         goto done;
     }
     size_t file_size = (size_t)sb.st_size;

@@ -54,6 +54,7 @@ typedef struct onyx_graph onyx_graph;
 struct onyx_type_info {
     onyx_type type;
     const onyx_graph *graph;
+    const char *onnx_type;     /* ONNX Runtime's type string for session inputs/outputs, else NULL */
 };
 
 typedef struct onyx_node {

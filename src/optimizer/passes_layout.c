@@ -65,7 +65,8 @@ static onyx_status *blocked_input(layout_walk *w, int32_t x, int32_t *out) {
     int32_t b;
     ONYX_TRY(new_blocked_value(w, x, &b));
     uint32_t idx;
-    ONYX_TRY(onyx_graph_new_node(w->g, "ReorderInput", ONYX_NCHWC_DOMAIN, 1, "", &x, 1, &b, 1, 0, &idx));
+    ONYX_TRY(onyx_graph_new_node(w->g, "ReorderInput", ONYX_NCHWC_DOMAIN, 1, "", &x, 1, &b, 1, 1, &idx));
+    onyx_graph_set_attr_int(w->g, &w->g->nodes[idx], 0, "block", onyx_cpu()->nchwc_block);
     w->twin[x] = b;
     w->channels[x] = type_of(w->g, x)->dims[1];
     *out = b;
@@ -89,11 +90,15 @@ static onyx_status *replace_node(layout_walk *w, uint32_t i, const char *op, con
     int32_t yb;
     ONYX_TRY(new_blocked_value(w, y, &yb));
     onyx_graph_remove_node(g, i);
-    ONYX_TRY(onyx_graph_new_node(g, op, domain, 1, name, in, n_in, &yb, 1, n_attrs + n_extra, idx));
+    /* blocked ops record the block size of the CPU table (the kernels check it) */
+    const bool blocked_op = !strcmp(domain, ONYX_NCHWC_DOMAIN);
+    ONYX_TRY(onyx_graph_new_node(g, op, domain, 1, name, in, n_in, &yb, 1, n_attrs + n_extra + blocked_op, idx));
     for (size_t k = 0; k < n_attrs; k++) onyx_graph_copy_attr(&g->nodes[*idx], k, &attrs[k]);
+    if (blocked_op) onyx_graph_set_attr_int(g, &g->nodes[*idx], n_attrs + n_extra, "block", onyx_cpu()->nchwc_block);
     uint32_t r;
-    ONYX_TRY(onyx_graph_new_node(g, "ReorderOutput", ONYX_NCHWC_DOMAIN, 1, "", &yb, 1, &y, 1, 1, &r));
+    ONYX_TRY(onyx_graph_new_node(g, "ReorderOutput", ONYX_NCHWC_DOMAIN, 1, "", &yb, 1, &y, 1, 2, &r));
     onyx_graph_set_attr_int(g, &g->nodes[r], 0, "channels", channels);
+    onyx_graph_set_attr_int(g, &g->nodes[r], 1, "block", onyx_cpu()->nchwc_block);
     if (y < 0 || (size_t)y >= w->n_values) return ONYX_RUNTIME_ERROR("layout pass: output value %d is new", (int)y);
     w->twin[y] = yb;
     w->channels[y] = channels;

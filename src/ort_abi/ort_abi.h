@@ -84,6 +84,8 @@ struct OrtSessionOptions {
     size_t n_libraries;
     OrtKeyValuePairs dim_by_name;     /* free dimension overrides: name -> decimal value */
     OrtKeyValuePairs dim_by_denotation;
+    struct ort_ext_file { char *name; const void *data; size_t len; } *ext_files;
+    size_t n_ext_files;               /* AddExternalInitializersFromFilesInMemory (not copied) */
     char **init_names;                /* AddInitializer: values the caller keeps alive */
     const OrtValue **init_values;
     size_t n_inits;

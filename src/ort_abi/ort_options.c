@@ -50,6 +50,8 @@ void ort_ReleaseSessionOptions(OrtSessionOptions *o) {
     for (size_t i = 0; i < o->n_inits; i++) free(o->init_names[i]);
     free(o->init_names);
     free(o->init_values);
+    for (size_t i = 0; i < o->n_ext_files; i++) free(o->ext_files[i].name);
+    free(o->ext_files);
     free(o);
 }
 
@@ -74,8 +76,18 @@ OrtStatus *ort_CloneSessionOptions(const OrtSessionOptions *in, OrtSessionOption
     o->init_names = NULL;
     o->init_values = NULL;
     o->n_inits = 0;
+    o->ext_files = NULL;
+    o->n_ext_files = 0;
     int ok = ort_kv_copy(&o->config, &in->config) && ort_kv_copy(&o->dim_by_name, &in->dim_by_name) &&
              ort_kv_copy(&o->dim_by_denotation, &in->dim_by_denotation);
+    for (size_t i = 0; ok && i < in->n_ext_files; i++) {
+        const char *name = in->ext_files[i].name;
+        char *buf = (char *)in->ext_files[i].data;
+        size_t len = in->ext_files[i].len;
+        OrtStatus *st = ort_AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1);
+        ok = st == NULL;
+        ort_ReleaseStatus(st);
+    }
     for (size_t i = 0; ok && i < in->n_inits; i++) {
         OrtStatus *st = ort_AddInitializer(o, in->init_names[i], in->init_values[i]);
         ok = st == NULL;
@@ -350,6 +362,24 @@ OrtStatus *ort_AddExternalInitializers(OrtSessionOptions *o, const char *const *
     return NULL;
 }
 
+OrtStatus *ort_AddExternalInitializersFromFilesInMemory(OrtSessionOptions *o, const char *const *names,
+                                                        char *const *buffers, const size_t *lengths, size_t n) {
+    OPT_CHECK("AddExternalInitializersFromFilesInMemory");
+    ORT_ARG_CHECK(!n || (names && buffers && lengths), "AddExternalInitializersFromFilesInMemory", "NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i] || !*names[i] || (!buffers[i] && lengths[i]))
+            return ort_status(ORT_INVALID_ARGUMENT, "AddExternalInitializersFromFilesInMemory: file %zu "
+                              "has no name or no data", i);
+        struct ort_ext_file *f = realloc(o->ext_files, (o->n_ext_files + 1) * sizeof *f);
+        if (!f) return ort_status(ORT_FAIL, "AddExternalInitializersFromFilesInMemory: out of memory");
+        o->ext_files = f;
+        char *name = strdup(names[i]);
+        if (!name) return ort_status(ORT_FAIL, "AddExternalInitializersFromFilesInMemory: out of memory");
+        f[o->n_ext_files++] = (struct ort_ext_file){name, buffers[i], lengths[i]};
+    }
+    return NULL;
+}
+
 /* ---- CUDA: the options go to onyx's "cuda" provider (an error naming the
  * providers in this build when onyx was built without it) ---- */
 struct OrtCUDAProviderOptionsV2 { OrtKeyValuePairs kv; };
@@ -450,6 +480,9 @@ OrtStatus *ort_options_to_onyx(const OrtSessionOptions *o, onyx_session_options 
     for (size_t i = 0; !st && i < o->dim_by_denotation.n; i++)
         st = ort_from_onyx(onyx_session_options_add_free_dimension_override_by_denotation(
             oo, o->dim_by_denotation.keys[i], strtoll(o->dim_by_denotation.values[i], NULL, 10)));
+    for (size_t i = 0; !st && i < o->n_ext_files; i++)
+        st = ort_from_onyx(onyx_session_options_add_external_data(oo, o->ext_files[i].name,
+                                                                  o->ext_files[i].data, o->ext_files[i].len));
     for (size_t i = 0; !st && i < o->n_inits; i++)
         st = ort_from_onyx(onyx_session_options_add_initializer(oo, o->init_names[i],
                                                                 (const onyx_value *)o->init_values[i]));

@@ -311,7 +311,7 @@ ORT_SLOT(17, 275, N, S, OrtStatus *, SessionOptionsAppendExecutionProvider_OpenV
 ORT_SLOT(18, 276, N, S, OrtStatus *, SessionOptionsAppendExecutionProvider_VitisAI, (OrtSessionOptions *o, const char *const *keys, const char *const *values, size_t n))
 ORT_SLOT(18, 277, N, S, OrtStatus *, KernelContext_GetScratchBuffer, (const OrtKernelContext *ctx, const OrtMemoryInfo *m, size_t bytes, void **out))
 ORT_SLOT(18, 278, I, S, OrtStatus *, KernelInfoGetAllocator, (const OrtKernelInfo *info, OrtMemType mem_type, OrtAllocator **out))
-ORT_SLOT(18, 279, N, S, OrtStatus *, AddExternalInitializersFromFilesInMemory, (OrtSessionOptions *o, const char *const *names, char *const *buffers, const size_t *lengths, size_t n))
+ORT_SLOT(18, 279, I, S, OrtStatus *, AddExternalInitializersFromFilesInMemory, (OrtSessionOptions *o, const char *const *names, char *const *buffers, const size_t *lengths, size_t n))
 /* ---- v20 ---- */
 ORT_SLOT(20, 280, N, S, OrtStatus *, CreateLoraAdapter, (const char *path, OrtAllocator *a, OrtLoraAdapter **out))
 ORT_SLOT(20, 281, N, S, OrtStatus *, CreateLoraAdapterFromArray, (const void *bytes, size_t n, OrtAllocator *a, OrtLoraAdapter **out))

@@ -7,7 +7,8 @@
  * on its connection and wakes the thread through the eventfd. Methods:
  * ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata,
  * ModelInfer and ModelStreamInfer (bidirectional: one response message per
- * request message; errors go in error_message, the stream stays open). */
+ * request message; errors go in error_message, the stream stays open), and
+ * Triton's RepositoryIndex, RepositoryModelLoad, RepositoryModelUnload. */
 #include "serve/grpc.h"
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "serve/grpc_codec.h"
@@ -52,7 +54,7 @@ typedef struct gstream {
     size_t out_len, out_cap, out_pos;
     bool response_started, finished, deferred;
     int gstatus;
-    char gmsg[600];
+    char gmsg[800];
     int pending;                    /* requests in the scheduler */
     struct gstream *prev, *next;    /* the connection's open streams */
 } gstream;
@@ -286,6 +288,27 @@ static void simple_call(gconn *c, gstream *st, const char *method, const uint8_t
         pb_put_varint_field(&b, 1, atomic_load(&s->ready) && !atomic_load(&s->shutting_down));
     } else if (strcmp(method, "ServerMetadata") == 0) {
         sv_grpc_encode_server_metadata(&b);
+    } else if (strncmp(method, "Repository", 10) == 0) {
+        char *name = NULL, err[700];
+        bool ready = false, ok = sv_grpc_decode_repository(msg, len, &name, &ready, err, sizeof err);
+        int code = GRPC_INVALID_ARGUMENT;
+        if (ok && strcmp(method, "RepositoryIndex") == 0) {
+            sv_grpc_encode_repository_index(s, ready, &b);
+        } else if (ok && (!name || !name[0])) {
+            snprintf(err, sizeof err, "model_name: missing");
+            ok = false;
+        } else if (ok && strcmp(method, "RepositoryModelLoad") == 0) {
+            ok = sv_model_load(s, name, err, sizeof err);   /* blocks this connection while it loads */
+        } else if (ok) {
+            ok = sv_model_unload(s, name, err, sizeof err);
+            code = GRPC_NOT_FOUND;
+        }
+        free(name);
+        if (!ok) {
+            pb_buf_free(&b);
+            finish_stream(c, st, code, err);
+            return;
+        }
     } else {   /* ModelReady, ModelMetadata */
         char *name = NULL, *version = NULL, err[400];
         sv_model *m = NULL;
@@ -320,10 +343,11 @@ static void process(gconn *c, gstream *st) {
     }
     const char *method = st->path + sizeof prefix - 1;
     static const char *const known[] = {"ServerLive", "ServerReady", "ModelReady", "ServerMetadata",
-                                        "ModelMetadata", "ModelInfer", "ModelStreamInfer"};
+                                        "ModelMetadata", "ModelInfer", "ModelStreamInfer",
+                                        "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"};
     size_t k = 0;
-    while (k < 7 && strcmp(method, known[k]) != 0) k++;
-    if (k == 7) {
+    while (k < 10 && strcmp(method, known[k]) != 0) k++;
+    if (k == 10) {
         char msg[300];
         snprintf(msg, sizeof msg, "method '%.100s' is not implemented by onyx serve", method);
         finish_stream(c, st, GRPC_UNIMPLEMENTED, msg);
@@ -540,6 +564,9 @@ static void *accept_main(void *arg) {
         if (!c) { close(fd); continue; }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        /* a client that stops reading cannot hold its thread (and a shutdown) for ever */
+        struct timeval send_limit = {10, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof send_limit);
         c->g = g;
         c->fd = fd;
         c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

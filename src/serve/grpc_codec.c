@@ -304,3 +304,48 @@ void sv_grpc_encode_server_metadata(pb_buf *out) {
                                       "model_configuration", "schedule_policy"};
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) pb_put_string_field(out, 3, ext[i]);
 }
+
+bool sv_grpc_decode_repository(const uint8_t *msg, size_t len, char **model_name, bool *ready, char *err,
+                               size_t err_len) {
+    static const char *const fields[] = {NULL, "repository_name", "model_name_or_ready", "parameters"};
+    pb_msg m;
+    pb_msg_init(&m, msg, msg, len, "RepositoryRequest", fields, 4);
+    pb_field f;
+    bool more;
+    onyx_status *st;
+    while (!(st = pb_next(&m, &f, &more)) && more) {
+        if (f.num != 2) continue;
+        if (f.wt == PB_WT_VARINT) {
+            *ready = f.u != 0;
+        } else if (!(st = pb_get_len(&m, &f))) {
+            free(*model_name);
+            *model_name = dup_len(f.data, f.len);
+        } else {
+            break;
+        }
+    }
+    if (st) {
+        snprintf(err, err_len, "malformed request: %s", onyx_status_message(st));
+        onyx_status_free(st);
+        return false;
+    }
+    return true;
+}
+
+static void index_entry(void *ctx, const char *name, int64_t version, const char *state, const char *reason) {
+    pb_buf *out = ctx;
+    size_t mark = pb_begin_message(out, 1);
+    pb_put_string_field(out, 1, name);
+    if (version) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", (long long)version);
+        pb_put_string_field(out, 2, v);
+    }
+    pb_put_string_field(out, 3, state);
+    if (reason[0]) pb_put_string_field(out, 4, reason);
+    pb_end_message(out, mark);
+}
+
+void sv_grpc_encode_repository_index(sv_server *s, bool ready_only, pb_buf *out) {
+    sv_repository_each(s, ready_only, index_entry, out);
+}

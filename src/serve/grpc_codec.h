@@ -16,5 +16,12 @@ bool sv_grpc_decode_name_version(const uint8_t *msg, size_t len, char **name, ch
                                  size_t err_len);
 void sv_grpc_encode_model_metadata(sv_server *s, const sv_model *m, pb_buf *out);
 void sv_grpc_encode_server_metadata(pb_buf *out);
+/* Triton's repository extension: RepositoryIndexRequest {repository_name 1,
+ * ready 2}, RepositoryModelLoad/UnloadRequest {repository_name 1,
+ * model_name 2, parameters 3}; RepositoryIndexResponse {models 1:
+ * ModelIndex {name 1, version 2, state 3, reason 4}}. */
+bool sv_grpc_decode_repository(const uint8_t *msg, size_t len, char **model_name, bool *ready, char *err,
+                               size_t err_len);
+void sv_grpc_encode_repository_index(sv_server *s, bool ready_only, pb_buf *out);
 
 #endif

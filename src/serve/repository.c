@@ -564,16 +564,9 @@ sv_model *sv_model_get(sv_server *s, const char *name, const char *version, char
     return best;
 }
 
-void sv_repository_index(sv_server *s, sbuf *out, bool ready_only) {
-    sb_puts(out, "[");
-    bool first = true;
+void sv_repository_each(sv_server *s, bool ready_only, sv_index_fn fn, void *ctx) {
     pthread_mutex_lock(&s->reg_mu);
-    for (sv_model *m = s->models; m; m = m->next) {
-        sb_puts(out, first ? "{\"name\":" : ",{\"name\":");
-        sb_json_str(out, m->name);
-        sb_printf(out, ",\"version\":\"%lld\",\"state\":\"READY\",\"reason\":\"\"}", (long long)m->version);
-        first = false;
-    }
+    for (sv_model *m = s->models; m; m = m->next) fn(ctx, m->name, m->version, "READY", "");
     DIR *d = ready_only ? NULL : opendir(s->opt.repository);
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] == '.' || !name_ok(e->d_name)) continue;
@@ -583,13 +576,26 @@ void sv_repository_index(sv_server *s, sbuf *out, bool ready_only) {
         struct stat sb;
         if (snprintf(dir, sizeof dir, "%s/%s", s->opt.repository, e->d_name) >= (int)sizeof dir) continue;
         if (loaded || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
-        sb_puts(out, first ? "{\"name\":" : ",{\"name\":");
-        sb_json_str(out, e->d_name);
-        sb_puts(out, ",\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"}");
-        first = false;
+        fn(ctx, e->d_name, 0, "UNAVAILABLE", "unloaded");
     }
     if (d) closedir(d);
     pthread_mutex_unlock(&s->reg_mu);
+}
+
+static void index_json_entry(void *ctx, const char *name, int64_t version, const char *state, const char *reason) {
+    sbuf *out = ctx;
+    sb_puts(out, out->data[out->len - 1] == '[' ? "{\"name\":" : ",{\"name\":");
+    sb_json_str(out, name);
+    if (version) sb_printf(out, ",\"version\":\"%lld\"", (long long)version);
+    sb_printf(out, ",\"state\":\"%s\",\"reason\":", state);
+    sb_json_str(out, reason);
+    sb_puts(out, "}");
+}
+
+void sv_repository_index(sv_server *s, sbuf *out, bool ready_only) {
+    sb_puts(out, "[");
+    if (out->oom) return;
+    sv_repository_each(s, ready_only, index_json_entry, out);
     sb_puts(out, "]");
 }
 

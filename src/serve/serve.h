@@ -172,6 +172,10 @@ void sv_unload_all(sv_server *s);
  * none; err then says whether the name or the version is unknown. */
 sv_model *sv_model_get(sv_server *s, const char *name, const char *version, char *err, size_t err_len);
 void sv_model_unref(sv_model *m);
+/* Repository index: every loaded model version (READY), then every model
+ * folder not loaded (UNAVAILABLE, version 0). */
+typedef void (*sv_index_fn)(void *ctx, const char *name, int64_t version, const char *state, const char *reason);
+void sv_repository_each(sv_server *s, bool ready_only, sv_index_fn fn, void *ctx);
 /* Repository index as JSON: [{"name","version","state","reason"}]. */
 struct sbuf;
 void sv_repository_index(sv_server *s, struct sbuf *out, bool ready_only);

@@ -116,6 +116,8 @@ void onyx_session_options_free(onyx_session_options *o) {
     free(o->optimized_model_path);
     onyx_session_options_free_overrides(o);
     onyx_custom_ops_clear(&o->custom_ops);
+    for (size_t i = 0; i < o->n_ext_files; i++) free(o->ext_files[i].location);
+    free(o->ext_files);
     free(o);
 }
 
@@ -239,6 +241,20 @@ onyx_status *onyx_session_end_profiling(onyx_session *s, const char **path) {
     if (!s) return ONYX_INVALID_ARG("session is NULL");
     ONYX_TRY(onyx_profiler_write(s->profiler, path));
     s->profile_written = true;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_add_external_data(onyx_session_options *o, const char *location,
+                                                   const void *data, size_t len) {
+    if (!o || !location || (!data && len))
+        return ONYX_INVALID_ARG("onyx_session_options_add_external_data: NULL argument");
+    if (!*location) return ONYX_INVALID_ARG("onyx_session_options_add_external_data: empty location");
+    onyx_external_file *f = realloc(o->ext_files, (o->n_ext_files + 1) * sizeof *f);
+    if (!f) return ONYX_OOM();
+    o->ext_files = f;
+    char *loc = strdup(location);
+    if (!loc) return ONYX_OOM();
+    f[o->n_ext_files++] = (onyx_external_file){loc, data, len};
     return NULL;
 }
 
@@ -442,7 +458,24 @@ static onyx_status *snapshot_declared_outputs(onyx_session *s) {
     return NULL;
 }
 
+static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o);
+
+/* The caller's in-memory external data files are visible to the model only
+ * while the session is built (the options may be freed afterwards). */
 static onyx_status *session_init(onyx_session *s, const onyx_session_options *o) {
+    if (o && o->n_ext_files && s->model) {
+        s->model->ext_files = o->ext_files;
+        s->model->n_ext_files = o->n_ext_files;
+    }
+    onyx_status *st = session_init_model(s, o);
+    if (s->model) {
+        s->model->ext_files = NULL;
+        s->model->n_ext_files = 0;
+    }
+    return st;
+}
+
+static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
@@ -499,6 +532,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     onyx_threadpool_for_init(outer);
     ONYX_TRY(pst);
     ONYX_TRY(collect_io(s));
+    ONYX_TRY(onyx_session_name_types(s));
     const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");
     s->memplan_disabled = nomp && !strcmp(nomp, "1");
     return NULL;

@@ -61,6 +61,8 @@ struct onyx_session_options {
     char *optimized_model_path;         /* save the optimised graph here */
     bool use_env_threads;
     onyx_custom_ops custom_ops;         /* onyx_session_options_add_custom_op */
+    onyx_external_file *ext_files;      /* onyx_session_options_add_external_data */
+    size_t n_ext_files;
     /* ONNX Runtime's session options beyond the above (overrides.c) */
     int inter_op_threads;               /* recorded; the executor runs nodes in order */
     bool parallel_execution;            /* ditto: ORT_PARALLEL is accepted, runs sequentially */
@@ -132,6 +134,10 @@ onyx_status *onyx_run_check_stop(const onyx_run_state *rs);
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
 
 void onyx_session_free_memplans(struct onyx_session *s);
+
+/* Fill onnx_type of the session's input, output and overridable type infos
+ * (session_info.c). */
+onyx_status *onyx_session_name_types(struct onyx_session *s);
 
 struct onyx_session {
     onyx_env *env;

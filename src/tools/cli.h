@@ -137,6 +137,10 @@ int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
+extern const char *const cli_serve_help;
+/* The whole command line (argv[0] is the program name): `onyx` and
+ * `python -m onyx` both run this. Returns the exit status. */
+int onyx_cli_main(int argc, char **argv);
 void cli_print_help(FILE *f, const char *cmd);
 /* The help's first (usage) line and a pointer to `onyx help CMD`. */
 void cli_print_usage(FILE *f, const char *cmd);

@@ -99,10 +99,10 @@ static const char *const optimize_help =
     "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
 static const char *help_text(const char *cmd) {
-    static const struct {
+    const struct {   /* not static: cli_serve_help lives in another unit */
         const char *cmd, *text;
     } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
-                 {"optimize", optimize_help}};
+                 {"optimize", optimize_help}, {"serve", cli_serve_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -116,7 +116,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
     fprintf(f, "(run 'onyx help%s%s' for the options)\n", cmd ? " " : "", cmd ? cmd : "");
 }
 
-int main(int argc, char **argv) {
+int onyx_cli_main(int argc, char **argv) {
     if (argc < 2) {
         cli_print_help(stderr, NULL);
         return CLI_EXIT_USAGE;

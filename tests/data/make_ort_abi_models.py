@@ -5,6 +5,7 @@ ort_abi_types.onnx: one Identity per element type (inputs x_<type>, outputs
   y_<type>), a symbolic batch dimension on x_float, and a sequence output
   (SequenceConstruct of x_float twice).
 ort_abi_custom.onnx: two operators of the custom domain "test.onyx".
+ort_abi_external.onnx: an initializer in an external file the tests give from memory.
 """
 import onnx
 from onnx import TensorProto, helper
@@ -54,6 +55,28 @@ def custom_model():
     return model
 
 
+def external_model():
+    """Y = X + W, W (4 floats) in the external file "ort_abi_weights.bin" at
+    offset 8: a file that does not exist on disk, the tests hand it over
+    from memory (AddExternalInitializersFromFilesInMemory)."""
+    w = TensorProto()
+    w.name = "W"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([4])
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "ort_abi_weights.bin"), ("offset", "8"), ("length", "16")):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])
+    graph = helper.make_graph([helper.make_node("Add", ["X", "W"], ["Y"])], "ort_abi_external", [x], [y],
+                              initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
 if __name__ == "__main__":
+    onnx.save(external_model(), "tests/data/ort_abi_external.onnx")
     onnx.save(types_model(), "tests/data/ort_abi_types.onnx")
     onnx.save(custom_model(), "tests/data/ort_abi_custom.onnx")

@@ -732,6 +732,44 @@ static void test_custom_ops(OrtEnv *env, OrtMemoryInfo *mem, const char *custom_
     api->ReleaseCustomOpDomain(d);
 }
 
+/* ---- external data files held in memory ---- */
+static void test_external_memory(OrtEnv *env, OrtMemoryInfo *mem) {
+    OrtSessionOptions *o;
+    OK(api->CreateSessionOptions(&o));
+    OrtSession *s = NULL;
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s), ORT_NO_SUCHFILE,
+        "ort_abi_weights.bin");
+    float file[6] = {99, 99, 1, 2, 3, 4};   /* the tensor starts at byte 8 */
+    const char *name = "ort_abi_weights.bin";
+    char *buf = (char *)file;
+    size_t len = sizeof file;
+    OK(api->AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1));
+    OK(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s));
+    api->ReleaseSessionOptions(o);
+    if (!s) return;
+    float x[4] = {10, 20, 30, 40};
+    int64_t shape[1] = {4};
+    OrtValue *in = NULL, *out = NULL;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, x, sizeof x, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in));
+    const char *xn = "X", *yn = "Y";
+    memset(file, 0, sizeof file);   /* the weights were copied at session creation */
+    OK(api->Run(s, NULL, &xn, (const OrtValue *const *)&in, 1, &yn, 1, &out));
+    if (out) {
+        const float *y;
+        OK(api->GetTensorData(out, (const void **)&y));
+        CHECK(y[0] == 11 && y[3] == 44, "external weights: %g %g", y[0], y[3]);
+        api->ReleaseValue(out);
+    }
+    api->ReleaseValue(in);
+    api->ReleaseSession(s);
+    /* a range beyond the in-memory file fails */
+    OK(api->CreateSessionOptions(&o));
+    len = 12;
+    OK(api->AddExternalInitializersFromFilesInMemory(o, &name, &buf, &len, 1));
+    ERR(api->CreateSession(env, path_of("tests/data/ort_abi_external.onnx"), o, &s), ORT_INVALID_GRAPH, "exceeds");
+    api->ReleaseSessionOptions(o);
+}
+
 /* ---- profiling ---- */
 static void test_profiling(OrtEnv *env) {
     OrtSessionOptions *o;
@@ -791,10 +829,13 @@ int main(int argc, char **argv) {
     OK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem));
     test_options();
     test_sessions(env, mem);
+    /* the environment's custom logger received onyx's (verbose) log lines */
+    CHECK(log_lines > 0, "the custom logger got no log line");
     test_types(env, mem);
     test_values(mem);
     test_profiling(env);
     test_metadata(env, mem);
+    test_external_memory(env, mem);
     if (argc > 3) test_custom_ops(env, mem, argv[3]);
     api->ReleaseMemoryInfo(mem);
     api->ReleaseEnv(env);

@@ -93,6 +93,10 @@ def make_repo(root, models):
     write_model(repo, "echo_timeout", models["echo"],
                 {"max_batch_size": 16, "request_timeout_ms": 50,
                  "dynamic_batching": {"max_queue_delay_microseconds": 400000}})
+    write_model(repo, "echo_two", models["echo"],
+                {"max_batch_size": 16, "instance_count": 2,
+                 "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
+    write_model(repo, "bad_config", models["echo"], {"max_batch_size": "x"})
     # two versions: the newest serves by default, both by number
     write_model(repo, "versioned", models["echo"], {"version_policy": "all"}, version=1)
     write_model(repo, "versioned", models["echo"], None, version=3)

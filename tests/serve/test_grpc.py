@@ -100,10 +100,10 @@ def test_malformed_protobuf(server):
                               request_serializer=lambda b: b, response_deserializer=lambda b: b)
     code, msg = code_of(lambda: raw(b"\x0a\x40digits"))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "malformed ModelInferRequest" in msg
-    other = channel.unary_unary("/inference.GRPCInferenceService/RepositoryIndex",
+    other = channel.unary_unary("/inference.GRPCInferenceService/ModelStatistics",
                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
     code, msg = code_of(lambda: other(b""))
-    assert code == grpc.StatusCode.UNIMPLEMENTED and "RepositoryIndex" in msg
+    assert code == grpc.StatusCode.UNIMPLEMENTED and "ModelStatistics" in msg
     channel.close()
 
 
@@ -158,3 +158,22 @@ def test_mutated_messages_never_crash(server, stubs):
     _, pbg = stubs
     assert pbg.GRPCInferenceServiceStub(grpc.insecure_channel(f"127.0.0.1:{server.grpc}")).ServerLive(
         pb.ServerLiveRequest()).live
+
+
+def test_repository_index_load_unload(client):
+    pb, stub = client
+    index = stub.RepositoryIndex(pb.RepositoryIndexRequest())
+    entries = {(m.name, m.version, m.state, m.reason) for m in index.models}
+    assert ("mlp", "1", "READY", "") in entries and ("bad_config", "", "UNAVAILABLE", "unloaded") in entries
+    ready = stub.RepositoryIndex(pb.RepositoryIndexRequest(ready=True))
+    assert all(m.state == "READY" for m in ready.models) and len(ready.models) < len(index.models)
+    stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="mlp_plain"))
+    assert not stub.ModelReady(pb.ModelReadyRequest(name="mlp_plain")).ready
+    code, msg = code_of(lambda: stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="mlp_plain")))
+    assert code == grpc.StatusCode.NOT_FOUND and "not loaded" in msg
+    stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="mlp_plain"))
+    assert stub.ModelReady(pb.ModelReadyRequest(name="mlp_plain")).ready
+    code, msg = code_of(lambda: stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="bad_config")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in msg
+    code, msg = code_of(lambda: stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest()))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "model_name" in msg

@@ -6,6 +6,7 @@ import json
 import os
 import struct
 import threading
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -314,6 +315,20 @@ def test_queue_timeout_is_503(server):
     assert "waited more than 50 ms" in r.json()["error"]
 
 
+def test_two_instances_run_at_once(server):
+    """echo_two has 2 instances that each hold a request 300 ms for a batch:
+    two requests that cannot merge finish together, not one after the other."""
+    def one(width):
+        return infer(server, "echo_two", {"inputs": [tensor("x", np.ones((1, width), np.float32))]})
+
+    t0 = time.time()
+    with ThreadPoolExecutor(2) as pool:
+        rs = list(pool.map(one, [1, 2]))
+    elapsed = time.time() - t0
+    assert [r.status_code for r in rs] == [200, 200]
+    assert 0.29 < elapsed < 0.55, f"{elapsed:.3f} s: the two requests ran one after the other"
+
+
 # ---- statistics, metrics, repository ----
 
 def test_statistics_and_metrics(server):
@@ -335,6 +350,11 @@ def test_repository_index_load_unload(server):
     assert error(requests.post(server.url + "/v2/repository/models/nope/load"), 400)
     assert error(requests.post(server.url + "/v2/repository/models/nope/unload"), 404)
     assert error(requests.post(server.url + "/v2/repository/models/digits/load", data=b"{"), 400)
+    # a config.json that does not parse keeps the model out, with the field named
+    assert {"name": "bad_config", "state": "UNAVAILABLE", "reason": "unloaded"} in index
+    msg = error(requests.post(server.url + "/v2/repository/models/bad_config/load"), 400)
+    assert "'max_batch_size' must be an integer" in msg
+    assert error(requests.post(server.url + "/v2/repository/models/..%2Fetc/load"), 404)
 
 
 def test_unload_and_load_during_traffic(server):

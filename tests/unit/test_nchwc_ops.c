@@ -615,6 +615,10 @@ static void test_errors(void) {
     CHECK_ERR(run_op("ReorderOutput", &ch, 1, b, &y, NULL), "does not match");
     onyx_attr_proto chs = attr_str("channels", "20");
     CHECK_ERR(run_op("ReorderOutput", &chs, 1, b, &y, NULL), "must be an int");
+    /* the block size the layout pass records: only 16 is implemented */
+    onyx_attr_proto blk8 = attr_int("block", 8);
+    CHECK_ERR(run_op("ReorderInput", &blk8, 1, b4, &y, NULL), "blocks of 8 channels");
+    CHECK_ERR(run_op("GlobalMaxPool", &blk8, 1, b, &y, NULL), "blocks of 8 channels");
 
     int64_t k3[2] = {3, 3}, k1[1] = {3}, k9[2] = {9, 9}, neg[4] = {0, -1, 0, 0}, s0[2] = {0, 1}, p1[4] = {1, 1, 1, 1};
     onyx_attr_proto ks = attr_ints("kernel_shape", k3, 2);

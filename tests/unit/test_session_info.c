@@ -69,6 +69,13 @@ static void test_metadata(void) {
     CHECK(onyx_session_custom_metadata_key(s, 2) == NULL);
     CHECK(!strcmp(onyx_session_custom_metadata_lookup(s, "purpose"), "tests"));
     CHECK(onyx_session_custom_metadata_lookup(s, "license") == NULL);
+    CHECK(!strcmp(onyx_type_info_onnx_type(onyx_session_input_type(s, 0)), "tensor(float)"));
+    CHECK(!strcmp(onyx_type_info_onnx_type(onyx_session_overridable_initializer_type(s, 0)), "tensor(float)"));
+    onyx_session_free(s);
+
+    /* a map input keeps its value type in the name */
+    CHECK_OK(onyx_session_create(env, "tests/data/ml_dictvectorizer.onnx", NULL, &s));
+    if (s) CHECK(!strcmp(onyx_type_info_onnx_type(onyx_session_input_type(s, 0)), "map(string,tensor(float))"));
     onyx_session_free(s);
 
     /* a model that sets none of it: "" and version 0 */

@@ -34,12 +34,29 @@ struct onyx_nchwc_kparams;
 typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, const float *const *xp, int npix,
                                        float *y, const float *z);
 
+/* The register tile of the blocked direct convolution (and Winograd's
+ * products): the function and the most pixels it takes per call for a group
+ * of nob = 1..4 output blocks (ONYX_NCHWC_MAX_NOB). */
+typedef struct onyx_cpu_nchwc_tile {
+    onyx_cpu_nchwc_tile_fn fn;
+    unsigned char pixels[4];
+} onyx_cpu_nchwc_tile;
+
+/* When Winograd F(2x2, 3x3) beats the direct tile (measured with
+ * `test_nchwc_conv bench wino` per ISA): both channel counts at least
+ * min_channels; below full_channels the output needs min_pixels_small
+ * pixels, else min_pixels. */
+typedef struct onyx_cpu_wino_rule {
+    int min_channels, full_channels, min_pixels_small, min_pixels;
+} onyx_cpu_wino_rule;
+
 typedef struct onyx_cpu_table {
     onyx_cpu_isa isa;
     const char *name;                   /* "avx512", "avx2", "generic" (what ONYX_ISA takes) */
     const struct onyx_gemm_isa *gemm;   /* SGEMM micro-kernel and its register tile */
     int nchwc_block;                    /* channels per block of the blocked layout; 0: layout pass off */
-    onyx_cpu_nchwc_tile_fn nchwc_tile;  /* direct convolution tile on the blocked layout */
+    onyx_cpu_nchwc_tile nchwc_tile;     /* direct convolution tile on the blocked layout */
+    onyx_cpu_wino_rule wino;            /* where the blocked layout's Winograd runs */
 } onyx_cpu_table;
 
 extern _Atomic(const onyx_cpu_table *) onyx_cpu_current;

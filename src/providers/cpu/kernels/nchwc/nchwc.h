@@ -44,6 +44,11 @@
 /* ceil(c / 16) */
 static inline int64_t onyx_nchwc_blocks(int64_t c) { return (c + ONYX_NCHWC_BLOCK - 1) / ONYX_NCHWC_BLOCK; }
 
+/* The channels per block recorded on a node by the layout pass (attribute
+ * "block", from the CPU table; 16 when absent). The kernels implement
+ * 16-channel blocks: another value is an error naming it. (nchwc_reorder.c) */
+onyx_status *onyx_nchwc_check_block(const onyx_node *node);
+
 /* The fused activation of a Conv: kind is an onyx_gemm_activation. */
 typedef struct onyx_nchwc_act {
     int kind;

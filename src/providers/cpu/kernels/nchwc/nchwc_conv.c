@@ -69,7 +69,7 @@ onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act) {
 /* ------------------------------------------------------------ kernel selection */
 
 /* The tile of the CPU dispatch table (platform.h). */
-static onyx_nchwc_tile_fn pick_tile(void) { return onyx_cpu()->nchwc_tile; }
+static const onyx_cpu_nchwc_tile *pick_tile(void) { return &onyx_cpu()->nchwc_tile; }
 
 /* The portable tile: the same arithmetic as the AVX-512 one over plain
  * 16-lane arrays (correct everywhere; the compiler vectorises what it can). */
@@ -408,7 +408,8 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
         return ONYX_INVALID_ARG("W must be a float tensor");
     nconv_state *st = calloc(1, sizeof *st);
     if (!st) return ONYX_OOM();
-    onyx_status *err = read_attrs(info->node, &st->a);
+    onyx_status *err = onyx_nchwc_check_block(info->node);
+    if (!err) err = read_attrs(info->node, &st->a);
     if (!err) err = check_weights(info->node, &st->a, W->dims, W->rank, &st->depthwise);
     if (!err) {
         memcpy(st->wdims, W->dims, sizeof st->wdims);
@@ -435,7 +436,7 @@ static bool nconv_consumes(const void *state, size_t k) {
 
 typedef struct direct_plan {
     const onyx_nchwc_geom *g;
-    onyx_nchwc_tile_fn tile;
+    const onyx_cpu_nchwc_tile *tile;   /* function and shape, from one table */
     int lanes;                /* 16 blocked, 1 NCHW */
     int64_t units;            /* input channel units: Cb (blocked) or C */
     const float *w, *bias;
@@ -455,7 +456,7 @@ typedef struct direct_plan {
 static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), P = g->OH * g->OW, K = g->KH * g->KW, L = pl->lanes;
-    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), T = onyx_nchwc_tile_pixels(nob);
+    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), T = pl->tile->pixels[nob - 1];
     const int64_t n = q1 - q0, ntiles = (n + T - 1) / T;
     onyx_nchwc_kparams kp = {.x_c = pl->Hv * pl->Wv * L, .x_kh = g->DH * pl->Wv * L, .x_kw = g->DW * L,
                              .kh = g->KH, .kw = g->KW, .y_ob = P * BLK, .bias = pl->bias ? pl->bias + ob0 * BLK : NULL,
@@ -482,7 +483,7 @@ static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t g
                     oh++;
                 }
             }
-            pl->tile(&kp, xp, npix, y + q * BLK, z ? z + q * BLK : NULL);
+            pl->tile->fn(&kp, xp, npix, y + q * BLK, z ? z + q * BLK : NULL);
             q += npix;
         }
     }

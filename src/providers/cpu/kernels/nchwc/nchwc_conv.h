@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/platform.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define ONYX_NCHWC_X86 1
@@ -32,9 +33,8 @@
 #define ONYX_NCHWC_MAX_NOB 4
 #define ONYX_NCHWC_MAX_PIX 8
 
-/* Widest tile for nob output blocks: 24 accumulators at most (4 x 6, 3 x 8),
- * and no more than 8 input pointers, which stay in general registers. */
-static inline int onyx_nchwc_tile_pixels(int nob) { return nob >= 4 ? 6 : 8; }
+/* (The widest tile per nob, at most ONYX_NCHWC_MAX_PIX, is the CPU
+ * table's: onyx_cpu_nchwc_tile in platform.h.) */
 
 /* What every tile of one (output-block group, input-channel chunk) shares. */
 /* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
@@ -73,7 +73,7 @@ typedef struct onyx_nchwc_kparams {
     onyx_nchwc_act act;
 } onyx_nchwc_kparams;
 
-/* One tile of npix (1..onyx_nchwc_tile_pixels(nob)) output pixels: xp[p]
+/* One tile of npix (1..the table's pixels[nob - 1]) output pixels: xp[p]
  * is pixel p's first input tap (kh = kw = 0) at the chunk's first channel;
  * y and z (read only when kp->last and kp->has_z) point at the tile's first
  * pixel of block ob0; the pixels are consecutive in y and z. */
@@ -83,6 +83,8 @@ typedef void (*onyx_nchwc_tile_fn)(const onyx_nchwc_kparams *kp, const float *co
 void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z);
 #ifdef ONYX_NCHWC_X86
+void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                          const float *z);
 void onyx_nchwc_tile_avx512(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                             const float *z);
 #endif

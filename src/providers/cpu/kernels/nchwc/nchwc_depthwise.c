@@ -9,9 +9,9 @@
  * fully unrolled with constant offsets, so an input vector shared by
  * neighbouring windows is loaded once per kernel row. The few edge columns
  * (and rows) clip their taps to the input instead: out-of-bounds taps are
- * zero. The loops are compiled for AVX-512F (a pixel per zmm register) and
- * as a portable fallback (4-lane quarters of a pixel), picked from the CPU
- * dispatch table (NCHWC_MULTIVERSION). */
+ * zero. The loops are compiled for AVX-512F (a pixel per zmm register), for
+ * AVX2 (halves in ymm registers) and as a portable fallback (4-lane
+ * quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
@@ -87,46 +87,47 @@ typedef struct dw_row {
         }                                                                                                   \
     }
 DW_PIXELS(nchwc_v16)
+DW_PIXELS(nchwc_v8)
 DW_PIXELS(nchwc_v4)
 
-/* Whole pixels on the wide ISA, four quarters otherwise. */
+/* A pixel's 16 lanes in vectors of vl lanes. */
 NCHWC_INLINE void dw_pixels(const dw_row *r, const float *x, const float *w, int64_t wkh, const int64_t nkw,
-                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const bool wide) {
-    if (wide) dw_pixels_nchwc_v16(r, x, w, wkh, nkw, xdw, xsw, nb, ow, 0);
-    else
-        for (int64_t lane = 0; lane < BLK; lane += 4) dw_pixels_nchwc_v4(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane);
+                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl) {
+#define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane)
+    NCHWC_LANES(vl, DW_CALL);
+#undef DW_CALL
 }
 
 /* Interior columns [lo, hi): every tap inside the input; NCHWC_NB pixels
  * a step, then 4, then single ones. */
 NCHWC_INLINE void dw_interior(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int64_t KW,
-                              const int64_t SW, const int64_t DW, const bool wide) {
+                              const int64_t SW, const int64_t DW, const int vl) {
     const int64_t xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
     if (lo >= hi) return;
     const float *x = r->x + (lo * SW - g->PL) * BLK;   /* column of the first tap of pixel lo */
     int64_t ow = lo;
     for (; ow + NCHWC_NB <= hi; ow += NCHWC_NB)
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, wide);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, vl);
     if (ow + 4 <= hi) {
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, wide);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, vl);
         ow += 4;
     }
-    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, wide);
+    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, vl);
 }
 
 /* Columns [lo, hi) one at a time with clipped taps. */
-NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const bool wide) {
+NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl) {
     for (int64_t ow = lo; ow < hi; ow++) {
         dw_span s = dw_clip(ow, g->SW, g->PL, g->DW, g->KW, g->IW);
         /* no valid tap: the pointers are not dereferenced, keep them in range */
         const float *x = s.n ? r->x + s.first * BLK : r->x;
-        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, wide);
+        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, vl);
     }
 }
 
 NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                                const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
-                               const onyx_nchwc_act *act, const bool wide) {
+                               const onyx_nchwc_act *act, const int vl) {
     const int64_t row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
     const float *xb = x + cb * in_plane, *wb = packed + cb * g->KH * g->KW * BLK;
     const float *zb = z ? z + cb * out_plane : NULL;
@@ -143,13 +144,13 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
         dw_span s = dw_clip(oh, g->SH, g->PT, g->DH, g->KH, g->IH);
         dw_row r = {s.n ? xb + s.first * row : xb, wb + s.k0 * KW * BLK, s.n, g->DH * row,
                     bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act};
-        dw_edge(g, &r, 0, lo, wide);
-        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, wide);
-        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, wide);
-        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, wide);
-        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, wide);
-        else dw_interior(g, &r, lo, hi, KW, SW, DW, wide);
-        dw_edge(g, &r, hi, g->OW, wide);
+        dw_edge(g, &r, 0, lo, vl);
+        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl);
+        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl);
+        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl);
+        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl);
+        else dw_interior(g, &r, lo, hi, KW, SW, DW, vl);
+        dw_edge(g, &r, hi, g->OW, vl);
     }
 }
 
@@ -157,7 +158,7 @@ NCHWC_MULTIVERSION(dw_rows_isa,
                    (const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                     const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1, const onyx_nchwc_act *act),
                    (g, x, packed, bias, z, y, cb, oh0, oh1, act),
-                   { dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_wide); })
+                   { dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl); })
 
 void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                         const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,

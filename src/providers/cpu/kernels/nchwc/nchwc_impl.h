@@ -5,10 +5,10 @@
  * op table in nchwc_pool.c, and the 16-lane vector helpers.
  *
  * One pixel of a channel block is 16 floats: one AVX-512 register. The hot
- * loops are written once on GNU vector types and compiled twice
+ * loops are written once on GNU vector types and compiled three times
  * (NCHWC_MULTIVERSION): with target("avx512f") on 16-float vectors, one
- * zmm register each, and for the baseline ISA (the portable fallback) on
- * 4-float quarters of a pixel. */
+ * zmm register each, with target("avx2,fma") on 8-float halves (ymm), and
+ * for the baseline ISA (the portable fallback) on 4-float quarters. */
 #ifndef ONYX_CPU_NCHWC_IMPL_H
 #define ONYX_CPU_NCHWC_IMPL_H
 
@@ -28,19 +28,21 @@ onyx_status *onyx_nchwc_reorder_output_infer(onyx_infer_ctx *ctx);
 
 /* ---- lane vectors ---- */
 
-/* One pixel of a block (16 lanes), and a quarter of one (4 lanes): the
- * AVX-512 variants work on whole pixels, the baseline ones on quarters,
- * the width of its 16-byte registers (a 64-byte vector would live on the
+/* One pixel of a block (16 lanes), a half (8) and a quarter of one (4
+ * lanes): the AVX-512 variants work on whole pixels, the AVX2 ones on
+ * halves, the baseline ones on quarters, the width of its 16-byte registers (a 64-byte vector would live on the
  * stack there, and its comparisons would go lane by lane). The hot inner
  * functions are macros instantiated for both types. */
 typedef float nchwc_v16 __attribute__((vector_size(64), aligned(4)));
 typedef int32_t nchwc_v16i __attribute__((vector_size(64), aligned(4)));
+typedef float nchwc_v8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t nchwc_v8i __attribute__((vector_size(32), aligned(4)));
 typedef float nchwc_v4 __attribute__((vector_size(16), aligned(4)));
 typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
 
 #define NCHWC_INLINE static inline __attribute__((always_inline))
 
-/* Helpers on a vector type VT (nchwc_v16 or nchwc_v4). They are macros: a
+/* Helpers on a vector type VT (nchwc_v16, nchwc_v8 or nchwc_v4). They are macros: a
  * 64-byte vector passed by value changes the ABI without AVX-512, which
  * gcc warns about and clang rejects. */
 #define VLOAD(VT, p) ({ VT v_l_; memcpy(&v_l_, (p), sizeof v_l_); v_l_; })
@@ -85,34 +87,55 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
 #define NCHWC_NB 8
 
 /* NCHWC_MULTIVERSION(name, (params), (args), { body }): a static void
- * function compiled for AVX-512F and for the baseline, and a dispatcher
- * `name` that follows the CPU table's ISA (platform.h). In the body the constant
- * bool nchwc_wide says which: pass it down, and work on nchwc_v16 when it
- * is set, on nchwc_v4 quarters otherwise. Other targets get one plain
- * definition. */
+ * function compiled for AVX-512F, for AVX2 + FMA and for the baseline, and
+ * a dispatcher `name` that follows the CPU table's ISA (platform.h). In the
+ * body the constant int nchwc_vl says how many lanes a register holds (16,
+ * 8, 4): pass it down and cover a pixel's 16 lanes with NCHWC_LANES. Other
+ * targets get one plain definition. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define NCHWC_HAVE_AVX512_BUILD 1
 #define NCHWC_MULTIVERSION(name, PARAMS, ARGS, ...)                         \
     __attribute__((target("avx512f"))) static void name##_avx512 PARAMS {  \
-        __attribute__((unused)) const bool nchwc_wide = true;              \
+        __attribute__((unused)) const int nchwc_vl = 16;                   \
+        __VA_ARGS__                                                         \
+    }                                                                       \
+    __attribute__((target("avx2,fma"))) static void name##_avx2 PARAMS {   \
+        __attribute__((unused)) const int nchwc_vl = 8;                    \
         __VA_ARGS__                                                         \
     }                                                                       \
     static void name##_base PARAMS {                                        \
-        __attribute__((unused)) const bool nchwc_wide = false;             \
+        __attribute__((unused)) const int nchwc_vl = 4;                    \
         __VA_ARGS__                                                         \
     }                                                                       \
     static void name PARAMS {                                               \
-        if (onyx_cpu()->isa == ONYX_CPU_AVX512) name##_avx512 ARGS;         \
+        onyx_cpu_isa isa_ = onyx_cpu()->isa;                                \
+        if (isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS;                    \
+        else if (isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;                   \
         else name##_base ARGS;                                              \
     }
 #else
 #define NCHWC_HAVE_AVX512_BUILD 0
 #define NCHWC_MULTIVERSION(name, PARAMS, ARGS, ...)                         \
     static void name PARAMS {                                               \
-        __attribute__((unused)) const bool nchwc_wide = false;             \
+        __attribute__((unused)) const int nchwc_vl = 4;                    \
         __VA_ARGS__                                                         \
     }
 #endif
+
+/* CALL(VT, lane) for the vectors of vl lanes that cover a pixel's 16: one
+ * nchwc_v16, two nchwc_v8 halves or four nchwc_v4 quarters. */
+#define NCHWC_LANES(vl, CALL)                                                          \
+    do {                                                                               \
+        if ((vl) == 16) {                                                              \
+            CALL(nchwc_v16, 0);                                                        \
+        } else if ((vl) == 8) {                                                        \
+            CALL(nchwc_v8, 0);                                                         \
+            CALL(nchwc_v8, 8);                                                         \
+        } else {                                                                       \
+            for (int nchwc_q_ = 0; nchwc_q_ < ONYX_NCHWC_BLOCK; nchwc_q_ += 4)         \
+                CALL(nchwc_v4, nchwc_q_);                                              \
+        }                                                                              \
+    } while (0)
 
 /* Chunk of rows/pixels per parallel task: at least this many floats
  * written, so a task outweighs the hand-off. */

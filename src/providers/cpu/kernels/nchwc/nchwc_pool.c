@@ -97,35 +97,35 @@ typedef struct pool_job {
             VSTORE(VT, y + j * BLK + lane, kind == KIND_MAX ? acc[j] : acc[j] / div);                     \
     }
 POOL_PIXELS(nchwc_v16)
+POOL_PIXELS(nchwc_v8)
 POOL_PIXELS(nchwc_v4)
 
-/* Whole pixels on the wide ISA, four quarters otherwise. */
+/* A pixel's 16 lanes in vectors of vl lanes. */
 NCHWC_INLINE void pool_pixels(const float *x, float *y, int64_t nkh, int64_t xdh, const int64_t nkw,
                               const int64_t xdw, const int64_t xsw, const int nb, float div, const int kind,
-                              const bool wide) {
-    if (wide) pool_pixels_nchwc_v16(x, y, nkh, xdh, nkw, xdw, xsw, nb, div, kind, 0);
-    else
-        for (int64_t lane = 0; lane < BLK; lane += 4)
-            pool_pixels_nchwc_v4(x, y, nkh, xdh, nkw, xdw, xsw, nb, div, kind, lane);
+                              const int vl) {
+#define POOL_CALL(VT, lane) pool_pixels_##VT(x, y, nkh, xdh, nkw, xdw, xsw, nb, div, kind, lane)
+    NCHWC_LANES(vl, POOL_CALL);
+#undef POOL_CALL
 }
 
 NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, int64_t nkh, float div,
-                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const bool wide) {
+                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const int vl) {
     const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xsw = SW * BLK, xdw = DW * BLK;
     if (j->lo >= j->hi) return;
     const float *x = xr + j->sw[j->lo].first * BLK;
     int64_t ow = j->lo;
     for (; ow + NCHWC_NB <= j->hi; ow += NCHWC_NB)
-        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, NCHWC_NB, div, kind, wide);
+        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, NCHWC_NB, div, kind, vl);
     for (; ow < j->hi; ow++)
-        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, 1, div, kind, wide);
+        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, 1, div, kind, vl);
 }
 
 /* One output row of one plane. xr: the plane's input row of the first
  * valid kernel row (any row when there is none). */
 NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const pool_span *h, const int kind,
-                           const bool wide) {
+                           const int vl) {
     const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xdw = g->d[1] * BLK;
     for (int64_t ow = 0; ow < g->out[1]; ow++) {
@@ -133,20 +133,20 @@ NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const 
             int64_t rows = j->count_pad ? h->npad : h->n;
             float div = (float)(rows * g->k[1]);
             const int64_t KW = g->k[1], SW = g->s[1], DW = g->d[1];
-            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, wide);
-            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, wide);
-            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, wide);
-            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, wide);
+            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, vl);
+            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, vl);
+            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, vl);
+            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, vl);
             ow = j->hi - 1;
             continue;
         }
         const pool_span *w = &j->sw[ow];
         float div = (float)(j->count_pad ? h->npad * w->npad : h->n * w->n);
-        pool_pixels(xr + w->first * BLK, yr + ow * BLK, h->n, xdh, w->n, xdw, 0, 1, div, kind, wide);
+        pool_pixels(xr + w->first * BLK, yr + ow * BLK, h->n, xdh, w->n, xdw, 0, 1, div, kind, vl);
     }
 }
 
-NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const bool wide) {
+NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const int vl) {
     const onyx_pool_geom *g = j->g;
     const int64_t OH = g->out[0], in_plane = g->in[0] * g->in[1] * BLK, out_row = g->out[1] * BLK;
     for (size_t r = begin; r < end; r++) {
@@ -154,18 +154,19 @@ NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, co
         const pool_span *h = &j->sh[oh];
         const float *xr = j->x + plane * in_plane + h->first * g->in[1] * BLK;
         float *yr = j->y + (int64_t)r * out_row;
-        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, wide);
-        else pool_row(j, xr, yr, h, KIND_AVG, wide);
+        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, vl);
+        else pool_row(j, xr, yr, h, KIND_AVG, vl);
     }
 }
 
 NCHWC_MULTIVERSION(pool_rows_isa, (const pool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { pool_rows_body(j, begin, end, nchwc_wide); })
+                   { pool_rows_body(j, begin, end, nchwc_vl); })
 
 static void pool_rows_task(void *arg, size_t begin, size_t end) { pool_rows_isa(arg, begin, end); }
 
 static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "MaxPool" : "AveragePool";
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_blocked(x, op));
     ONYX_TRY(check_outputs(ctx, op));
@@ -271,29 +272,31 @@ typedef struct gpool_job {
         VSTORE(VT, y + lane, r);                                                                        \
     }
 GPOOL_PLANE(nchwc_v16)
+GPOOL_PLANE(nchwc_v8)
 GPOOL_PLANE(nchwc_v4)
 
-NCHWC_INLINE void gpool_plane(const float *x, float *y, int64_t S, const int kind, const bool wide) {
-    if (wide) gpool_plane_nchwc_v16(x, y, S, kind, 0);
-    else
-        for (int64_t lane = 0; lane < BLK; lane += 4) gpool_plane_nchwc_v4(x, y, S, kind, lane);
+NCHWC_INLINE void gpool_plane(const float *x, float *y, int64_t S, const int kind, const int vl) {
+#define GPOOL_CALL(VT, lane) gpool_plane_##VT(x, y, S, kind, lane)
+    NCHWC_LANES(vl, GPOOL_CALL);
+#undef GPOOL_CALL
 }
 
-NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const bool wide) {
+NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const int vl) {
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = j->x + (int64_t)pl * j->S * BLK;
-        if (j->kind == KIND_MAX) gpool_plane(x, j->y + pl * BLK, j->S, KIND_MAX, wide);
-        else gpool_plane(x, j->y + pl * BLK, j->S, KIND_AVG, wide);
+        if (j->kind == KIND_MAX) gpool_plane(x, j->y + pl * BLK, j->S, KIND_MAX, vl);
+        else gpool_plane(x, j->y + pl * BLK, j->S, KIND_AVG, vl);
     }
 }
 
 NCHWC_MULTIVERSION(gpool_isa, (const gpool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { gpool_body(j, begin, end, nchwc_wide); })
+                   { gpool_body(j, begin, end, nchwc_vl); })
 
 static void gpool_task(void *arg, size_t begin, size_t end) { gpool_isa(arg, begin, end); }
 
 static onyx_status *gpool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "GlobalMaxPool" : "GlobalAveragePool";
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_blocked(x, op));
     ONYX_TRY(check_outputs(ctx, op));

@@ -166,7 +166,16 @@ static onyx_status *read_channels(const onyx_node *node, int64_t Cb, int64_t *ch
 
 /* ------------------------------------------------------------ ops */
 
+onyx_status *onyx_nchwc_check_block(const onyx_node *node) {
+    int64_t block = onyx_attr_int(node, "block", ONYX_NCHWC_BLOCK);
+    if (block != ONYX_NCHWC_BLOCK)
+        return ONYX_NOT_IMPLEMENTED("%s::%s: blocks of %lld channels are not implemented (only %d)", ONYX_NCHWC_DOMAIN,
+                                    node->op_type, (long long)block, ONYX_NCHWC_BLOCK);
+    return NULL;
+}
+
 onyx_status *onyx_nchwc_reorder_input_compute(onyx_kernel_ctx *ctx) {
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_float(x, "ReorderInput"));
     if (x->rank != 4) {
@@ -185,6 +194,7 @@ onyx_status *onyx_nchwc_reorder_input_compute(onyx_kernel_ctx *ctx) {
 }
 
 onyx_status *onyx_nchwc_reorder_output_compute(onyx_kernel_ctx *ctx) {
+    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     ONYX_TRY(check_float(x, "ReorderOutput"));
     if (x->rank != 5 || x->dims[4] != BLK) {

@@ -53,21 +53,19 @@ void onyx_nchwc_wino_force(int mode) { force_mode = mode; }
  * Winograd ahead for every C, M >= 32 map from 3x3 up (1.1x at 3x3, 1.5x
  * at 5x5, 1.7-2.1x from 7x7), and for C = M = 16 from 14x14 (1.1x) but
  * behind at 7x7 (0.85x): the small layers need more pixels. An output of
- * one row or column wastes half of every tile: direct. */
-#define MIN_CHANNELS 16
-#define FULL_CHANNELS 32
-#define MIN_PIXELS_SMALL 100   /* C or M below FULL_CHANNELS */
-#define MIN_PIXELS 9
+ * one row or column wastes half of every tile: direct. Those thresholds
+ * are the AVX-512 table's; each ISA has its own (platform.c). */
 
 bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known) {
     const int mode = force_mode;
     if (mode < 0) return false;
     if (g->KH != 3 || g->KW != 3 || g->SH != 1 || g->SW != 1 || g->DH != 1 || g->DW != 1) return false;
     if (mode > 0) return true;
-    if (g->C < MIN_CHANNELS || g->M < MIN_CHANNELS) return false;
+    const onyx_cpu_wino_rule *rule = &onyx_cpu()->wino;
+    if (g->C < rule->min_channels || g->M < rule->min_channels) return false;
     if (!spatial_known) return true;
-    const bool full = g->C >= FULL_CHANNELS && g->M >= FULL_CHANNELS;
-    const int64_t least = full ? MIN_PIXELS : MIN_PIXELS_SMALL;   /* OH * OW >= least, without overflow */
+    const bool full = g->C >= rule->full_channels && g->M >= rule->full_channels;
+    const int64_t least = full ? rule->min_pixels : rule->min_pixels_small;   /* OH * OW >= least, without overflow */
     return g->OH >= 2 && g->OW >= 2 && (g->OH >= least || g->OW >= least || g->OH * g->OW >= least);
 }
 
@@ -156,7 +154,7 @@ void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
 
 typedef struct wino_plan {
     const onyx_nchwc_geom *g;
-    onyx_nchwc_tile_fn tile;
+    const onyx_cpu_nchwc_tile *tile;
     const float *x, *U, *bias, *z;
     float *y;
     const onyx_nchwc_act *act;
@@ -211,9 +209,7 @@ NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, 
             /* the channel block's first pixel: taps outside are never addressed */
             const float *xc = pl->x + n * img + cb * IH * IW * BLK;
             float *vo = V + (cb * pl->Tb + tt) * BLK;
-            if (nchwc_wide) WINO_INPUT(nchwc_v16, 0);
-            else
-                for (int q = 0; q < BLK; q += 4) WINO_INPUT(nchwc_v4, q);
+            NCHWC_LANES(nchwc_vl, WINO_INPUT);
         }
     }
 })
@@ -256,9 +252,7 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
             float *yo = pl->y + at;
             const float *zo = pl->z ? pl->z + at : NULL, *mo = M + (o * pl->Tb + tt) * BLK;
             const float *bias = pl->bias ? pl->bias + (ob0 + o) * BLK : NULL;
-            if (nchwc_wide) WINO_OUTPUT(nchwc_v16, 0);
-            else
-                for (int q = 0; q < BLK; q += 4) WINO_OUTPUT(nchwc_v4, q);
+            NCHWC_LANES(nchwc_vl, WINO_OUTPUT);
         }
     }
 })
@@ -270,7 +264,7 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
 static void products(const wino_plan *pl, const float *V, float *M, int64_t nt, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), plane = g->Mb * BLK * g->Cb * BLK;
-    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), P = onyx_nchwc_tile_pixels(nob);
+    const int nob = onyx_nchwc_group_nob(&pl->bg, gi), P = pl->tile->pixels[nob - 1];
     const int64_t ntiles = (nt + P - 1) / P;
     onyx_nchwc_kparams kp = {.x_c = pl->Tb * BLK, .nc = g->Cb, .kh = 1, .kw = 1, .y_ob = pl->Tb * BLK,
                              .nob = nob, .lanes = BLK, .first = true, .act = {.kind = ONYX_GEMM_ACT_NONE}};
@@ -284,7 +278,7 @@ static void products(const wino_plan *pl, const float *V, float *M, int64_t nt, 
             const int npix = (int)(nt / ntiles + (k < nt % ntiles));
             const float *xp[ONYX_NCHWC_MAX_PIX];
             for (int p = 0; p < npix; p++) xp[p] = ve + (q + p) * BLK;
-            pl->tile(&kp, xp, npix, me + q * BLK, NULL);
+            pl->tile->fn(&kp, xp, npix, me + q * BLK, NULL);
             q += npix;
         }
     }
@@ -348,7 +342,7 @@ static void plan_items(wino_plan *pl, int threads) {
         }
 }
 
-onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, onyx_nchwc_tile_fn tile, const float *x,
+onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc_tile *tile, const float *x,
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp) {
     wino_plan pl = {.g = g, .tile = tile, .x = x, .U = U, .bias = bias, .z = z, .y = y, .act = act,

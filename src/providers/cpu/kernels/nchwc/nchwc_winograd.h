@@ -37,7 +37,7 @@ bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known);
 /* y = act(conv(x, w) + bias + z) for blocked x [N][Cb][IH][IW][16] and
  * packed U: the whole batch. bias: Mb * 16 floats or NULL; z, y:
  * [N][Mb][OH][OW][16]. Errors only for sizes too large to buffer. */
-onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, onyx_nchwc_tile_fn tile, const float *x,
+onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc_tile *tile, const float *x,
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp);
 

@@ -1,0 +1,1 @@
+"""Mirrors onnxruntime.capi: `onyx.capi.onnxruntime_pybind11_state` holds the exceptions."""
