@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all build test check asan fuzz install clean
+.PHONY: all build test check asan tsan fuzz install clean
 
 all: build
 
@@ -18,6 +18,11 @@ asan:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
+# ThreadSanitizer build of the concurrency tests (test_concurrency, test_cancel) into build-tsan/.
+tsan:
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DONYX_TSAN=ON -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_concurrency test_cancel
+
 fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DONYX_FUZZ=ON -DONYX_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_load_run
@@ -26,4 +31,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

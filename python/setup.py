@@ -12,6 +12,7 @@ extension's RPATH) unless every Debian 12 system has them, so a wheel built
 here installs on another Debian 12 machine with only python3 and
 python3-numpy.
 """
+import glob
 import os
 import re
 import shutil
@@ -80,9 +81,11 @@ class BuildExt(build_ext):
 
 ext = Extension(
     "onyx._onyx",
-    sources=[os.path.join("src", f) for f in ("module.c", "values.c", "session.c", "runopts.c")],
-    include_dirs=[os.path.join(ROOT, "include"), numpy.get_include()],
-    libraries=LINK_LIBS,
+    # onyx's ONNX Runtime ABI layer comes along for custom-op libraries (custom_ops.c)
+    sources=[os.path.join("src", f) for f in ("module.c", "values.c", "session.c", "runopts.c", "custom_ops.c")]
+    + sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", "ort_abi", "*.c"))),
+    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src"), numpy.get_include()],
+    libraries=LINK_LIBS + ["dl"],
     extra_compile_args=["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wno-missing-field-initializers"],
     # DT_RPATH (not RUNPATH) also serves the bundled libraries' own dependencies;
     # symbols of the static archives stay private to the extension.

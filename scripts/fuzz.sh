@@ -8,7 +8,8 @@
 # models/digits.onnx, then fuzzes for SECONDS. New interesting inputs go to
 # build-fuzz/corpus-work (kept between runs); crashes, leaks and timeouts go to
 # build-fuzz/findings/. Exits non-zero when the fuzzer reports a finding. The files in
-# fuzz/regressions/ (inputs that crashed once) are part of the seed corpus.
+# fuzz/regressions/ (inputs that crashed once) and fuzz/corpus/ (the accumulated corpus of
+# earlier runs, minimised; refresh it with FUZZ_SAVE_CORPUS=1) are part of the seed corpus.
 # Environment: ONNX_TESTS (default ../shared/onnx-tests), FUZZ_SEEDS (seed models from the node
 # tests, default 300), FUZZ_SEED (libFuzzer's random seed, default 1).
 set -euo pipefail
@@ -54,6 +55,7 @@ cp models/digits.onnx "$corpus/"
 # Inputs that once crashed (fixed since): libFuzzer runs every corpus file first, so a
 # regression fails the run before any mutation.
 cp fuzz/regressions/* "$corpus/" 2>/dev/null || true
+cp fuzz/corpus/* "$corpus/" 2>/dev/null || true
 echo "fuzz: $(find "$corpus" -type f | wc -l) seed models in $corpus, $(find "$work" -type f | wc -l) in $work"
 
 # The largest seed (light_densenet121, ~210 KB) must fit whole; -timeout catches hangs.
@@ -63,7 +65,7 @@ echo "fuzz: $(find "$corpus" -type f | wc -l) seed models in $corpus, $(find "$w
 log=build-fuzz/fuzz.log
 set +e
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=2048" \
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1" \
+UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1" \
 build-fuzz/fuzz_load_run -max_total_time="$seconds" -rss_limit_mb=4096 -malloc_limit_mb=8192 \
     -max_len=262144 -timeout=30 -seed="$seed" -print_final_stats=1 \
     -artifact_prefix="$findings/" "$work" "$corpus" >"$log" 2>&1
@@ -81,3 +83,11 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 echo "fuzz: OK, ${stats:-?} runs in ${seconds} s, no findings ($(find "$work" -type f | wc -l) inputs in $work)"
+# FUZZ_SAVE_CORPUS=1: minimise what this run found (inputs under 8 KB) into fuzz/corpus/, to commit
+if [ -n "${FUZZ_SAVE_CORPUS:-}" ]; then
+    small=build-fuzz/corpus-small
+    rm -rf "$small" && mkdir -p "$small" fuzz/corpus
+    find "$work" -type f -size -8k -exec cp {} "$small/" \;
+    build-fuzz/fuzz_load_run -merge=1 -max_len=8192 -timeout=30 fuzz/corpus "$small" >>"$log" 2>&1
+    echo "fuzz: fuzz/corpus holds $(find fuzz/corpus -type f | wc -l) files ($(du -sh fuzz/corpus | cut -f1))"
+fi

@@ -10,7 +10,9 @@
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
 #   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
 #      suites (each test from 4 threads at once on one session) and Debian's opset-17 suite
-#   7. libFuzzer for FUZZ_SECONDS (default 60) on model loading and running (scripts/fuzz.sh)
+#   7. ThreadSanitizer build of the concurrency tests (`make tsan` -> build-tsan/) and their runs
+#   8. libFuzzer for FUZZ_SECONDS (default 300) on model loading and running, from the committed
+#      corpus fuzz/corpus/ plus seed models (scripts/fuzz.sh)
 #
 # Prints the time of each step and a closing line "N passed, N failed", where N counts every
 # ctest test of steps 3 and 5 plus one for each other step; exits 1 if anything failed.
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 jobs="${JOBS:-$(nproc)}"
 tests="${ONNX_TESTS:-$root/../shared/onnx-tests}"
-fuzz_seconds="${FUZZ_SECONDS:-60}"
+fuzz_seconds="${FUZZ_SECONDS:-300}"
 logdir="$root/build-logs"
 mkdir -p "$logdir"
 
@@ -144,7 +146,18 @@ else
     failures+=("asan tests (not run: the ASan build failed)")
 fi
 
-# ---- 7. fuzzing ----
+# ---- 7. ThreadSanitizer: one session run from several threads, and runs cancelled from another
+# thread (tests/unit/test_concurrency.c, test_cancel.c) ----
+step tsan-build make tsan JOBS="$jobs"
+if [ -x build-tsan/tests/test_concurrency ] && [ -x build-tsan/tests/test_cancel ]; then
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+        step tsan bash -c "build-tsan/tests/test_concurrency && build-tsan/tests/test_cancel"
+else
+    failed=$((failed + 1))
+    failures+=("tsan (not run: the ThreadSanitizer build failed)")
+fi
+
+# ---- 8. fuzzing ----
 step fuzz scripts/fuzz.sh "$fuzz_seconds"
 
 echo

@@ -5,3 +5,35 @@ add_test(NAME data.harden.run_timeout
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/harden/cli_timeout.sh $<TARGET_FILE:onyx>
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(data.harden.run_timeout PROPERTIES TIMEOUT 60)
+
+# Input files (issue 10, item 7), fed to conv_huge_strides.onnx (input x, float32[1,1,5,5]).
+# PASS_REGULAR_EXPRESSION ignores the exit status, and a crash never prints these messages.
+set(_harden_model ${CMAKE_CURRENT_SOURCE_DIR}/data/harden/conv_huge_strides.onnx)
+set(_harden_inputs ${CMAKE_CURRENT_SOURCE_DIR}/data/harden)
+foreach(_case
+    "npz_bomb|bomb.npz|the archive says the member inflates to 16777344 bytes but its .npy header implies 228; refused before inflating"
+    "npz_empty|empty.npz|holds none of the model's inputs \\(it has 0 arrays; the inputs are 'x'\\)"
+    "npz_no_input|labels_only.npz|holds none of the model's inputs \\(it has 1 arrays"
+    "npz_extra_array|x_and_labels.npz|note: .*array 'labels' is not an input of the model; ignored.*input 'x': float32\\[1,1,5,5\\] \\(file\\).*63")
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(GET _parts 0 _name)
+  list(GET _parts 1 _file)
+  list(GET _parts 2 _regex)
+  add_test(NAME data.harden.${_name}
+           COMMAND $<TARGET_FILE:onyx> run ${_harden_model} --inputs ${_harden_inputs}/${_file}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(data.harden.${_name} PROPERTIES PASS_REGULAR_EXPRESSION "${_regex}" TIMEOUT 60)
+endforeach()
+
+# --timeout on perf (per run) and test (per test: the runs end with a 'terminated' error).
+add_test(NAME data.harden.perf_timeout
+         COMMAND $<TARGET_FILE:onyx> perf ${_harden_inputs}/loop_forever.onnx --timeout 0.5 -r 1 -w 0
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(data.harden.perf_timeout PROPERTIES
+                     PASS_REGULAR_EXPRESSION "the run was terminated: it exceeded its timeout of 500 ms" TIMEOUT 60)
+add_test(NAME data.harden.test_timeout
+         COMMAND $<TARGET_FILE:onyx> test ${_harden_inputs}/test_timeout --timeout 1
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(data.harden.test_timeout PROPERTIES
+                     PASS_REGULAR_EXPRESSION "ERROR test_loop_forever: .*the run was terminated: it exceeded its timeout.*0 passed, 1 failed"
+                     TIMEOUT 60)

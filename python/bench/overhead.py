@@ -80,6 +80,8 @@ def perf_compare(args):
     cases = [("mlp", "b1"), ("squeezenet1_1", "b1"), ("mobilenet_v2", "b1"), ("resnet50", "b1"),
              ("bert_base", "b1s128"), ("gpt2_small", "b1s128")]
     for name, cfg in cases:
+        if args.only and name not in args.only.split(","):
+            continue
         model = os.path.join(args.models, name + ".onnx")
         inputs = os.path.join(args.models, f"{name}.{cfg}.npz")
         runs = 200 if name == "mlp" else 10
@@ -111,8 +113,11 @@ def main():
     ap.add_argument("--batches", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--perf", action="store_true", help="also compare the benchmark models with onyx perf")
+    ap.add_argument("--only", default="", help="with --perf: these models only (comma-separated)")
+    ap.add_argument("--no-overhead", action="store_true", help="skip the per-call comparison")
     args = ap.parse_args()
-    overhead(args)
+    if not args.no_overhead:
+        overhead(args)
     if args.perf:
         print("benchmark models, default threads, medians of alternating rounds:")
         perf_compare(args)

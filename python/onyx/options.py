@@ -88,6 +88,7 @@ class SessionOptions:
         self._dim_overrides = {}
         self._dim_denotations = {}
         self._initializers = {}
+        self._custom_op_libraries = []
         self._log_severity_set = False
 
     def __setattr__(self, name, value):
@@ -133,10 +134,12 @@ class SessionOptions:
             self.add_initializer(n, v)
 
     def register_custom_ops_library(self, library_path):
-        raise _onyx.NotImplemented(
-            "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : register_custom_ops_library('%s'): loading ONNX Runtime "
-            "custom-op libraries needs onyx's ORT custom-op ABI (issue 12, src/ort_abi), which this build of "
-            "onyx does not include" % library_path)
+        """Load an ONNX Runtime custom-op library (its RegisterCustomOps runs through onyx's
+        OrtApi); sessions created with these options run its operators."""
+        if not isinstance(library_path, str):
+            raise TypeError("register_custom_ops_library takes a path (str)")
+        _onyx.check_custom_ops_library(library_path)
+        self._custom_op_libraries.append(library_path)
 
     # -- what the C layer gets
     def _session_kwargs(self):
@@ -160,4 +163,5 @@ class SessionOptions:
             dim_overrides=list(self._dim_overrides.items()),
             dim_denotations=list(self._dim_denotations.items()),
             initializers=list(self._initializers.items()),
+            custom_op_libraries=list(self._custom_op_libraries),
         )

@@ -151,7 +151,22 @@ static PyObject *cli_main(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(rc);
 }
 
+/* Load custom-op libraries now, so a bad path fails where it is registered. */
+static PyObject *check_custom_ops_library(PyObject *self, PyObject *path) {
+    PyObject *list = PyList_New(1);
+    if (!list) return NULL;
+    Py_INCREF(path);
+    PyList_SET_ITEM(list, 0, path);
+    void *h = pyonyx_custom_ops_load(list, NULL);
+    Py_DECREF(list);
+    if (!h) return NULL;
+    pyonyx_custom_ops_free(h);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"check_custom_ops_library", check_custom_ops_library, METH_O,
+     "Load an ONNX Runtime custom-op library and run its RegisterCustomOps (raises on failure)."},
     {"available_providers", available_providers, METH_NOARGS,
      "The execution providers of this build, in onyx's spelling (\"cpu\", ...)."},
     {"set_default_logger_severity", set_default_logger_severity, METH_O,

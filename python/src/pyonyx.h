@@ -5,7 +5,8 @@
  *   module.c    module set-up, exceptions, logging, providers, the CLI
  *   values.c    numpy <-> onyx_value conversion and the OrtValue type
  *   session.c   the Session type: creation and run with the GIL released
- *   runopts.c   the RunOptions type (terminate from any thread) */
+ *   runopts.c   the RunOptions type (terminate from any thread)
+ *   custom_ops.c  ONNX Runtime custom-op libraries through src/ort_abi/ */
 #ifndef PYONYX_H
 #define PYONYX_H
 
@@ -49,8 +50,8 @@ const char *pyonyx_onnx_elem_name(onyx_element_type t);
  * input's type: it says whether a list is a sequence, a dict a map, None an
  * optional. On success *out is a value the caller frees after the run, and
  * *keep a reference (or NULL) that must outlive it: a numpy array whose
- * memory the value reads in place. OrtValues are borrowed: *borrowed is set
- * and *out must not be freed. Returns -1 with an exception set. */
+ * memory the value reads in place, or the OrtValue. OrtValues are borrowed:
+ * *borrowed is set and *out must not be freed. Returns -1 with an exception set. */
 int pyonyx_to_value(PyObject *obj, const onyx_type_info *type, const char *name, onyx_value **out,
                     PyObject **keep, bool *borrowed);
 /* A value as Python: tensors as numpy arrays (numeric ones viewing the
@@ -78,6 +79,15 @@ typedef struct {
     bool only_execute_path_to_fetches;
 } PyRunOptions;
 extern PyTypeObject PyRunOptions_Type;
+
+/* ---- custom_ops.c ---- */
+
+/* Load ONNX Runtime custom-op libraries (a list of paths) and attach their
+ * operators to `o` (may be NULL: only check they load). Returns a handle
+ * that must live as long as sessions using the operators (free it with
+ * pyonyx_custom_ops_free), or NULL with an exception set. */
+void *pyonyx_custom_ops_load(PyObject *paths, onyx_session_options *o);
+void pyonyx_custom_ops_free(void *handle);
 
 /* ---- session.c ---- */
 

@@ -13,6 +13,7 @@ typedef struct {
     size_t n_inputs, n_outputs;
     const char **output_names; /* the session's strings, for run(None, ...) */
     PyObject *required;        /* tuple of the names of the inputs a feed must have */
+    void *custom_ops;          /* the custom-op libraries' registrations (custom_ops.c) */
 } PySession;
 
 /* ------------------------------------------------------------ creation */
@@ -115,15 +116,16 @@ static int cache_required(PySession *self) {
 static int session_init(PySession *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"model", "intra_op_threads", "inter_op_threads", "optimization_level", "parallel",
                              "optimized_model_path", "profile_file", "log_severity", "logid", "config",
-                             "dim_overrides", "dim_denotations", "initializers", "providers", NULL};
+                             "dim_overrides", "dim_denotations", "initializers", "providers",
+                             "custom_op_libraries", NULL};
     PyObject *model;
     int intra = 0, inter = 0, level = ONYX_OPT_ALL, parallel = 0, severity = pyonyx_default_severity;
     const char *opt_path = NULL, *profile = NULL, *logid = NULL;
-    PyObject *config = NULL, *dims = NULL, *denotations = NULL, *inits = NULL, *providers = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$iiipzzizO!O!O!O!O!", kwlist, &model, &intra, &inter, &level,
+    PyObject *config = NULL, *dims = NULL, *denotations = NULL, *inits = NULL, *providers = NULL, *libs = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$iiipzzizO!O!O!O!O!O!", kwlist, &model, &intra, &inter, &level,
                                      &parallel, &opt_path, &profile, &severity, &logid, &PyList_Type, &config,
                                      &PyList_Type, &dims, &PyList_Type, &denotations, &PyList_Type, &inits,
-                                     &PyList_Type, &providers))
+                                     &PyList_Type, &providers, &PyList_Type, &libs))
         return -1;
     if (self->session) {
         PyErr_SetString(PyExc_RuntimeError, "Session is already initialised");
@@ -138,6 +140,10 @@ static int session_init(PySession *self, PyObject *args, PyObject *kw) {
                            config ? config : empty, dims ? dims : empty, denotations ? denotations : empty,
                            inits ? inits : empty, providers ? providers : empty);
     Py_DECREF(empty);
+    if (!st && !PyErr_Occurred() && libs && PyList_GET_SIZE(libs) && !(self->custom_ops = pyonyx_custom_ops_load(libs, o))) {
+        onyx_session_options_free(o);
+        return -1;
+    }
     if (st || PyErr_Occurred()) {
         onyx_session_options_free(o);
         if (st) pyonyx_raise(st);
@@ -186,6 +192,7 @@ static void session_dealloc(PySession *self) {
     PyMem_Free(self->output_names);
     Py_XDECREF(self->keep);
     Py_XDECREF(self->required);
+    if (self->custom_ops) pyonyx_custom_ops_free(self->custom_ops);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

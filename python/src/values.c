@@ -262,6 +262,8 @@ int pyonyx_to_value(PyObject *obj, const onyx_type_info *type, const char *name,
     if (Py_IS_TYPE(obj, &PyOrtValue_Type) || PyObject_TypeCheck(obj, &PyOrtValue_Type)) {
         *out = ((PyOrtValue *)obj)->value;
         *borrowed = true;
+        Py_INCREF(obj); /* alive through the run even if the feed drops it meanwhile */
+        *keep = obj;
         return 0;
     }
     switch (type ? onyx_type_info_kind(type) : ONYX_VALUE_TENSOR) {

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import onyx as ort
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from onyx.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, NotImplemented
 
 
@@ -93,9 +95,28 @@ def test_add_initializer(models):
         so.add_initializer("W", np.ones(1, np.float32))
 
 
-def test_register_custom_ops_library_is_named_missing():
-    with pytest.raises(NotImplemented, match="ORT custom-op ABI"):
-        ort.SessionOptions().register_custom_ops_library("libcustom.so")
+def custom_ops_library():
+    """tests/ort_abi/custom_ops_lib.c as built by CMake (ONYX_BUILD_DIR or the repository's build/)."""
+    build = os.environ.get("ONYX_BUILD_DIR") or os.path.join(REPO, "build")
+    path = os.path.join(build, "tests", "libort_abi_custom_ops.so")
+    assert os.path.isfile(path), f"{path} is missing: build the repository first (make)"
+    return path
+
+
+def test_register_custom_ops_library(tmp_path):
+    """An ONNX Runtime custom-op library (C API only) runs its operators in onyx."""
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(custom_ops_library())
+    sess = ort.InferenceSession(os.path.join(REPO, "tests", "data", "ort_abi_custom.onnx"), so)
+    a = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    b = np.array([[0.5, -1, 2], [0.25, 8, -3]], np.float32)
+    s, r = sess.run(None, {"A": a, "B": b})
+    assert s.tolist() == (a + 0.5 * b).tolist() and r.tolist() == [9.75, 20.625]
+    # without the library the operator is missing; a bad path fails where it is registered
+    with pytest.raises(NotImplemented, match="ScaledAdd"):
+        ort.InferenceSession(os.path.join(REPO, "tests", "data", "ort_abi_custom.onnx"))
+    with pytest.raises(Fail, match="cannot load"):
+        ort.SessionOptions().register_custom_ops_library(str(tmp_path / "nope.so"))
 
 
 def test_run_options_properties():

@@ -103,9 +103,13 @@ void onyx_value_destroy(onyx_value *v) {
     for (size_t i = 0; i < v->n_items; i++) onyx_value_destroy(v->items[i]);
     free(v->items);
     if (v->flags & ONYX_VALUE_OWNS_DATA) {
-        if (v->device) v->device->free(v->device->ctx, v->data);
-        else if (v->kind == ONYX_VALUE_TENSOR && v->dtype == ONYX_STRING) free_strings(v);
-        else onyx_free(v->data);
+        if (v->device) {
+            v->device->free(v->device->ctx, v->data);
+        } else {
+            /* a string tensor's strings first, then its array of them */
+            if (v->kind == ONYX_VALUE_TENSOR && v->dtype == ONYX_STRING) free_strings(v);
+            onyx_free(v->data);
+        }
     }
     free(v);
 }

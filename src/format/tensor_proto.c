@@ -497,6 +497,14 @@ static onyx_status *from_external(const onyx_model *model, const tshape *s,
                         strerror(errno));
         goto done;
     }
+    /* a second name for the file may lie outside the model directory: a hard
+     * link inside it would read any file the process can (CVE-2026-34446) */
+    if (sb.st_nlink > 1) {
+        st = ONYX_INVALID_MODEL("tensor '%s': external data file '%s' has %llu hard links; files with more "
+                                "than one are refused, as another name may lie outside the model directory",
+                                name, ref.location, (unsigned long long)sb.st_nlink);
+        goto done;
+    }
     size_t file_size = (size_t)sb.st_size;
     if (ref.offset > file_size) {
         st = ONYX_INVALID_MODEL("tensor '%s': external data offset %zu is beyond the end of '%s' "

@@ -36,3 +36,21 @@ onyx_status *cli_inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t 
         return ONYX_INVALID_ARG("deflate data holds %zu bytes, the header says %zu", produced, out_len);
     return NULL;
 }
+
+onyx_status *cli_inflate_prefix(const uint8_t *in, size_t in_len, uint8_t *out, size_t cap, size_t *produced) {
+    *produced = 0;
+    if (cap > UINT_MAX) cap = UINT_MAX;
+    z_stream z = {0};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return ONYX_OOM();
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)(in_len > UINT_MAX ? UINT_MAX : in_len);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    int rc = inflate(&z, Z_SYNC_FLUSH);
+    *produced = cap - z.avail_out;
+    inflateEnd(&z);
+    if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && *produced == cap))
+        return ONYX_INVALID_ARG("corrupt deflate data (%s) in the first %zu bytes",
+                                rc == Z_DATA_ERROR ? "invalid stream" : "truncated", *produced);
+    return NULL;
+}

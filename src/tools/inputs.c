@@ -66,16 +66,19 @@ void feeds_free(cli_feeds *f) {
 
 /* ------------------------------------------------------------- checking */
 
-static onyx_status *not_an_input(const onyx_session *s, const char *name, const char *where) {
-    char list[512];
+/* "'a', 'b'" (the model's inputs), or "none". */
+static const char *input_list(const onyx_session *s, char *list, size_t cap) {
     size_t pos = 0, n = onyx_session_input_count(s);
     list[0] = 0;
-    for (size_t i = 0; i < n && pos + 4 < sizeof list; i++)
-        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s'%s'", i ? ", " : "",
-                                onyx_session_input_name(s, i));
-    return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
-                      "%s: '%s' is not an input of the model (inputs: %s)", where, name,
-                      n ? list : "none");
+    for (size_t i = 0; i < n && pos + 4 < cap; i++)
+        pos += (size_t)snprintf(list + pos, cap - pos, "%s'%s'", i ? ", " : "", onyx_session_input_name(s, i));
+    return n ? list : "none";
+}
+
+static onyx_status *not_an_input(const onyx_session *s, const char *name, const char *where) {
+    char list[512];
+    return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: '%s' is not an input of the model (inputs: %s)", where, name,
+                      input_list(s, list, sizeof list));
 }
 
 /* The kind the session declares for input `name` (UNKNOWN if not listed). */
@@ -144,21 +147,32 @@ onyx_status *inputs_load_pb_dir(const onyx_session *s, const cli_strlist *feed_n
     }
 }
 
+/* Arrays named after inputs feed them; others (labels, say) are ignored with
+ * a note, as ONNX Runtime's tools do; a file that feeds no input at all is an
+ * error rather than a silent fall-back to generated inputs. */
 static onyx_status *load_npz(const onyx_session *s, const char *path, cli_feeds *out) {
     npz_file z;
     ONYX_TRY(npz_read_file(path, &z));
     onyx_status *st = NULL;
+    size_t used = 0;
     for (size_t i = 0; i < z.n && !st; i++) {
         const char *name = z.items[i].name;
         if (cli_session_input_index(s, name) < 0) {
-            st = not_an_input(s, name, path);
-            break;
+            fprintf(stderr, "note: %s: array '%s' is not an input of the model; ignored\n", path, name);
+            continue;
         }
         st = check_type(s, name, z.items[i].value, path);
         if (!st) {
             st = feeds_set(out, name, z.items[i].value, "file");
             z.items[i].value = NULL;
+            used++;
         }
+    }
+    if (!st && !used) {
+        char list[512];
+        st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                        "--inputs %s holds none of the model's inputs (it has %zu arrays; the inputs are %s)", path,
+                        z.n, input_list(s, list, sizeof list));
     }
     npz_free(&z);
     return st;

@@ -5,6 +5,8 @@
  * padded with spaces and a newline, then the raw C-order data. */
 #include "tools/npy.h"
 
+#include "tools/inflate.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -599,18 +601,55 @@ const npz_item *npz_find(const npz_file *f, const char *name) {
     return NULL;
 }
 
+/* The size of the .npy file whose start is buf: header plus the data its
+ * shape and dtype need. */
+static onyx_status *npy_implied_size(const uint8_t *buf, size_t len, const char *what, size_t *total) {
+    npy_header hd;
+    size_t at = 0;
+    ONYX_TRY(read_header(buf, len, what, &hd, &at));
+    int64_t numel;
+    onyx_status *st = onyx_shape_numel(hd.dims, hd.rank, &numel);
+    if (st) return onyx_error_wrap(st, "%s: ", what);
+    size_t data;
+    if (onyx_mul_overflow_size((size_t)numel, hd.d.itemsize, &data) || onyx_add_overflow_size(at, data, total))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: .npy array size overflows", what);
+    return NULL;
+}
+
+/* A deflated member's declared size is only believed once its .npy header,
+ * inflated on its own, implies the same size: a small member claiming
+ * gigabytes (a zip bomb) is refused before anything that big is allocated. */
+#define NPY_HEADER_PEEK 65600   /* magic, version, length and the largest version-1 header */
+static onyx_status *check_member_size(const zip_entry *e, const char *where) {
+    if (e->method != 8) return NULL;   /* stored: the bytes are in the file already */
+    size_t cap = e->usize < NPY_HEADER_PEEK ? (size_t)e->usize : NPY_HEADER_PEEK, got;
+    uint8_t *head = malloc(cap + 1);
+    if (!head) return ONYX_OOM();
+    size_t total = 0;
+    onyx_status *st = cli_inflate_prefix(e->data, (size_t)e->csize, head, cap, &got);
+    if (st) st = onyx_error_wrap(st, "%s: ", where);
+    if (!st) st = npy_implied_size(head, got, where, &total);
+    free(head);
+    if (!st && total != e->usize)
+        st = onyx_error(ONYX_ERR_INVALID_ARGUMENT,
+                        "%s: the archive says the member inflates to %llu bytes but its .npy header implies "
+                        "%zu; refused before inflating", where, (unsigned long long)e->usize, total);
+    return st;
+}
+
 static onyx_status *npz_member(const zip_entry *e, const char *what, npz_item *item) {
-    const uint8_t *data;
-    size_t len;
-    uint8_t *owned;
-    ONYX_TRY(zip_extract(e, what, &data, &len, &owned));
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    uint8_t *owned = NULL;
     size_t wlen = strlen(what) + strlen(e->name) + 2;
     char *where = malloc(wlen);
     onyx_status *st = where ? NULL : ONYX_OOM();
     if (!st) {
         snprintf(where, wlen, "%s:%s", what, e->name);
-        st = npy_parse(data, len, where, &item->value);
+        st = check_member_size(e, where);
     }
+    if (!st) st = zip_extract(e, what, &data, &len, &owned);
+    if (!st) st = npy_parse(data, len, where, &item->value);
     free(where);
     free(owned);
     if (st) return st;

@@ -15,6 +15,7 @@ def save(graph, name, opset=17, domains=()):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
                           [helper.make_opsetid(d, v) for d, v in domains], producer_name="onyx-tests")
     m.ir_version = 8
+    os.makedirs(os.path.dirname(os.path.join(here, name)), exist_ok=True)
     with open(os.path.join(here, name), "wb") as f:
         f.write(m.SerializeToString())
 
@@ -38,12 +39,19 @@ def loop_forever():
          helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [])],
         [helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
          helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [])])
-    for b, name in ((body, "loop_forever.onnx"), (empty, "loop_forever_empty_body.onnx")):
+    for b, name in ((body, "loop_forever.onnx"), (empty, "loop_forever_empty_body.onnx"),
+                    (body, "test_timeout/test_loop_forever/model.onnx")):
         cond = numpy_helper.from_array(np.array(True), "cond")
         g = helper.make_graph([helper.make_node("Loop", ["", "cond", "x"], ["y"], body=b)], "loop_forever",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], initializer=[cond])
         save(g, name)
+    # the same model as an ONNX backend test, for `onyx test --timeout`
+    data = os.path.join(here, "test_timeout/test_loop_forever/test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    for f, n in (("input_0.pb", "x"), ("output_0.pb", "y")):
+        with open(os.path.join(data, f), "wb") as out:
+            out.write(numpy_helper.from_array(np.array(0, np.float32), n).SerializeToString())
 
 
 def vi(name, dtype, shape):
@@ -117,7 +125,40 @@ def strides_and_pads():
     save(g, "avgpool_pads_reach_kernel.onnx")
 
 
+def npy_bytes(header_descr, shape, body):
+    """A version-1 .npy file: magic, header dict padded to 64 bytes, then body."""
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        header_descr, "".join(f"{n}, " for n in shape))
+    pad = 64 - (10 + len(d) + 1) % 64
+    h = (d + " " * pad + "\n").encode()
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + body
+
+
+def input_files():
+    """Input files for conv_huge_strides.onnx (input x, float32[1,1,5,5]): an .npz bomb whose member
+    header says 100 bytes of data while the member inflates to 16 MiB, an empty .npz, one holding
+    only an array that is not an input, and one holding x plus a 'labels' array."""
+    import zipfile
+    x = np.arange(1, 26, dtype=np.float32).reshape(1, 1, 5, 5)
+    bomb = npy_bytes("<f4", (1, 1, 5, 5), b"\0" * (16 << 20))
+
+    def write(name, members, method=zipfile.ZIP_STORED):
+        with zipfile.ZipFile(os.path.join(here, name), "w", method) as z:
+            for n, data in members:
+                info = zipfile.ZipInfo(n, date_time=(2020, 1, 1, 0, 0, 0))
+                info.compress_type = method
+                z.writestr(info, data)
+    write("bomb.npz", [("x.npy", bomb)], zipfile.ZIP_DEFLATED)
+    write("empty.npz", [])
+
+    def npy(a):
+        return npy_bytes("<f4" if a.dtype == np.float32 else "<i8", a.shape, a.tobytes())
+    write("labels_only.npz", [("labels.npy", npy(np.array([3], np.int64)))])
+    write("x_and_labels.npz", [("x.npy", npy(x)), ("labels.npy", npy(np.array([3], np.int64)))])
+
+
 if __name__ == "__main__":
+    input_files()
     loop_forever()
     type_contract()
     arity_and_opset()

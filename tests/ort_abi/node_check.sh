@@ -49,4 +49,25 @@ for m in "${models[@]}"; do
     ' "$work/$name.ort.json" "$work/$name.onyx.json" "$onyx_lib" > "$work/$name.txt" || fail=1
     echo "$name: $(cat "$work/$name.txt")"
 done
+# The benchmark runner (../shared/bench/ort_run.js, where the checkout has it) on the small
+# benchmark models with their recorded inputs, compared by ../shared/bench/compare_outputs.py.
+bench="$root/../shared/bench"
+if [ -f "$bench/ort_run.js" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    for m in mlp squeezenet1_1; do
+        f="${BENCH_MODELS:-/var/tmp/onnx-bench}/public/$m.onnx"
+        npz="${f%.onnx}.b1.npz"
+        [ -f "$f" ] && [ -f "$npz" ] || continue
+        ORT_BENCH_DIR="$(dirname "$mods")" node "$bench/ort_run.js" "$f" --inputs "$npz" --runs 1 --warmup 0 \
+            --dump "$work/$m.ort_run.ort" > /dev/null
+        LD_LIBRARY_PATH="$libdir" ORT_BENCH_DIR="$(dirname "$mods")" node "$bench/ort_run.js" "$f" --inputs "$npz" \
+            --runs 1 --warmup 0 --dump "$work/$m.ort_run.onyx" > /dev/null
+        if /usr/bin/python3 "$bench/compare_outputs.py" "$work/$m.ort_run.ort" "$work/$m.ort_run.onyx" \
+               --rtol 1e-3 --atol 1e-4 > "$work/$m.ort_run.txt"; then
+            echo "$m (ort_run.js): $(tr '\n' ' ' < "$work/$m.ort_run.txt")"
+        else
+            echo "$m (ort_run.js): outputs differ: $(cat "$work/$m.ort_run.txt")"
+            fail=1
+        fi
+    done
+fi
 [ "$fail" = 0 ] && echo "node binding on onyx: all outputs match" || { echo "node binding: outputs differ"; exit 1; }

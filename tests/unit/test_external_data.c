@@ -1,6 +1,6 @@
 /* External data: a valid model reads its initializer from a file next to
  * it; locations that escape the model directory (.., absolute paths,
- * symbolic links) and ranges outside the file are rejected with a clear
+ * symbolic links, hard links to files elsewhere) and ranges outside the file are rejected with a clear
  * message. Models are written with the encoder into a temporary directory. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -101,6 +101,9 @@ static void check_rejected(const ext_spec *s, const char *needle) {
     onyx_status_free(st);
 }
 
+/* link(2) under another name: main's `link` buffer shadows it */
+static int make_hard_link(const char *from, const char *to) { return link(from, to); }
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/onyx-extdata-XXXXXX");
     if (!mkdtemp(dir)) {
@@ -127,6 +130,17 @@ int main(void) {
     CHECK(symlink("/etc", link) == 0);
     snprintf(link, sizeof link, "%s/fifo", dir);
     CHECK(mkfifo(link, 0600) == 0);
+    /* a hard link inside the folder to a file outside it (CVE-2026-34446) */
+    char outside[] = "/tmp/onyx-extdata-outside-XXXXXX";
+    int ofd = mkstemp(outside);
+    CHECK(ofd >= 0);
+    if (ofd >= 0) {
+        CHECK(write(ofd, w, sizeof w) == (ssize_t)sizeof w);
+        close(ofd);
+    }
+    char hard[512];
+    snprintf(hard, sizeof hard, "%s/hardlink.bin", dir);
+    CHECK(make_hard_link(outside, hard) == 0);
 
     /* valid: offset + length inside the file */
     onyx_value *v = NULL;
@@ -157,6 +171,7 @@ int main(void) {
     check_rejected(&(ext_spec){"etc/passwd", NULL, NULL, 8}, "symbolic link");
     check_rejected(&(ext_spec){"sub", NULL, NULL, 8}, "not a regular file");
     check_rejected(&(ext_spec){"fifo", NULL, NULL, 8}, "not a regular file");
+    check_rejected(&(ext_spec){"hardlink.bin", NULL, NULL, 8}, "has 2 hard links");
     check_rejected(&(ext_spec){"missing.bin", NULL, NULL, 8}, "cannot be opened");
     check_rejected(&(ext_spec){NULL, NULL, NULL, 8}, "without a 'location'");
     check_rejected(&(ext_spec){"", NULL, NULL, 8}, "without a 'location'");
@@ -211,12 +226,13 @@ int main(void) {
 
     /* clean up */
     const char *names[] = {"model.onnx", "weights.bin", "exact.bin", "sub/inner.bin", "link.bin",
-                           "linkdir", "etc", "fifo", "sub"};
+                           "linkdir", "etc", "fifo", "hardlink.bin", "sub"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (remove(path) != 0) perror(path);
     }
     rmdir(dir);
+    unlink(outside);
     return testlib_finish("test_external_data");
 }
