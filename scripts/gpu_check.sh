@@ -8,7 +8,7 @@
 #   4. the public benchmark models (exported here by ../shared/bench/make_models.py,
 #      or taken from $BENCH_MODELS/public): outputs under cuda,cpu against the CPU
 #      provider, and a latency table (onyx CUDA vs onyx CPU, batch 1 and 8, for
-#      ResNet-50, BERT-base and GPT-2 small).
+#      ResNet-50, BERT-base and GPT-2 small; also CUDA with TF32 matrix math).
 # Logs go to $OUT (default ./gpu_check.out); the summary is printed last.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,7 +113,7 @@ done
 # ---- latency: median ms, onyx CUDA vs onyx CPU (all cores)
 say ""
 say "latency (median ms; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) vs $(nproc) CPU threads)"
-say "model         batch   cpu_ms   cuda_ms   speedup"
+say "model         batch   cpu_ms   cuda_ms   speedup   cuda_tf32_ms"
 perf() { # model batch providers runs -> median_ms
     local args=(--dim batch="$2" --dim seq=128 -r "$4" -w 2)
     [ "$1" = resnet50 ] && [ "$2" = 8 ] && args=(--inputs "$P/resnet50.b8.npz" -r "$4" -w 2)
@@ -125,9 +125,10 @@ for name in resnet50 bert_base gpt2_small; do
     [ -f "$P/$name.onnx" ] || continue
     for b in 1 8; do
         c=$(perf $name $b cuda,cpu 20)
+        t=$(perf $name $b cuda:use_tf32=1,cpu 20)
         h=$(perf $name $b "" $([ $b = 1 ] && echo 10 || echo 4))
         sp=$(python3 -c "print('%.1fx' % ($h / $c))" 2>/dev/null || echo "n/a")
-        say "$(printf '%-12s %5s %9s %9s %9s' $name $b "$h" "$c" "$sp")"
+        say "$(printf '%-12s %5s %9s %9s %9s %14s' $name $b "$h" "$c" "$sp" "$t")"
     done
 done
 say "total $(elapsed) s"

@@ -24,3 +24,16 @@ foreach(_case
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(data.harden.${_name} PROPERTIES PASS_REGULAR_EXPRESSION "${_regex}" TIMEOUT 60)
 endforeach()
+
+# --timeout on perf (per run) and test (per test: the runs end with a 'terminated' error).
+add_test(NAME data.harden.perf_timeout
+         COMMAND $<TARGET_FILE:onyx> perf ${_harden_inputs}/loop_forever.onnx --timeout 0.5 -r 1 -w 0
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(data.harden.perf_timeout PROPERTIES
+                     PASS_REGULAR_EXPRESSION "the run was terminated: it exceeded its timeout of 500 ms" TIMEOUT 60)
+add_test(NAME data.harden.test_timeout
+         COMMAND $<TARGET_FILE:onyx> test ${_harden_inputs}/test_timeout --timeout 1
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(data.harden.test_timeout PROPERTIES
+                     PASS_REGULAR_EXPRESSION "ERROR test_loop_forever: .*the run was terminated: it exceeded its timeout.*0 passed, 1 failed"
+                     TIMEOUT 60)

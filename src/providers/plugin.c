@@ -441,22 +441,22 @@ static onyx_status *open_plugin(const char *path, const onyx_ep_plugin **out) {
     if (!st) {
         *(void **)&entry = dlsym(h, ONYX_PROVIDER_PLUGIN_SYMBOL);
         if (!entry)
-            st = ONYX_INVALID_ARG("%s is not an onyx provider library: it does not export %s()", path,
-                                  ONYX_PROVIDER_PLUGIN_SYMBOL);
+            st = onyx_error(ONYX_ERR_FAIL, "%s is not an onyx provider library: it does not export %s()", path,
+                            ONYX_PROVIDER_PLUGIN_SYMBOL);
     }
     const onyx_ep_plugin *pl = entry ? entry(ONYX_PROVIDER_API_VERSION) : NULL;
     if (!st && !pl)
-        st = ONYX_INVALID_ARG("provider library %s refused provider interface version %u", path,
-                              ONYX_PROVIDER_API_VERSION);
+        st = onyx_error(ONYX_ERR_FAIL, "provider library %s refused provider interface version %u", path,
+                        ONYX_PROVIDER_API_VERSION);
     if (!st && pl->api_version != ONYX_PROVIDER_API_VERSION)
-        st = ONYX_INVALID_ARG("provider library %s implements provider interface version %u, but this onyx "
-                              "implements version %u: rebuild the provider against this onyx's onyx_provider.h",
-                              path, pl->api_version, ONYX_PROVIDER_API_VERSION);
+        st = onyx_error(ONYX_ERR_FAIL,
+                        "provider library %s implements provider interface version %u, but this onyx "
+                        "implements version %u: rebuild the provider against this onyx's onyx_provider.h",
+                        path, pl->api_version, ONYX_PROVIDER_API_VERSION);
     if (!st && (pl->struct_size < sizeof *pl || !pl->name || !pl->create || !pl->alloc || !pl->free ||
                 !pl->copy || !pl->compute || (!pl->claim && !pl->get_capability) || !pl->create_kernel))
-        st = ONYX_INVALID_ARG("provider library %s: its table lacks a required function "
-                              "(name, create, alloc, free, copy, claim or get_capability, create_kernel, compute)",
-                              path);
+        st = onyx_error(ONYX_ERR_FAIL, "provider library %s: its table lacks a required function "
+                        "(name, create, alloc, free, copy, claim or get_capability, create_kernel, compute)", path);
     if (st && h) dlclose(h);
     pthread_mutex_unlock(&load_lock);
     if (!st) *out = pl;

@@ -313,7 +313,7 @@ static void note_skipped(onyx_session *s, const char *name, const char *why) {
  * user's CPU options if they listed it) so it takes every node left. A
  * provider that cannot start (no device, library missing or mismatched) is
  * skipped with one warning, or fails the session under
- * "session.disable_provider_fallback" = "1". */
+ * "session.disable_provider_fallback" = "1"; invalid options always fail. */
 static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
     size_t n = o ? o->n_providers : 0;
     s->providers = calloc(n + 2, sizeof *s->providers);
@@ -333,6 +333,9 @@ static onyx_status *create_providers(onyx_session *s, const onyx_session_options
         const char *const *keys = (const char *const *)r->keys, *const *values = (const char *const *)r->values;
         onyx_status *st = r->path ? onyx_provider_load(r->path, keys, values, r->n, &p)
                                   : onyx_provider_create(r->name, keys, values, r->n, &p);
+        /* bad options are the caller's mistake, not a missing device: they fail */
+        if (st && onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT)
+            return onyx_error_wrap(st, "provider '%s': ", r->name);
         if (st && strict && !strcmp(strict, "1"))
             return onyx_error_wrap(st, "provider '%s' (strict placement, session.disable_provider_fallback): ", r->name);
         if (st) {

@@ -96,6 +96,36 @@ bool cli_parse_opt_level(const char *s, onyx_optimization_level *out) {
     return false;
 }
 
+/* One --providers entry, "NAME[:KEY=VALUE]...", e.g. "cuda:device_id=0:use_tf32=1". */
+typedef struct provider_entry {
+    char buf[512];
+    char *name;
+    char *keys[8], *values[8];
+    size_t n;
+} provider_entry;
+
+static onyx_status *parse_provider_entry(const char *s, size_t len, provider_entry *e) {
+    if (len >= sizeof e->buf)
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "provider entry '%.*s...' is too long", 20, s);
+    memcpy(e->buf, s, len);
+    e->buf[len] = 0;
+    e->n = 0;
+    e->name = e->buf;
+    char *colon = strchr(e->buf, ':');
+    while (colon) {
+        *colon = 0;
+        char *kv = colon + 1, *eq = strchr(kv, '=');
+        colon = strchr(kv, ':');
+        if (!eq || (colon && eq > colon) || eq == kv)
+            return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "provider option '%s' must be KEY=VALUE (as in cuda:use_tf32=1)", kv);
+        if (e->n == 8) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "more than 8 options for provider '%s'", e->name);
+        *eq = 0;
+        e->keys[e->n] = kv;
+        e->values[e->n++] = eq + 1;
+    }
+    return NULL;
+}
+
 void cli_probe_providers(const cli_session_args *a) {
     if (!a->provider) return;
     fflush(NULL);
@@ -104,13 +134,14 @@ void cli_probe_providers(const cli_session_args *a) {
     if (pid == 0) {
         for (const char *p = a->provider; *p;) {
             const char *end = strchr(p, ',');
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
+            provider_entry e;
             onyx_provider *pv;
-            onyx_status *st = name[0] && strcmp(name, "cpu") ? onyx_provider_create(name, NULL, NULL, 0, &pv) : NULL;
+            onyx_status *st = parse_provider_entry(p, end ? (size_t)(end - p) : strlen(p), &e);
+            bool other = !st && e.name[0] && strcmp(e.name, "cpu");
+            if (other) st = onyx_provider_create(e.name, (const char *const *)e.keys, (const char *const *)e.values, e.n, &pv);
             if (st)
                 fprintf(stderr, "onyx: warning: %s; its nodes run on the CPU\n", onyx_status_message(st));
-            else if (name[0] && strcmp(name, "cpu")) onyx_provider_destroy(pv);
+            else if (other) onyx_provider_destroy(pv);
             onyx_status_free(st);
             if (!end) break;
             p = end + 1;
@@ -133,12 +164,11 @@ static onyx_status *configure(onyx_session_options *o, const cli_session_args *a
     /* "cuda,cpu": providers in priority order; the CPU always comes last */
     for (const char *p = a->provider; p && *p;) {
         const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char name[128];
-        if (n >= sizeof name) return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "provider name '%.*s...' is too long", 20, p);
-        memcpy(name, p, n);
-        name[n] = 0;
-        if (n && strcmp(name, "cpu") != 0) ONYX_TRY(onyx_session_options_append_provider(o, name, NULL, NULL, 0));
+        provider_entry e;
+        ONYX_TRY(parse_provider_entry(p, end ? (size_t)(end - p) : strlen(p), &e));
+        if (e.name[0] && strcmp(e.name, "cpu") != 0)
+            ONYX_TRY(onyx_session_options_append_provider(o, e.name, (const char *const *)e.keys,
+                                                          (const char *const *)e.values, e.n));
         p = end ? end + 1 : NULL;
     }
     if (a->profile) ONYX_TRY(onyx_session_options_enable_profiling(o, a->profile));

@@ -15,6 +15,7 @@ def save(graph, name, opset=17, domains=()):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
                           [helper.make_opsetid(d, v) for d, v in domains], producer_name="onyx-tests")
     m.ir_version = 8
+    os.makedirs(os.path.dirname(os.path.join(here, name)), exist_ok=True)
     with open(os.path.join(here, name), "wb") as f:
         f.write(m.SerializeToString())
 
@@ -38,12 +39,19 @@ def loop_forever():
          helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [])],
         [helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
          helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [])])
-    for b, name in ((body, "loop_forever.onnx"), (empty, "loop_forever_empty_body.onnx")):
+    for b, name in ((body, "loop_forever.onnx"), (empty, "loop_forever_empty_body.onnx"),
+                    (body, "test_timeout/test_loop_forever/model.onnx")):
         cond = numpy_helper.from_array(np.array(True), "cond")
         g = helper.make_graph([helper.make_node("Loop", ["", "cond", "x"], ["y"], body=b)], "loop_forever",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], initializer=[cond])
         save(g, name)
+    # the same model as an ONNX backend test, for `onyx test --timeout`
+    data = os.path.join(here, "test_timeout/test_loop_forever/test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    for f, n in (("input_0.pb", "x"), ("output_0.pb", "y")):
+        with open(os.path.join(data, f), "wb") as out:
+            out.write(numpy_helper.from_array(np.array(0, np.float32), n).SerializeToString())
 
 
 def vi(name, dtype, shape):

@@ -145,8 +145,10 @@ static void test_fallback_and_strict(void) {
     }
     /* strict placement: the same failure fails the session, naming why */
     CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "nodes", "fail", "1", true, &s), "example device not present");
-    /* options are validated by the provider, with the key named */
+    /* options are validated by the provider, with the key named; a bad
+     * option fails the session even without strict placement */
     CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "nodes", "colour", "blue", true, &s), "unknown option 'colour'");
+    CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "nodes", "colour", "blue", false, &s), "unknown option 'colour'");
     CHECK_ERR(open_session(MIXED, EXAMPLE_LIB, "fast", NULL, NULL, true, &s), "mode must be nodes or groups");
     /* a missing library */
     CHECK_ERR(open_session(MIXED, NO_LIB, "nodes", NULL, NULL, true, &s),
