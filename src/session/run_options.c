@@ -18,8 +18,7 @@ struct onyx_run_options {
     int64_t timeout_ms;
     char *tag;
     onyx_log_level log_level;
-    char **keys, **values;
-    size_t n_config;
+    onyx_kvlist config;
 };
 
 onyx_status *onyx_run_options_create(onyx_run_options **out) {
@@ -34,12 +33,7 @@ onyx_status *onyx_run_options_create(onyx_run_options **out) {
 
 void onyx_run_options_free(onyx_run_options *o) {
     if (!o) return;
-    for (size_t i = 0; i < o->n_config; i++) {
-        free(o->keys[i]);
-        free(o->values[i]);
-    }
-    free(o->keys);
-    free(o->values);
+    onyx_kvlist_free(&o->config);
     free(o->tag);
     free(o);
 }
@@ -80,37 +74,11 @@ onyx_log_level onyx_run_options_get_log_level(const onyx_run_options *o) {
 onyx_status *onyx_run_options_add_config(onyx_run_options *o, const char *key, const char *value) {
     if (!o || !key || !*key || !value)
         return ONYX_INVALID_ARG("onyx_run_options_add_config: options, key and value must be given");
-    for (size_t i = 0; i < o->n_config; i++) {
-        if (strcmp(o->keys[i], key) == 0) {
-            char *v = strdup(value);
-            if (!v) return ONYX_OOM();
-            free(o->values[i]);
-            o->values[i] = v;
-            return NULL;
-        }
-    }
-    char **k = realloc(o->keys, (o->n_config + 1) * sizeof *k);
-    if (!k) return ONYX_OOM();
-    o->keys = k;
-    char **v = realloc(o->values, (o->n_config + 1) * sizeof *v);
-    if (!v) return ONYX_OOM();
-    o->values = v;
-    char *kc = strdup(key), *vc = strdup(value);
-    if (!kc || !vc) {
-        free(kc);
-        free(vc);
-        return ONYX_OOM();
-    }
-    o->keys[o->n_config] = kc;
-    o->values[o->n_config++] = vc;
-    return NULL;
+    return onyx_kvlist_set(&o->config, key, value);
 }
 
 const char *onyx_run_options_get_config(const onyx_run_options *o, const char *key) {
-    if (!o || !key) return NULL;
-    for (size_t i = 0; i < o->n_config; i++)
-        if (strcmp(o->keys[i], key) == 0) return o->values[i];
-    return NULL;
+    return o ? onyx_kvlist_get(&o->config, key) : NULL;
 }
 
 int64_t onyx_run_deadline_ns(const onyx_run_options *o) {

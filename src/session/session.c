@@ -105,12 +105,7 @@ void onyx_session_options_free(onyx_session_options *o) {
         free(r->path);
     }
     free(o->providers);
-    for (size_t i = 0; i < o->n_config; i++) {
-        free(o->config_keys[i]);
-        free(o->config_values[i]);
-    }
-    free(o->config_keys);
-    free(o->config_values);
+    onyx_kvlist_free(&o->config);
     free(o->profile_file);
     free(o->disabled_passes);
     free(o->optimized_model_path);
@@ -266,35 +261,11 @@ onyx_status *onyx_session_options_add_custom_op(onyx_session_options *o, const o
 onyx_status *onyx_session_options_add_config(onyx_session_options *o, const char *key,
                                              const char *value) {
     if (!o || !key || !value) return ONYX_INVALID_ARG("onyx_session_options_add_config: NULL argument");
-    for (size_t i = 0; i < o->n_config; i++)
-        if (!strcmp(o->config_keys[i], key)) {
-            char *v = strdup(value);
-            if (!v) return ONYX_OOM();
-            free(o->config_values[i]);
-            o->config_values[i] = v;
-            return NULL;
-        }
-    char **k = realloc(o->config_keys, (o->n_config + 1) * sizeof *k);
-    if (!k) return ONYX_OOM();
-    o->config_keys = k;
-    char **v = realloc(o->config_values, (o->n_config + 1) * sizeof *v);
-    if (!v) return ONYX_OOM();
-    o->config_values = v;
-    k[o->n_config] = strdup(key);
-    v[o->n_config] = strdup(value);
-    if (!k[o->n_config] || !v[o->n_config]) {
-        free(k[o->n_config]);
-        free(v[o->n_config]);
-        return ONYX_OOM();
-    }
-    o->n_config++;
-    return NULL;
+    return onyx_kvlist_set(&o->config, key, value);
 }
 
 const char *onyx_session_options_config(const onyx_session_options *o, const char *key) {
-    for (size_t i = 0; o && i < o->n_config; i++)
-        if (!strcmp(o->config_keys[i], key)) return o->config_values[i];
-    return NULL;
+    return o ? onyx_kvlist_get(&o->config, key) : NULL;
 }
 
 /* ----------------------------------------------------------- session */

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "core/kvlist.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "format/model.h"
@@ -54,8 +55,7 @@ struct onyx_session_options {
     onyx_optimization_level opt_level;
     onyx_provider_request *providers;
     size_t n_providers;
-    char **config_keys, **config_values;
-    size_t n_config;
+    onyx_kvlist config;                 /* add_config entries */
     char *profile_file;                 /* NULL = profiling off */
     char *disabled_passes;              /* comma-separated pass names */
     char *optimized_model_path;         /* save the optimised graph here */
