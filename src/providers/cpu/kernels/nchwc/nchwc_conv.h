@@ -1,20 +1,20 @@
 /* Internals of the blocked-channel (NCHWc) direct convolution
- * (nchwc_conv.c), shared with its AVX-512 micro-kernels
- * (nchwc_conv_avx512.c) and the unit test.
+ * (nchwc_conv.c), shared with its AVX-512 and AVX2 micro-kernels
+ * (nchwc_conv_avx512.c, nchwc_conv_avx2.c) and the unit test.
  *
  * The convolution runs as register tiles: up to 4 output-channel blocks
- * (64 channels) times up to 8 output pixels, accumulated over a chunk of
- * input channels and every kernel tap. Per (input channel, kh, kw) a tile
+ * (64 channels of 16-channel blocks, 32 of 8) times up to 8 output pixels,
+ * accumulated over a chunk of input channels and every kernel tap. Per (input channel, kh, kw) a tile
  * loads nob weight vectors, broadcasts one input scalar per pixel and does
  * nob * npix FMAs. The pixels of a tile may lie on different output rows:
  * each has its own input pointer, so small maps (7x7) fill whole tiles.
  *
  * Packed weights (built once in init), for a group of nob consecutive
- * output blocks starting at block ob0, with `lanes` = 16 for blocked X and
- * 1 for plain NCHW X:
- *   blocked: [Cb][KH][KW][16 input lanes][nob][16 output lanes]
- *   NCHW:    [C][KH][KW][nob][16 output lanes]
- * stored at float offset ob0 * (Cb * 16 or C) * KH * KW * 16, zero for
+ * output blocks starting at block ob0, for blocks of B channels, with
+ * `lanes` = B for blocked X and 1 for plain NCHW X:
+ *   blocked: [Cb][KH][KW][B input lanes][nob][B output lanes]
+ *   NCHW:    [C][KH][KW][nob][B output lanes]
+ * stored at float offset ob0 * (Cb * B or C) * KH * KW * B, zero for
  * padding input and output channels. So the weights a tile reads are one
  * sequential stream. */
 #ifndef ONYX_CPU_NCHWC_CONV_H
@@ -61,12 +61,13 @@ static inline int onyx_nchwc_group_nob(const onyx_nchwc_groups *bg, int64_t i) {
 
 typedef struct onyx_nchwc_kparams {
     const float *w;           /* packed weights of the group at the chunk's first channel (64-byte aligned) */
-    int64_t x_c, x_kh, x_kw;  /* floats between input channels (blocks when lanes = 16), kernel rows, columns */
+    int64_t x_c, x_kh, x_kw;  /* floats between input channels (blocks when lanes = blk), kernel rows, columns */
     int64_t nc, kh, kw;       /* channels (blocks) in the chunk, kernel size */
     int64_t y_ob;             /* floats between output channel blocks of y (and z) */
-    const float *bias;        /* nob * 16 values, or NULL for zero */
+    const float *bias;        /* nob * blk values, or NULL for zero */
     int nob;                  /* 1..4 */
-    int lanes;                /* 16: blocked X, 1: plain NCHW X */
+    int blk;                  /* channels per block: 4, 8 or 16 */
+    int lanes;                /* blk: blocked X, 1: plain NCHW X */
     bool first;               /* start from the bias (else from y: a later chunk) */
     bool last;                /* add z, apply the activation */
     bool has_z;               /* a Z input: z points at it */
@@ -83,8 +84,11 @@ typedef void (*onyx_nchwc_tile_fn)(const onyx_nchwc_kparams *kp, const float *co
 void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z);
 #ifdef ONYX_NCHWC_X86
+/* 16-channel blocks (two ymm per block) and 8-channel blocks (one) */
 void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                           const float *z);
+void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                             const float *z);
 void onyx_nchwc_tile_avx512(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                             const float *z);
 #endif

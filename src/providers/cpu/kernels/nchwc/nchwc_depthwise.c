@@ -1,6 +1,6 @@
 /* Depthwise 2-D convolution on the blocked layout (nchwc.h): one image, one
- * block of 16 channels, a band of output rows. Every output pixel is one
- * 16-lane vector: y = act(sum over taps of x * w + bias + z).
+ * block of blk channels, a band of output rows. Every output pixel is one
+ * blk-lane vector: y = act(sum over taps of x * w + bias + z).
  *
  * Per output row, the columns whose whole window lies inside the input (the
  * interior) run without bounds checks, NCHWC_NB pixels at a time: their
@@ -9,21 +9,20 @@
  * fully unrolled with constant offsets, so an input vector shared by
  * neighbouring windows is loaded once per kernel row. The few edge columns
  * (and rows) clip their taps to the input instead: out-of-bounds taps are
- * zero. The loops are compiled for AVX-512F (a pixel per zmm register), for
- * AVX2 (halves in ymm registers) and as a portable fallback (4-lane
- * quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
+ * zero. The loops are compiled for AVX-512F (a 16-lane pixel per zmm
+ * register), for AVX2 (an 8-lane pixel, or halves of 16, in ymm registers)
+ * and as a portable fallback (4-lane quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 
-#define BLK ONYX_NCHWC_BLOCK
 
 /* ------------------------------------------------------------ weights */
 
-int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g) { return g->Cb * g->KH * g->KW * BLK; }
+int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g) { return g->Cb * g->KH * g->KW * g->blk; }
 
 void onyx_nchwc_dw_pack(const onyx_nchwc_geom *g, const float *w, float *packed) {
-    int64_t taps = g->KH * g->KW;
+    const int64_t taps = g->KH * g->KW, BLK = g->blk;
     for (int64_t cb = 0; cb < g->Cb; cb++)
         for (int64_t t = 0; t < taps; t++)
             for (int64_t l = 0; l < BLK; l++) {
@@ -52,13 +51,14 @@ NCHWC_INLINE dw_span dw_clip(int64_t o, int64_t stride, int64_t pad, int64_t dil
 /* What stays fixed along one output row. */
 typedef struct dw_row {
     const float *x;       /* input row of the first valid kernel row, column 0 */
-    const float *w;       /* weights of the first valid kernel row, [KW][16] */
+    const float *w;       /* weights of the first valid kernel row, [KW][blk] */
     int64_t nkh;          /* valid kernel rows */
     int64_t xdh;          /* floats between the input rows of consecutive kernel rows */
-    const float *bias;    /* 16 floats or NULL */
+    const float *bias;    /* blk floats or NULL */
     const float *z;       /* row of z or NULL */
     float *y;             /* row of y */
     const onyx_nchwc_act *act;
+    int64_t blk;          /* channels per block */
 } dw_row;
 
 /* nb consecutive output pixels starting at column ow, lanes [lane, lane +
@@ -75,26 +75,26 @@ typedef struct dw_row {
         for (int64_t kh = 0; kh < r->nkh; kh++) {                                                           \
             const float *xk = x + kh * r->xdh + lane, *wk = w + kh * wkh + lane;                            \
             _Pragma("GCC unroll 5") for (int64_t kw = 0; kw < nkw; kw++) {                                  \
-                const VT wv = VLOAD(VT, wk + kw * BLK);                                                     \
+                const VT wv = VLOAD(VT, wk + kw * r->blk);                                                  \
                 _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++)                                        \
                     acc[j] = acc[j] + VLOAD(VT, xk + j * xsw + kw * xdw) * wv;                              \
             }                                                                                               \
         }                                                                                                   \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++) {                                              \
             VT v = acc[j];                                                                                  \
-            if (r->z) v = v + VLOAD(VT, r->z + (ow + j) * BLK + lane);                                      \
-            VSTORE(VT, r->y + (ow + j) * BLK + lane, VACT(VT, v, r->act));                                  \
+            if (r->z) v = v + VLOAD(VT, r->z + (ow + j) * r->blk + lane);                                   \
+            VSTORE(VT, r->y + (ow + j) * r->blk + lane, VACT(VT, v, r->act));                               \
         }                                                                                                   \
     }
 DW_PIXELS(nchwc_v16)
 DW_PIXELS(nchwc_v8)
 DW_PIXELS(nchwc_v4)
 
-/* A pixel's 16 lanes in vectors of vl lanes. */
+/* A pixel's blk lanes in vectors of at most vl lanes. */
 NCHWC_INLINE void dw_pixels(const dw_row *r, const float *x, const float *w, int64_t wkh, const int64_t nkw,
                             const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl) {
 #define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane)
-    NCHWC_LANES(vl, DW_CALL);
+    NCHWC_LANES(vl, r->blk, DW_CALL);
 #undef DW_CALL
 }
 
@@ -102,7 +102,7 @@ NCHWC_INLINE void dw_pixels(const dw_row *r, const float *x, const float *w, int
  * a step, then 4, then single ones. */
 NCHWC_INLINE void dw_interior(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int64_t KW,
                               const int64_t SW, const int64_t DW, const int vl) {
-    const int64_t xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
+    const int64_t BLK = g->blk, xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
     if (lo >= hi) return;
     const float *x = r->x + (lo * SW - g->PL) * BLK;   /* column of the first tap of pixel lo */
     int64_t ow = lo;
@@ -117,6 +117,7 @@ NCHWC_INLINE void dw_interior(const onyx_nchwc_geom *g, const dw_row *r, int64_t
 
 /* Columns [lo, hi) one at a time with clipped taps. */
 NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl) {
+    const int64_t BLK = g->blk;
     for (int64_t ow = lo; ow < hi; ow++) {
         dw_span s = dw_clip(ow, g->SW, g->PL, g->DW, g->KW, g->IW);
         /* no valid tap: the pointers are not dereferenced, keep them in range */
@@ -128,7 +129,7 @@ NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo,
 NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                                const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
                                const onyx_nchwc_act *act, const int vl) {
-    const int64_t row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
+    const int64_t BLK = g->blk, row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
     const float *xb = x + cb * in_plane, *wb = packed + cb * g->KH * g->KW * BLK;
     const float *zb = z ? z + cb * out_plane : NULL;
     float *yb = y + cb * out_plane;
@@ -143,7 +144,8 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
     for (int64_t oh = oh0; oh < oh1; oh++) {
         dw_span s = dw_clip(oh, g->SH, g->PT, g->DH, g->KH, g->IH);
         dw_row r = {s.n ? xb + s.first * row : xb, wb + s.k0 * KW * BLK, s.n, g->DH * row,
-                    bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act};
+                    bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act,
+                    BLK};
         dw_edge(g, &r, 0, lo, vl);
         if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl);
         else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl);
