@@ -10,7 +10,7 @@
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 
-#define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6}}
+#define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
 
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
@@ -18,12 +18,13 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
                           {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
 #ifdef ONYX_GEMM_X86
     /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
-     * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8). The 16-channel tile
-     * (two ymm per block, 2 x 2 x 3) runs graphs laid out with 16. The
+     * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
+     * blocks run as two passes of 3 pixels. The 16-channel tile (two ymm
+     * per block, 2 x 2 x 3) runs graphs laid out with 16. The
      * direct tile runs near the FMA peak, so Winograd wins only from 128
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
-                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
+                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
                        {128, 128, 36, 36}},
     /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
      * run the AVX2 tile */

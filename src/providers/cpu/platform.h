@@ -38,10 +38,11 @@ typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, cons
 
 /* The register tile of the blocked direct convolution (and Winograd's
  * products): the function and the most pixels it takes per call for a group
- * of nob = 1..4 output blocks (ONYX_NCHWC_MAX_NOB). */
+ * of nob = 1..8 output blocks (ONYX_NCHWC_MAX_NOB; 4 at most for blocks
+ * of 16 channels). */
 typedef struct onyx_cpu_nchwc_tile {
     onyx_cpu_nchwc_tile_fn fn;
-    unsigned char pixels[4];
+    unsigned char pixels[8];
 } onyx_cpu_nchwc_tile;
 
 /* The block sizes a table has tiles for: 4, 8 and 16 channels (index

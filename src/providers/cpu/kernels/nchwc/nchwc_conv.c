@@ -4,8 +4,8 @@
  *
  * Every size is in blocks of the node's `block` channels (16 on AVX-512,
  * 8 on AVX2). Group 1: the weights are packed once in init into groups of
- * up to 4 output blocks. Compute walks items (output-pixel band, block
- * group) of each image; an item runs its input channels in chunks whose
+ * up to 64 output channels (4 blocks of 16, 8 of 8). Compute walks items
+ * (output-pixel band, block group) of each image; an item runs its input channels in chunks whose
  * weights stay in L2, and each chunk as register tiles of up to 8 output
  * pixels (the CPU table's tile for the block size, platform.h).
  * The output pixels of an image are walked as one long row, and each pixel
@@ -329,7 +329,7 @@ static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, in
     const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = lanes > 1 ? onyx_nchwc_blocks(C, blk) * blk : C;
     ONYX_TRY(alloc_floats(Mb * blk, Cp, K, 1, out));
     pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .blk = blk,
-                  .bg = onyx_nchwc_make_groups(Mb), .out = *out};
+                  .bg = onyx_nchwc_make_groups(Mb, blk), .out = *out};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, pack_groups, &j);
     if (j.failed) {
         onyx_free(*out);
@@ -514,9 +514,9 @@ static void direct_range(void *arg, size_t begin, size_t end) {
 /* Channel chunks and pixel bands for the caches and the threads. */
 static void plan_blocking(direct_plan *pl, int threads) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t K = g->KH * g->KW, L = pl->lanes, P = g->OH * g->OW, BLK = g->blk;
-    /* chunk: the weights of a 4-block group for cc units fit CHUNK_WEIGHT_BYTES */
-    int64_t unit_bytes = K * L * ONYX_NCHWC_MAX_NOB * BLK * (int64_t)sizeof(float);
+    const int64_t K = g->KH * g->KW, L = pl->lanes, P = g->OH * g->OW;
+    /* chunk: the weights of a full group for cc units fit CHUNK_WEIGHT_BYTES */
+    int64_t unit_bytes = K * L * ONYX_NCHWC_GROUP_CHANNELS * (int64_t)sizeof(float);
     int64_t cc = CHUNK_WEIGHT_BYTES / unit_bytes;
     if (cc < 1) cc = 1;
     pl->nchunks = (pl->units + cc - 1) / cc;
@@ -527,7 +527,7 @@ static void plan_blocking(direct_plan *pl, int threads) {
     if (threads > 1) {   /* a few items per thread, none too small */
         int64_t want_bands = (4 * threads + pl->bg.n - 1) / pl->bg.n;
         int64_t par = (P + want_bands - 1) / want_bands;
-        double macs_px = (double)ONYX_NCHWC_MAX_NOB * BLK * (double)(pl->units * L * K);
+        double macs_px = (double)ONYX_NCHWC_GROUP_CHANNELS * (double)(pl->units * L * K);
         int64_t least = (int64_t)((double)MIN_ITEM_MACS / macs_px) + 1;
         if (par < band) band = par;
         if (band < least) band = least;
@@ -591,7 +591,7 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
                                 const float *bias, const float *z, float *y, const onyx_nchwc_act *act,
                                 onyx_threadpool *tp) {
     direct_plan pl = {.g = g, .tile = pick_tile(g->blk), .lanes = lanes, .units = lanes > 1 ? g->Cb : g->C,
-                      .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb)};
+                      .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;

@@ -12,8 +12,8 @@
  * 9 loads per 12 FMAs, within two load ports; 12 independent accumulators
  * cover the FMA latency (4 cycles on 2 units).
  *
- * Block 8: a tile of nob blocks is one pass (the table's pixels: 8, 6, 4,
- * 3 for nob = 1..4). Block 16: a tile runs in passes of at most two
+ * Block 8: a tile of nob <= 4 blocks is one pass (the table's pixels: 8,
+ * 6, 4, 3 for nob = 1..4), of 5..8 blocks two passes of 3 pixels. Block 16: a tile runs in passes of at most two
  * blocks (four ymm blocks x 3 pixels, or two x 6 for one block); the
  * passes of one tile read the same inputs again (from L1) and a strided
  * part of the weight stream. Bias (first chunk), Z and the activation
@@ -79,47 +79,59 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
         _mm256_storeu_ps(y + AT(o, p), v);                                          \
     }
 
+/* The lanes of one input channel (block) and tap at input offset off. */
+#define LANES_STEP                          \
+    UNROLL                                  \
+    for (int l = 0; l < LANES; l++) {       \
+        FOR_O1(LOAD_W)                      \
+        FOR_PIX1(PIX_STEP)                  \
+        w += w_step;                        \
+    }
+
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
- * and z point at the pass's first ymm block; a lane's weights are
- * w_step floats apart (the tile's nob blocks). */
+ * and z point at the pass's first ymm block; a lane's weights are the
+ * tile's nob blocks apart: 8 * NV floats when the pass is the whole tile
+ * (WHOLE, a constant stride), else 8 * R * nob. 1x1 kernels loop over the
+ * channels alone (the loop overhead is per 8 or 16 lanes). */
 INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, const float *w, const float *bias,
-                      float *y, const float *z, const int NV, const int NPIX, const int LANES, const int R) {
-    const int64_t y_ob = kp->y_ob, w_step = 8 * R * (int64_t)kp->nob;
+                      float *y, const float *z, const int NV, const int NPIX, const int LANES, const int R,
+                      const bool WHOLE) {
+    const int64_t y_ob = kp->y_ob, w_step = WHOLE ? 8 * NV : 8 * R * (int64_t)kp->nob;
     FOR_PIX1(DECL_X)
     FOR_ALL(DECL_ACC)
     FOR_ALL(INIT_ACC)
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
-    for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
-        for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
-            for (int64_t kw = 0, off = xr; kw < KW; kw++, off += x_kw) {
-                UNROLL
-                for (int l = 0; l < LANES; l++) {
-                    FOR_O1(LOAD_W)
-                    FOR_PIX1(PIX_STEP)
-                    w += w_step;
-                }
-            }
+    if (KH == 1 && KW == 1) {
+        for (int64_t c = 0, off = 0; c < kp->nc; c++, off += x_c) { LANES_STEP }
+    } else {
+        for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
+            for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
+                for (int64_t kw = 0, off = xr; kw < KW; kw++, off += x_kw) { LANES_STEP }
+    }
     FOR_ALL(STORE_ACC)
 }
 
 typedef void (*pass_fn)(const onyx_nchwc_kparams *kp, const float *const *xp, const float *w, const float *bias,
                         float *y, const float *z);
 
-/* p<blocked lanes or 1>_<R>_<NV>_<NPIX> */
+/* p<blocked lanes or 1>_<R or 0: R = 1, a pass of a wider tile>_<NV>_<NPIX> */
 #define INST(L, R, NV, NPIX)                                                                                \
     TARGET static void p##L##_##R##_##NV##_##NPIX(const onyx_nchwc_kparams *kp, const float *const *xp,    \
                                                   const float *w, const float *bias, float *y,             \
                                                   const float *z) {                                        \
-        pass_body(kp, xp, w, bias, y, z, NV, NPIX, L, R);                                                  \
+        pass_body(kp, xp, w, bias, y, z, NV, NPIX, L, (R) ? (R) : 1, (R) == 1);                            \
     }
 #define INST3(L, R, NV) INST(L, R, NV, 1) INST(L, R, NV, 2) INST(L, R, NV, 3)
 #define INST4(L, R, NV) INST3(L, R, NV) INST(L, R, NV, 4)
 #define INST6(L, R, NV) INST4(L, R, NV) INST(L, R, NV, 5) INST(L, R, NV, 6)
 #define INST8(L, R, NV) INST6(L, R, NV) INST(L, R, NV, 7) INST(L, R, NV, 8)
 #define INST_B8(L) INST8(L, 1, 1) INST6(L, 1, 2) INST4(L, 1, 3) INST3(L, 1, 4)
+#define INST_B8_HALF(L) INST3(L, 0, 2) INST3(L, 0, 3) INST3(L, 0, 4)
 #define INST_B16(L) INST6(L, 2, 2) INST3(L, 2, 4)
 INST_B8(8)
 INST_B8(1)
+INST_B8_HALF(8)
+INST_B8_HALF(1)
 INST_B16(16)
 INST_B16(1)
 
@@ -133,6 +145,11 @@ static const pass_fn tiles8[2][4][8] = {
     {{ROW8(8, 1, 1)}, {ROW6(8, 1, 2)}, {ROW4(8, 1, 3)}, {ROW3(8, 1, 4)}},
     {{ROW8(1, 1, 1)}, {ROW6(1, 1, 2)}, {ROW4(1, 1, 3)}, {ROW3(1, 1, 4)}},
 };
+/* the passes of 5..8 blocks (3 pixels): [blocked, NCHW][blocks - 2][npix - 1] */
+static const pass_fn halves8[2][3][3] = {
+    {{ROW3(8, 0, 2)}, {ROW3(8, 0, 3)}, {ROW3(8, 0, 4)}},
+    {{ROW3(1, 0, 2)}, {ROW3(1, 0, 3)}, {ROW3(1, 0, 4)}},
+};
 static const pass_fn passes16[2][2][6] = {
     {{ROW6(16, 2, 2)}, {ROW3(16, 2, 4)}},
     {{ROW6(1, 2, 2)}, {ROW3(1, 2, 4)}},
@@ -140,7 +157,16 @@ static const pass_fn passes16[2][2][6] = {
 
 void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z) {
-    tiles8[kp->lanes == 1][kp->nob - 1][npix - 1](kp, xp, kp->w, kp->bias, y, z);
+    const int nchw = kp->lanes == 1, nob = kp->nob;
+    if (nob <= 4) {
+        tiles8[nchw][nob - 1][npix - 1](kp, xp, kp->w, kp->bias, y, z);
+        return;
+    }
+    /* 5..8 blocks (3 pixels): two passes of near-equal size */
+    const int first = (nob + 1) / 2;
+    halves8[nchw][first - 2][npix - 1](kp, xp, kp->w, kp->bias, y, z);
+    halves8[nchw][nob - first - 2][npix - 1](kp, xp, kp->w + 8 * first, kp->bias ? kp->bias + 8 * first : NULL,
+                                             y + first * kp->y_ob, z ? z + first * kp->y_ob : NULL);
 }
 
 void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,

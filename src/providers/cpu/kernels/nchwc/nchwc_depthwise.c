@@ -58,7 +58,6 @@ typedef struct dw_row {
     const float *z;       /* row of z or NULL */
     float *y;             /* row of y */
     const onyx_nchwc_act *act;
-    int64_t blk;          /* channels per block */
 } dw_row;
 
 /* nb consecutive output pixels starting at column ow, lanes [lane, lane +
@@ -68,22 +67,22 @@ typedef struct dw_row {
 #define DW_PIXELS(VT)                                                                                       \
     NCHWC_INLINE void dw_pixels_##VT(const dw_row *r, const float *x, const float *w, int64_t wkh,          \
                                      const int64_t nkw, const int64_t xdw, const int64_t xsw, const int nb, \
-                                     int64_t ow, int64_t lane) {                                            \
+                                     int64_t ow, int64_t lane, const int64_t BLK) {                         \
         VT acc[NCHWC_NB];                                                                                   \
         const VT b = r->bias ? VLOAD(VT, r->bias + lane) : VSET1(VT, 0.0f);                                 \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++) acc[j] = b;                                    \
         for (int64_t kh = 0; kh < r->nkh; kh++) {                                                           \
             const float *xk = x + kh * r->xdh + lane, *wk = w + kh * wkh + lane;                            \
             _Pragma("GCC unroll 5") for (int64_t kw = 0; kw < nkw; kw++) {                                  \
-                const VT wv = VLOAD(VT, wk + kw * r->blk);                                                  \
+                const VT wv = VLOAD(VT, wk + kw * BLK);                                                     \
                 _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++)                                        \
                     acc[j] = acc[j] + VLOAD(VT, xk + j * xsw + kw * xdw) * wv;                              \
             }                                                                                               \
         }                                                                                                   \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++) {                                              \
             VT v = acc[j];                                                                                  \
-            if (r->z) v = v + VLOAD(VT, r->z + (ow + j) * r->blk + lane);                                   \
-            VSTORE(VT, r->y + (ow + j) * r->blk + lane, VACT(VT, v, r->act));                               \
+            if (r->z) v = v + VLOAD(VT, r->z + (ow + j) * BLK + lane);                                      \
+            VSTORE(VT, r->y + (ow + j) * BLK + lane, VACT(VT, v, r->act));                                  \
         }                                                                                                   \
     }
 DW_PIXELS(nchwc_v16)
@@ -92,44 +91,45 @@ DW_PIXELS(nchwc_v4)
 
 /* A pixel's blk lanes in vectors of at most vl lanes. */
 NCHWC_INLINE void dw_pixels(const dw_row *r, const float *x, const float *w, int64_t wkh, const int64_t nkw,
-                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl) {
-#define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane)
-    NCHWC_LANES(vl, r->blk, DW_CALL);
+                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl,
+                            const int64_t BLK) {
+#define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane, BLK)
+    NCHWC_LANES(vl, BLK, DW_CALL);
 #undef DW_CALL
 }
 
 /* Interior columns [lo, hi): every tap inside the input; NCHWC_NB pixels
  * a step, then 4, then single ones. */
 NCHWC_INLINE void dw_interior(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int64_t KW,
-                              const int64_t SW, const int64_t DW, const int vl) {
-    const int64_t BLK = g->blk, xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
+                              const int64_t SW, const int64_t DW, const int vl, const int64_t BLK) {
+    const int64_t xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
     if (lo >= hi) return;
     const float *x = r->x + (lo * SW - g->PL) * BLK;   /* column of the first tap of pixel lo */
     int64_t ow = lo;
     for (; ow + NCHWC_NB <= hi; ow += NCHWC_NB)
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, vl);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, vl, BLK);
     if (ow + 4 <= hi) {
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, vl);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, vl, BLK);
         ow += 4;
     }
-    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, vl);
+    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, vl, BLK);
 }
 
 /* Columns [lo, hi) one at a time with clipped taps. */
-NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl) {
-    const int64_t BLK = g->blk;
+NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl,
+                          const int64_t BLK) {
     for (int64_t ow = lo; ow < hi; ow++) {
         dw_span s = dw_clip(ow, g->SW, g->PL, g->DW, g->KW, g->IW);
         /* no valid tap: the pointers are not dereferenced, keep them in range */
         const float *x = s.n ? r->x + s.first * BLK : r->x;
-        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, vl);
+        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, vl, BLK);
     }
 }
 
 NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                                const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
-                               const onyx_nchwc_act *act, const int vl) {
-    const int64_t BLK = g->blk, row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
+                               const onyx_nchwc_act *act, const int vl, const int64_t BLK) {
+    const int64_t row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
     const float *xb = x + cb * in_plane, *wb = packed + cb * g->KH * g->KW * BLK;
     const float *zb = z ? z + cb * out_plane : NULL;
     float *yb = y + cb * out_plane;
@@ -144,23 +144,25 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
     for (int64_t oh = oh0; oh < oh1; oh++) {
         dw_span s = dw_clip(oh, g->SH, g->PT, g->DH, g->KH, g->IH);
         dw_row r = {s.n ? xb + s.first * row : xb, wb + s.k0 * KW * BLK, s.n, g->DH * row,
-                    bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act,
-                    BLK};
-        dw_edge(g, &r, 0, lo, vl);
-        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl);
-        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl);
-        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl);
-        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl);
-        else dw_interior(g, &r, lo, hi, KW, SW, DW, vl);
-        dw_edge(g, &r, hi, g->OW, vl);
+                    bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act};
+        dw_edge(g, &r, 0, lo, vl, BLK);
+        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl, BLK);
+        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl, BLK);
+        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl, BLK);
+        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl, BLK);
+        else dw_interior(g, &r, lo, hi, KW, SW, DW, vl, BLK);
+        dw_edge(g, &r, hi, g->OW, vl, BLK);
     }
 }
 
+#define DW_BODY(B) dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl, B)
 NCHWC_MULTIVERSION(dw_rows_isa,
                    (const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                     const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1, const onyx_nchwc_act *act),
                    (g, x, packed, bias, z, y, cb, oh0, oh1, act),
-                   { dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(g->blk, DW_BODY);
+                   })
 
 void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                         const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,

@@ -141,6 +141,21 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
         }                                                                              \
     } while (0)
 
+/* CALL(B) with B the constant equal to blk (4, 8 or 16, as validated by
+ * onyx_nchwc_node_block): the always-inline bodies that take it fold every
+ * stride and NCHWC_LANES, so each block size gets straight-line code (the
+ * 16-channel code is what it was when 16 was the only block). */
+#define NCHWC_BLOCK_CASES(blk, CALL) \
+    do {                             \
+        if ((blk) == 16) {           \
+            CALL(16);                \
+        } else if ((blk) == 8) {     \
+            CALL(8);                 \
+        } else {                     \
+            CALL(4);                 \
+        }                            \
+    } while (0)
+
 /* Chunk of rows/pixels per parallel task: at least this many floats
  * written, so a task outweighs the hand-off. */
 #define NCHWC_TASK_FLOATS 16384

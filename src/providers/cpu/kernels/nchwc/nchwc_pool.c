@@ -110,9 +110,10 @@ NCHWC_INLINE void pool_pixels(const float *x, float *y, int64_t nkh, int64_t xdh
 }
 
 NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, int64_t nkh, float div,
-                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const int vl) {
+                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const int vl,
+                                const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
-    const int64_t BLK = j->blk, xdh = g->d[0] * g->in[1] * BLK, xsw = SW * BLK, xdw = DW * BLK;
+    const int64_t xdh = g->d[0] * g->in[1] * BLK, xsw = SW * BLK, xdw = DW * BLK;
     if (j->lo >= j->hi) return;
     const float *x = xr + j->sw[j->lo].first * BLK;
     int64_t ow = j->lo;
@@ -125,18 +126,18 @@ NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, i
 /* One output row of one plane. xr: the plane's input row of the first
  * valid kernel row (any row when there is none). */
 NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const pool_span *h, const int kind,
-                           const int vl) {
+                           const int vl, const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
-    const int64_t BLK = j->blk, xdh = g->d[0] * g->in[1] * BLK, xdw = g->d[1] * BLK;
+    const int64_t xdh = g->d[0] * g->in[1] * BLK, xdw = g->d[1] * BLK;
     for (int64_t ow = 0; ow < g->out[1]; ow++) {
         if (ow == j->lo && j->lo < j->hi) {
             int64_t rows = j->count_pad ? h->npad : h->n;
             float div = (float)(rows * g->k[1]);
             const int64_t KW = g->k[1], SW = g->s[1], DW = g->d[1];
-            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, vl);
-            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, vl);
-            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, vl);
-            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, vl);
+            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, vl, BLK);
+            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, vl, BLK);
+            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, vl, BLK);
+            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, vl, BLK);
             ow = j->hi - 1;
             continue;
         }
@@ -146,21 +147,24 @@ NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const 
     }
 }
 
-NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const int vl) {
+NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const int vl, const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
-    const int64_t BLK = j->blk, OH = g->out[0], in_plane = g->in[0] * g->in[1] * BLK, out_row = g->out[1] * BLK;
+    const int64_t OH = g->out[0], in_plane = g->in[0] * g->in[1] * BLK, out_row = g->out[1] * BLK;
     for (size_t r = begin; r < end; r++) {
         int64_t plane = (int64_t)r / OH, oh = (int64_t)r % OH;
         const pool_span *h = &j->sh[oh];
         const float *xr = j->x + plane * in_plane + h->first * g->in[1] * BLK;
         float *yr = j->y + (int64_t)r * out_row;
-        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, vl);
-        else pool_row(j, xr, yr, h, KIND_AVG, vl);
+        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, vl, BLK);
+        else pool_row(j, xr, yr, h, KIND_AVG, vl, BLK);
     }
 }
 
+#define POOL_BODY(B) pool_rows_body(j, begin, end, nchwc_vl, B)
 NCHWC_MULTIVERSION(pool_rows_isa, (const pool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { pool_rows_body(j, begin, end, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(j->blk, POOL_BODY);
+                   })
 
 static void pool_rows_task(void *arg, size_t begin, size_t end) { pool_rows_isa(arg, begin, end); }
 
@@ -286,8 +290,7 @@ NCHWC_INLINE void gpool_plane(const float *x, float *y, int64_t S, const int kin
 #undef GPOOL_CALL
 }
 
-NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const int vl) {
-    const int64_t BLK = j->blk;
+NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const int vl, const int64_t BLK) {
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = j->x + (int64_t)pl * j->S * BLK;
         if (j->kind == KIND_MAX) gpool_plane(x, j->y + pl * BLK, j->S, KIND_MAX, vl, BLK);
@@ -295,8 +298,11 @@ NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const
     }
 }
 
+#define GPOOL_BODY(B) gpool_body(j, begin, end, nchwc_vl, B)
 NCHWC_MULTIVERSION(gpool_isa, (const gpool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { gpool_body(j, begin, end, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(j->blk, GPOOL_BODY);
+                   })
 
 static void gpool_task(void *arg, size_t begin, size_t end) { gpool_isa(arg, begin, end); }
 

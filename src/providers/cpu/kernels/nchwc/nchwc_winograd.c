@@ -6,7 +6,7 @@
  * one thread and in that thread's L2:
  *   1. transforms the 4x4 input patches of its tiles, every input channel:
  *      V[e][Cb][Tb][16] = (B^T d B)_e, zero outside the input;
- *   2. per group of up to 4 output blocks: 16 passes of the direct
+ *   2. per group of up to 64 output channels: 16 passes of the direct
  *      convolution's register tiles (a 1x1 "convolution" over the tiles,
  *      pixels = tiles), M[e][nob][Tb][16] = sum_c U_e[m][c] V[e][c];
  *   3. transforms M back, 2x2 outputs per tile, adding bias and Z and
@@ -146,7 +146,7 @@ static void wino_pack_groups(void *arg, size_t begin, size_t end) {
 void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed) {
     const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = onyx_nchwc_blocks(C, blk) * blk;
     wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * blk * Cp, .blk = blk,
-                       .bg = onyx_nchwc_make_groups(Mb), .packed = packed};
+                       .bg = onyx_nchwc_make_groups(Mb, blk), .packed = packed};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, wino_pack_groups, &j);
 }
 
@@ -193,9 +193,10 @@ typedef struct wino_plan {
     } while (0)
 
 /* Tiles [t0, t0 + nt) of the batch into V ([e][Cb][Tb][16]). */
-NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt), (pl, V, t0, nt), {
+NCHWC_INLINE void input_transform_body(const wino_plan *pl, float *V, int64_t t0, int64_t nt, const int vl,
+                                       const int64_t BLK) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t BLK = g->blk, IH = g->IH, IW = g->IW, img = g->Cb * IH * IW * BLK, v_e = g->Cb * pl->Tb * BLK;
+    const int64_t IH = g->IH, IW = g->IW, img = g->Cb * IH * IW * BLK, v_e = g->Cb * pl->Tb * BLK;
     for (int64_t tt = 0; tt < nt; tt++) {
         const int64_t t = t0 + tt, n = t / (pl->TH * pl->TW), r = t % (pl->TH * pl->TW);
         const int64_t ih0 = 2 * (r / pl->TW) - g->PT, iw0 = 2 * (r % pl->TW) - g->PL;
@@ -209,9 +210,14 @@ NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, 
             /* the channel block's first pixel: taps outside are never addressed */
             const float *xc = pl->x + n * img + cb * IH * IW * BLK;
             float *vo = V + (cb * pl->Tb + tt) * BLK;
-            NCHWC_LANES(nchwc_vl, BLK, WINO_INPUT);
+            NCHWC_LANES(vl, BLK, WINO_INPUT);
         }
     }
+}
+
+#define INPUT_BODY(B) input_transform_body(pl, V, t0, nt, nchwc_vl, B)
+NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt), (pl, V, t0, nt), {
+    NCHWC_BLOCK_CASES(pl->g->blk, INPUT_BODY);
 })
 
 /* One output pixel: bias, z, activation, store (lanes [q, ...)). */
@@ -239,11 +245,10 @@ NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, 
     } while (0)
 
 /* M ([e][nob][Tb][16]) of output blocks [ob0, ob0 + nob) back to y. */
-NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
-                                      int nob),
-                   (pl, M, t0, nt, ob0, nob), {
+NCHWC_INLINE void output_transform_body(const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
+                                        int nob, const int vl, const int64_t BLK) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t BLK = g->blk, img = g->Mb * g->OH * g->OW * BLK, m_e = nob * pl->Tb * BLK;
+    const int64_t img = g->Mb * g->OH * g->OW * BLK, m_e = nob * pl->Tb * BLK;
     for (int64_t tt = 0; tt < nt; tt++) {
         const int64_t t = t0 + tt, n = t / (pl->TH * pl->TW), r = t % (pl->TH * pl->TW);
         const int64_t oh = 2 * (r / pl->TW), ow = 2 * (r % pl->TW);
@@ -252,10 +257,17 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
             float *yo = pl->y + at;
             const float *zo = pl->z ? pl->z + at : NULL, *mo = M + (o * pl->Tb + tt) * BLK;
             const float *bias = pl->bias ? pl->bias + (ob0 + o) * BLK : NULL;
-            NCHWC_LANES(nchwc_vl, BLK, WINO_OUTPUT);
+            NCHWC_LANES(vl, BLK, WINO_OUTPUT);
         }
     }
-})
+}
+
+#define OUTPUT_BODY(B) output_transform_body(pl, M, t0, nt, ob0, nob, nchwc_vl, B)
+NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
+                                      int nob),
+                   (pl, M, t0, nt, ob0, nob), {
+                       NCHWC_BLOCK_CASES(pl->g->blk, OUTPUT_BODY);
+                   })
 
 /* ------------------------------------------------------------ items */
 
@@ -301,7 +313,7 @@ static void wino_range(void *arg, size_t begin, size_t end) {
     const onyx_nchwc_geom *g = pl->g;
     bool hv, hm;
     float *V = onyx_scratch_acquire(SLOT_V, (size_t)(NE * g->Cb * pl->Tb * g->blk), &hv);
-    float *M = onyx_scratch_acquire(SLOT_M, (size_t)(NE * ONYX_NCHWC_MAX_NOB * pl->Tb * g->blk), &hm);
+    float *M = onyx_scratch_acquire(SLOT_M, (size_t)(NE * ONYX_NCHWC_GROUP_CHANNELS * pl->Tb), &hm);
     if (V && M) {
         for (int64_t it = (int64_t)begin * pl->items / pl->parts; it < (int64_t)end * pl->items / pl->parts; it++)
             run_item(pl, it, V, M);
@@ -317,7 +329,7 @@ static void wino_range(void *arg, size_t begin, size_t end) {
  * its groups' weights) or, with one group, smaller blocks. */
 static void plan_items(wino_plan *pl, int threads) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t tile_bytes = (int64_t)NE * g->blk * sizeof(float) * (g->Cb + ONYX_NCHWC_MAX_NOB);
+    const int64_t tile_bytes = (int64_t)NE * sizeof(float) * (g->Cb * g->blk + ONYX_NCHWC_GROUP_CHANNELS);
     int64_t Tb = BLOCK_BYTES / tile_bytes;
     if (Tb > MAX_TILES) Tb = MAX_TILES;
     if (Tb < MIN_TILES) Tb = MIN_TILES;
@@ -346,7 +358,7 @@ onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp) {
     wino_plan pl = {.g = g, .tile = tile, .x = x, .U = U, .bias = bias, .z = z, .y = y, .act = act,
-                    .bg = onyx_nchwc_make_groups(g->Mb)};
+                    .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     pl.TH = (g->OH + 1) / 2;
     pl.TW = (g->OW + 1) / 2;
     if (onyx_mul_overflow_i64(pl.TH, pl.TW, &pl.T) || onyx_mul_overflow_i64(pl.T, g->N, &pl.T))
@@ -354,7 +366,8 @@ onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc
                                 (long long)pl.TW);
     if (pl.T == 0) return NULL;
     int64_t v;
-    if (onyx_mul_overflow_i64(g->Cb + ONYX_NCHWC_MAX_NOB, NE * g->blk * MAX_TILES, &v) || v > ONYX_MAX_TENSOR_ELEMENTS)
+    if (onyx_mul_overflow_i64(g->Cb * g->blk + ONYX_NCHWC_GROUP_CHANNELS, NE * MAX_TILES, &v) ||
+        v > ONYX_MAX_TENSOR_ELEMENTS)
         return ONYX_INVALID_ARG("Winograd Conv: %lld input channels are too many", (long long)g->C);
     plan_items(&pl, onyx_threadpool_threads(tp));
     onyx_parallel_for(tp, (size_t)pl.parts, 1, wino_range, &pl);

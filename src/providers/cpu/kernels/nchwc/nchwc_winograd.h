@@ -24,7 +24,7 @@ int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C, int blk);
 /* U_e = (G g G^T)_e of every filter g of W [M, C, 3, 3]; element e's
  * weights are at packed + e * Mb * blk * Cb * blk, laid out as the 1x1
  * blocked weights of the direct convolution (nchwc_conv.h: per group of
- * up to 4 output blocks, as onyx_nchwc_wino_groups splits them,
+ * up to 64 output channels, as onyx_nchwc_make_groups splits them,
  * [Cb][blk input lanes][nob][blk output lanes]); padding channels zero. */
 void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed);
 
