@@ -92,7 +92,7 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
  * and z point at the pass's first ymm block; a lane's weights are the
  * tile's nob blocks apart: 8 * NV floats when the pass is the whole tile
  * (WHOLE, a constant stride), else 8 * R * nob. 1x1 kernels loop over the
- * channels alone (the loop overhead is per 8 or 16 lanes). */
+ * channels alone, 16 lanes an iteration (the loop's overhead shows at 8). */
 INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, const float *w, const float *bias,
                       float *y, const float *z, const int NV, const int NPIX, const int LANES, const int R,
                       const bool WHOLE) {
@@ -102,7 +102,15 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
     FOR_ALL(INIT_ACC)
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
     if (KH == 1 && KW == 1) {
-        for (int64_t c = 0, off = 0; c < kp->nc; c++, off += x_c) { LANES_STEP }
+        int64_t c = 0, off = 0;
+        if (LANES == 8)   /* two 8-lane blocks an iteration: the overhead of one per 16 lanes */
+            for (; c + 2 <= kp->nc; c += 2) {
+                LANES_STEP
+                off += x_c;
+                LANES_STEP
+                off += x_c;
+            }
+        for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
     } else {
         for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
             for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
