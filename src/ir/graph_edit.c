@@ -165,9 +165,7 @@ static void replace_in_node(onyx_node *n, int32_t from, int32_t to) {
 bool onyx_graph_replace_uses(onyx_graph *g, int32_t from, int32_t to) {
     if (from == to) return true;
     if (g->values[from].is_output || onyx_graph_value_captured(g, from)) return false;
-    onyx_status *st = onyx_graph_track_uses(g);
-    if (st) {   /* no memory for the index: scan */
-        onyx_status_free(st);
+    if (!g->uses) {   /* outside the optimiser no index is kept current: scan */
         for (size_t i = 0; i < g->n_nodes; i++)
             if (!g->nodes[i].dead) replace_in_node(&g->nodes[i], from, to);
         return true;
