@@ -269,16 +269,14 @@ static onyx_status *convert_node(layout_walk *w, uint32_t i) {
 
 /* ReorderOutputs whose NCHW value nobody reads go. */
 static onyx_status *drop_unread_reorders(onyx_graph *g) {
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *n = &g->nodes[i];
         if (!onyx_opt_is_op(n, ONYX_NCHWC_DOMAIN, "ReorderOutput")) continue;
         int32_t y = n->out[0];
-        if (!g->values[y].is_output && !onyx_use_count(&u, y) && !onyx_graph_value_captured(g, y))
+        if (!g->values[y].is_output && !onyx_use_count(g, y) && !onyx_graph_value_captured(g, y))
             onyx_graph_remove_node(g, (uint32_t)i);
     }
-    onyx_use_index_free(&u);
     return NULL;
 }
 
