@@ -13,6 +13,7 @@
 #include "providers/cpu/gemm/sgemm_bf16.h"
 
 #if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,9 +31,12 @@ bool onyx_bf16_amx_usable(void) {
     static _Atomic int usable = -1;
     int v = atomic_load(&usable);
     if (v < 0) {
+        /* CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE (read directly:
+         * clang 14's __builtin_cpu_supports does not know them) */
+        unsigned a, b, c, d;
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("amx-bf16") &&
-            __builtin_cpu_supports("amx-tile") &&
+        v = __builtin_cpu_supports("avx512bf16") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+            (d >> 22 & 1) && (d >> 24 & 1) &&
             syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
         atomic_store(&usable, v);
     }
