@@ -181,10 +181,11 @@ static onyx_status *fold_constants(conv *c) {
  * +-65504 (onnxconverter-common clamps too). */
 static onyx_status *narrow_tensor(int to, const onyx_value *src, onyx_value **out) {
     ONYX_TRY(onyx_tensor_new(to, src->rank, src->dims, out));
-    const float *x = src->data;
+    const unsigned char *x = src->data;   /* may be borrowed from the file unaligned */
     uint16_t *y = (*out)->data;
     for (int64_t i = 0; i < src->numel; i++) {
-        float f = x[i];
+        float f;
+        memcpy(&f, x + (size_t)i * sizeof f, sizeof f);
         if (to == ONYX_FLOAT16) {
             if (isfinite(f) && fabsf(f) > 65504.0f) f = f > 0 ? 65504.0f : -65504.0f;
             y[i] = onyx_f32_to_f16(f);

@@ -48,10 +48,13 @@ static bool graph_has_subgraphs(const onyx_graph *g) {
 /* A float32 copy of a 16-bit constant. */
 static onyx_status *widen(const onyx_value *src, onyx_value **out) {
     ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, src->rank, src->dims, out));
-    const uint16_t *x = src->data;
+    const unsigned char *x = src->data;   /* may be borrowed from the file unaligned */
     float *y = (*out)->data;
-    for (int64_t i = 0; i < src->numel; i++)
-        y[i] = src->dtype == ONYX_FLOAT16 ? onyx_f16_to_f32(x[i]) : onyx_bf16_to_f32(x[i]);
+    for (int64_t i = 0; i < src->numel; i++) {
+        uint16_t h;
+        memcpy(&h, x + (size_t)i * sizeof h, sizeof h);
+        y[i] = src->dtype == ONYX_FLOAT16 ? onyx_f16_to_f32(h) : onyx_bf16_to_f32(h);
+    }
     return NULL;
 }
 
