@@ -153,7 +153,7 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
 static const uint8_t *prepare_a(const onyx_igemm_a *a, size_t m, size_t k, size_t kp, size_t *lda, uint8_t **copy) {
     *copy = NULL;
     *lda = a->lda;
-    if (!a->a_signed && a->lda >= kp && k == kp) return a->data;
+    if (!a->a_signed && a->lda >= kp && (k == kp || a->padded)) return a->data;
     size_t ld = (kp + 63) & ~(size_t)63;
     uint8_t *buf = onyx_alloc(m * ld + 64);
     if (!buf) return NULL;

@@ -51,7 +51,7 @@ typedef struct onyx_igemm_a {
     size_t lda;
     bool a_signed;
     int32_t za;
-    const int32_t *row_sum; /* sum over k of each row (unshifted); NULL: computed when needed */
+    bool padded;            /* every row, the last included, is readable up to kp */
 } onyx_igemm_a;
 
 enum {
@@ -101,11 +101,24 @@ void onyx_igemm_store_tile(const onyx_igemm_tile *t, const int32_t *acc, size_t 
 typedef void (*onyx_igemm_kernel_fn)(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, size_t kp,
                                      size_t nv, const onyx_igemm_tile *t, const onyx_igemm_b *pb);
 
+/* Dynamic quantisation of float activations into the kernels' A layout
+ * (DynamicQuantizeLinear's uint8 rule): the range of x, then each row
+ * quantised with round-half-even and zero-padded to ld bytes. */
+typedef void (*onyx_igemm_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
+typedef void (*onyx_igemm_quant_rows_fn)(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp,
+                                         uint8_t *dst, size_t ld);
+
 typedef struct onyx_igemm_isa {
     const char *name;   /* "avx512vnni", "avxvnni", "avx2", "generic" */
     size_t mr, nv;      /* largest tile: rows, strips of 16 */
     onyx_igemm_kernel_fn kernel;
+    onyx_igemm_minmax_fn minmax;
+    onyx_igemm_quant_rows_fn quant_rows;
 } onyx_igemm_isa;
+
+void onyx_igemm_minmax_generic(const float *x, size_t n, float *mn, float *mx);
+void onyx_igemm_quant_rows_generic(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp,
+                                   uint8_t *dst, size_t ld);
 
 extern const onyx_igemm_isa onyx_igemm_isa_generic;
 #if defined(__x86_64__) || defined(__i386__)

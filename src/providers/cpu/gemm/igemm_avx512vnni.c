@@ -15,7 +15,7 @@
 
 #define MR 8
 #define NV 3
-#define TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define INLINE TARGET static inline __attribute__((always_inline))
 
 /* One accumulator vector of row i, columns 16v.. of the tile, to C. */
@@ -103,5 +103,44 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
     tiles[mr - 1][nv - 1](a, lda, b, kp, t);
 }
 
-const onyx_igemm_isa onyx_igemm_isa_avx512vnni = {"avx512vnni", MR, NV, kernel};
+/* ---- dynamic quantisation of A (16 floats per step) ---- */
+
+TARGET static void minmax(const float *x, size_t n, float *mn, float *mx) {
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        lo = _mm512_min_ps(v, lo); /* a NaN in v leaves lo as it was (MINPS returns its second operand then) */
+        hi = _mm512_max_ps(v, hi);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        lo = _mm512_min_ps(v, lo);
+        hi = _mm512_max_ps(v, hi);
+    }
+    *mn = _mm512_reduce_min_ps(lo);
+    *mx = _mm512_reduce_max_ps(hi);
+}
+
+TARGET static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp, uint8_t *dst,
+                              size_t ld) {
+    const __m512 s = _mm512_set1_ps(scale);
+    const __m512i z = _mm512_set1_epi32(zp), lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
+    for (size_t i = 0; i < m; i++) {
+        const float *r = x + i * ldx;
+        uint8_t *d = dst + i * ld;
+        for (size_t p = 0; p < k; p += 16) {
+            __mmask16 msk = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1);
+            __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(msk, r + p), s);
+            /* round half to even (the MXCSR default); NaN converts to INT_MIN and clamps to 0 */
+            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), z);
+            q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+            _mm_mask_storeu_epi8(d + p, msk, _mm512_cvtepi32_epi8(q));
+        }
+        memset(d + k, 0, ld - k);
+    }
+}
+
+const onyx_igemm_isa onyx_igemm_isa_avx512vnni = {"avx512vnni", MR, NV, kernel, minmax, quant_rows};
 #endif

@@ -55,5 +55,6 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
     onyx_igemm_store_tile(t, t->acc, 16, mr);
 }
 
-const onyx_igemm_isa onyx_igemm_isa_avxvnni = {"avxvnni", MR, 1, kernel};
+const onyx_igemm_isa onyx_igemm_isa_avxvnni = {"avxvnni", MR, 1, kernel, onyx_igemm_minmax_generic,
+                                          onyx_igemm_quant_rows_generic};
 #endif

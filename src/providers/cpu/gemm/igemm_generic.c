@@ -1,5 +1,6 @@
 /* Portable integer GEMM micro-kernel (igemm.h): the reference the ISA
  * kernels are cross-checked against, and the path of CPUs without AVX2. */
+#include <math.h>
 #include <string.h>
 #include "providers/cpu/gemm/igemm.h"
 
@@ -24,4 +25,28 @@ static void kernel_generic(const uint8_t *a, size_t lda, size_t mr, const int8_t
     onyx_igemm_store_tile(t, acc, ldacc, mr);
 }
 
-const onyx_igemm_isa onyx_igemm_isa_generic = {"generic", 4, 2, kernel_generic};
+void onyx_igemm_minmax_generic(const float *x, size_t n, float *mn, float *mx) {
+    float lo = 0.0f, hi = 0.0f; /* the range always holds 0 */
+    for (size_t i = 0; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    *mn = lo;
+    *mx = hi;
+}
+
+void onyx_igemm_quant_rows_generic(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp,
+                                   uint8_t *dst, size_t ld) {
+    for (size_t i = 0; i < m; i++) {
+        const float *r = x + i * ldx;
+        uint8_t *d = dst + i * ld;
+        for (size_t p = 0; p < k; p++) {
+            float q = nearbyintf(r[p] / scale) + (float)zp;
+            d[p] = !(q >= 0.0f) ? 0 : (q > 255.0f ? 255 : (uint8_t)q); /* NaN -> 0 */
+        }
+        memset(d + k, 0, ld - k);
+    }
+}
+
+const onyx_igemm_isa onyx_igemm_isa_generic = {"generic", 4, 2, kernel_generic, onyx_igemm_minmax_generic,
+                                               onyx_igemm_quant_rows_generic};
