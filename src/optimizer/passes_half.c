@@ -19,6 +19,7 @@
  * rounded to the declared 16-bit types only where the graph's outputs are
  * 16-bit. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/dtype.h"
 #include "optimizer/optimizer.h"
@@ -66,6 +67,28 @@ static onyx_status *new_cast(onyx_graph *g, int32_t from, int32_t to_value, int 
     return NULL;
 }
 
+/* Every live reader of `from` reads `to` instead (through the
+ * optimiser's use index, which the edit must keep current). */
+static onyx_status *redirect_readers(onyx_graph *g, int32_t from, int32_t to, bool *any) {
+    size_t count;
+    const uint32_t *r = onyx_use_readers(g, from, &count);
+    if (!count) return NULL;
+    uint32_t *readers = malloc(count * sizeof *readers);   /* the list changes as inputs move */
+    if (!readers) return ONYX_OOM();
+    memcpy(readers, r, count * sizeof *readers);
+    onyx_status *st = NULL;
+    for (size_t j = 0; j < count && !st; j++) {
+        uint32_t i = readers[j];
+        for (size_t k = 0; k < g->nodes[i].n_in && !st; k++)
+            if (g->nodes[i].in[k] == from) {
+                st = onyx_graph_set_input(g, i, k, to);
+                *any = true;
+            }
+    }
+    free(readers);
+    return st;
+}
+
 /* v keeps its 16-bit type (a graph input, an attribute-typed output):
  * its readers read a float32 Cast of it. */
 static onyx_status *widen_for_readers(onyx_graph *g, int32_t v, size_t *changes) {
@@ -76,15 +99,7 @@ static onyx_status *widen_for_readers(onyx_graph *g, int32_t v, size_t *changes)
     g->values[w].type = g->values[v].type;
     g->values[w].type.dtype = ONYX_FLOAT;
     bool read = false;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        onyx_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (size_t k = 0; k < n->n_in; k++)
-            if (n->in[k] == v) {
-                n->in[k] = w;
-                read = true;
-            }
-    }
+    ONYX_TRY(redirect_readers(g, v, w, &read));
     if (!read) return NULL;   /* w stays unused: dead_node_elimination has nothing to drop */
     ONYX_TRY(new_cast(g, v, w, ONYX_FLOAT, hint));
     (*changes)++;
@@ -103,13 +118,8 @@ static onyx_status *narrow_output(onyx_graph *g, int32_t v, size_t *changes) {
     onyx_node *n = &g->nodes[p];
     for (size_t k = 0; k < n->n_out; k++)
         if (n->out[k] == v) n->out[k] = w;
-    /* readers inside the graph read the float32 value */
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        onyx_node *r = &g->nodes[i];
-        if (r->dead) continue;
-        for (size_t k = 0; k < r->n_in; k++)
-            if (r->in[k] == v) r->in[k] = w;
-    }
+    bool read = false;   /* readers inside the graph read the float32 value */
+    ONYX_TRY(redirect_readers(g, v, w, &read));
     g->values[w].producer = p;
     g->values[v].producer = -1;
     ONYX_TRY(new_cast(g, w, v, g->values[v].type.dtype, hint));
