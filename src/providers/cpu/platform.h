@@ -21,6 +21,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum onyx_cpu_isa {
     ONYX_CPU_GENERIC = 0,   /* x86-64 baseline (SSE2) or any other target: portable C */
@@ -87,6 +88,14 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa);
 /* Use the table of `name`. False (and no change) for an unknown name or an
  * ISA this CPU lacks. Kernels already running finish on the old table. */
 bool onyx_cpu_force_isa(const char *name);
+/* The integer GEMM micro-kernel (gemm/igemm.h) of the table in use: on the
+ * avx512 table VPDPBUSD on zmm where the CPU has AVX512-VNNI, on the avx2
+ * table VPDPBUSD on ymm where it has AVX-VNNI, else VPMADDUBSW (AVX2);
+ * portable C on the generic table. */
+struct onyx_igemm_isa;
+const struct onyx_igemm_isa *onyx_cpu_igemm(void);
+/* Every integer GEMM path this CPU can run, best first (tests force each). */
+const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count);
 /* Why the table in use is what it is: "detected", "ONYX_ISA", "forced". */
 const char *onyx_cpu_isa_source(void);
 
