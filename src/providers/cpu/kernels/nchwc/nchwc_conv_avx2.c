@@ -101,7 +101,7 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
     FOR_ALL(DECL_ACC)
     FOR_ALL(INIT_ACC)
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
-    if (KH == 1 && KW == 1) {
+    if (LANES > 1 && KH == 1 && KW == 1) {   /* (NCHW input: the first layer, KxK) */
         int64_t c = 0, off = 0;
         if (LANES == 8)   /* two 8-lane blocks an iteration: the overhead of one per 16 lanes */
             for (; c + 2 <= kp->nc; c += 2) {

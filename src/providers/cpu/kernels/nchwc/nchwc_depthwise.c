@@ -11,7 +11,7 @@
  * (and rows) clip their taps to the input instead: out-of-bounds taps are
  * zero. The loops are compiled for AVX-512F (a 16-lane pixel per zmm
  * register), for AVX2 (an 8-lane pixel, or halves of 16, in ymm registers)
- * and as a portable fallback (4-lane quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
+ * and as a portable fallback (4-lane quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION_BLOCKS). */
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
@@ -156,13 +156,10 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
 }
 
 #define DW_BODY(B) dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl, B)
-NCHWC_MULTIVERSION(dw_rows_isa,
-                   (const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
-                    const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1, const onyx_nchwc_act *act),
-                   (g, x, packed, bias, z, y, cb, oh0, oh1, act),
-                   {
-                       NCHWC_BLOCK_CASES(g->blk, DW_BODY);
-                   })
+NCHWC_MULTIVERSION_BLOCKS(dw_rows_isa,
+                          (const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
+                           const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1, const onyx_nchwc_act *act),
+                          (g, x, packed, bias, z, y, cb, oh0, oh1, act), g->blk, DW_BODY)
 
 void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                         const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,

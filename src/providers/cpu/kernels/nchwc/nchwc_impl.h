@@ -115,12 +115,47 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
         else if (isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;                   \
         else name##_base ARGS;                                              \
     }
+/* NCHWC_MULTIVERSION_BLOCKS(name, (params), (args), blk, BODY): the same
+ * for a body that depends on the block size blk (an expression of the
+ * params, 4, 8 or 16): BODY(B) is a macro calling an always-inline body
+ * with B the block as a constant, so each clone gets straight-line code
+ * for the blocks it runs: AVX-512 for 16, AVX2 for 16 and 8 (blocks of
+ * 8 also on AVX-512 CPUs: an AVX2 ymm is a whole pixel), the baseline
+ * (4-lane quarters, blk at run time) for everything else, blocks of 4
+ * included. Three clones of one body each would triple the code. */
+#define NCHWC_MULTIVERSION_BLOCKS(name, PARAMS, ARGS, BLK, BODY)            \
+    __attribute__((target("avx512f"))) static void name##_avx512 PARAMS {  \
+        __attribute__((unused)) const int nchwc_vl = 16;                   \
+        BODY(16);                                                           \
+    }                                                                       \
+    __attribute__((target("avx2,fma"))) static void name##_avx2 PARAMS {   \
+        __attribute__((unused)) const int nchwc_vl = 8;                    \
+        if ((BLK) == 16) BODY(16);                                          \
+        else BODY(8);                                                       \
+    }                                                                       \
+    static void name##_base PARAMS {                                        \
+        __attribute__((unused)) const int nchwc_vl = 4;                    \
+        BODY(BLK);                                                          \
+    }                                                                       \
+    static void name PARAMS {                                               \
+        onyx_cpu_isa isa_ = onyx_cpu()->isa;                                \
+        const int blk_ = (int)(BLK);                                        \
+        if (isa_ == ONYX_CPU_AVX512 && blk_ == 16) name##_avx512 ARGS;      \
+        else if (isa_ >= ONYX_CPU_AVX2 && (blk_ == 16 || blk_ == 8))        \
+            name##_avx2 ARGS;                                               \
+        else name##_base ARGS;                                              \
+    }
 #else
 #define NCHWC_HAVE_AVX512_BUILD 0
 #define NCHWC_MULTIVERSION(name, PARAMS, ARGS, ...)                         \
     static void name PARAMS {                                               \
         __attribute__((unused)) const int nchwc_vl = 4;                    \
         __VA_ARGS__                                                         \
+    }
+#define NCHWC_MULTIVERSION_BLOCKS(name, PARAMS, ARGS, BLK, BODY)            \
+    static void name PARAMS {                                               \
+        __attribute__((unused)) const int nchwc_vl = 4;                    \
+        BODY(BLK);                                                          \
     }
 #endif
 
@@ -139,21 +174,6 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
             for (int nchwc_q_ = 0; nchwc_q_ < (blk); nchwc_q_ += 4)                    \
                 CALL(nchwc_v4, nchwc_q_);                                              \
         }                                                                              \
-    } while (0)
-
-/* CALL(B) with B the constant equal to blk (4, 8 or 16, as validated by
- * onyx_nchwc_node_block): the always-inline bodies that take it fold every
- * stride and NCHWC_LANES, so each block size gets straight-line code (the
- * 16-channel code is what it was when 16 was the only block). */
-#define NCHWC_BLOCK_CASES(blk, CALL) \
-    do {                             \
-        if ((blk) == 16) {           \
-            CALL(16);                \
-        } else if ((blk) == 8) {     \
-            CALL(8);                 \
-        } else {                     \
-            CALL(4);                 \
-        }                            \
     } while (0)
 
 /* Chunk of rows/pixels per parallel task: at least this many floats

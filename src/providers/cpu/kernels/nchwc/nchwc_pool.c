@@ -161,10 +161,8 @@ NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, co
 }
 
 #define POOL_BODY(B) pool_rows_body(j, begin, end, nchwc_vl, B)
-NCHWC_MULTIVERSION(pool_rows_isa, (const pool_job *j, size_t begin, size_t end), (j, begin, end),
-                   {
-                       NCHWC_BLOCK_CASES(j->blk, POOL_BODY);
-                   })
+NCHWC_MULTIVERSION_BLOCKS(pool_rows_isa, (const pool_job *j, size_t begin, size_t end),
+                          (j, begin, end), j->blk, POOL_BODY)
 
 static void pool_rows_task(void *arg, size_t begin, size_t end) { pool_rows_isa(arg, begin, end); }
 
@@ -299,10 +297,8 @@ NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const
 }
 
 #define GPOOL_BODY(B) gpool_body(j, begin, end, nchwc_vl, B)
-NCHWC_MULTIVERSION(gpool_isa, (const gpool_job *j, size_t begin, size_t end), (j, begin, end),
-                   {
-                       NCHWC_BLOCK_CASES(j->blk, GPOOL_BODY);
-                   })
+NCHWC_MULTIVERSION_BLOCKS(gpool_isa, (const gpool_job *j, size_t begin, size_t end),
+                          (j, begin, end), j->blk, GPOOL_BODY)
 
 static void gpool_task(void *arg, size_t begin, size_t end) { gpool_isa(arg, begin, end); }
 

@@ -18,7 +18,7 @@
  * Transforms: B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
  * G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
  * They run on whole pixels (16 lanes on AVX-512, 8 on AVX2), halves or
- * quarters (NCHWC_MULTIVERSION, NCHWC_LANES); the products run on the tile
+ * quarters (NCHWC_MULTIVERSION_BLOCKS, NCHWC_LANES); the products run on the tile
  * function the caller passes (the CPU table's for the block size). */
 #include <stdatomic.h>
 #include <string.h>
@@ -216,9 +216,8 @@ NCHWC_INLINE void input_transform_body(const wino_plan *pl, float *V, int64_t t0
 }
 
 #define INPUT_BODY(B) input_transform_body(pl, V, t0, nt, nchwc_vl, B)
-NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt), (pl, V, t0, nt), {
-    NCHWC_BLOCK_CASES(pl->g->blk, INPUT_BODY);
-})
+NCHWC_MULTIVERSION_BLOCKS(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt),
+                          (pl, V, t0, nt), pl->g->blk, INPUT_BODY)
 
 /* One output pixel: bias, z, activation, store (lanes [q, ...)). */
 #define WINO_STORE(VT, q, v, dy, dx)                                                                     \
@@ -263,11 +262,9 @@ NCHWC_INLINE void output_transform_body(const wino_plan *pl, const float *M, int
 }
 
 #define OUTPUT_BODY(B) output_transform_body(pl, M, t0, nt, ob0, nob, nchwc_vl, B)
-NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
-                                      int nob),
-                   (pl, M, t0, nt, ob0, nob), {
-                       NCHWC_BLOCK_CASES(pl->g->blk, OUTPUT_BODY);
-                   })
+NCHWC_MULTIVERSION_BLOCKS(output_transform,
+                          (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0, int nob),
+                          (pl, M, t0, nt, ob0, nob), pl->g->blk, OUTPUT_BODY)
 
 /* ------------------------------------------------------------ items */
 
