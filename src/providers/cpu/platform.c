@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/kernels/contrib/nbits.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
@@ -13,16 +14,19 @@ _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
     [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0,
-                          {onyx_nchwc_tile_generic, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+                          {onyx_nchwc_tile_generic, {8, 8, 8, 6}}, {16, 32, 100, 9},
+                          &onyx_nbits_isa_generic},
 #ifdef ONYX_GEMM_X86
     /* a 16-channel block is two ymm registers: 12 accumulators of 16. The
      * direct tile runs near the FMA peak, so Winograd wins only from 128
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, ONYX_NCHWC_BLOCK,
-                       {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}, {128, 128, 36, 36}},
+                       {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}, {128, 128, 36, 36},
+                       &onyx_nbits_isa_avx2},
     /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8) */
     [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, ONYX_NCHWC_BLOCK,
-                         {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+                         {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}, {16, 32, 100, 9},
+                         &onyx_nbits_isa_avx512},
 #endif
 };
 
@@ -48,6 +52,16 @@ onyx_cpu_isa onyx_cpu_detected(void) {
 #endif
     atomic_store_explicit(&detected, v, memory_order_relaxed);
     return (onyx_cpu_isa)v;
+}
+
+bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
+#ifdef ONYX_GEMM_X86
+    __builtin_cpu_init();
+    if (isa == ONYX_CPU_AVX512) return __builtin_cpu_supports("avx512vnni");
+    if (isa == ONYX_CPU_AVX2) return __builtin_cpu_supports("avxvnni");
+#endif
+    (void)isa;
+    return false;
 }
 
 bool onyx_cpu_isa_parse(const char *name, onyx_cpu_isa *out) {
