@@ -326,6 +326,46 @@ def gqa_cases(root):
     gqa_case(root, "gqa_odd_sizes_rotary", 3, 1, 6, 2, 48, 11, [9, 11, 5], 12, rotary=48)
 
 
+# ------------------------------------------------------------------ MultiHeadAttention with past
+
+def mha_case(root, name, B, S, P, N, H, causal, bias=False):
+    q = RNG.uniform(-1, 1, size=(B, S, N * H)).astype(F32)
+    k = RNG.uniform(-1, 1, size=(B, S, N * H)).astype(F32)
+    v = RNG.uniform(-1, 1, size=(B, S, N * H)).astype(F32)
+    bias_v = RNG.uniform(-0.5, 0.5, size=(3 * N * H,)).astype(F32) if bias else None
+    past_k = RNG.uniform(-1, 1, size=(B, N, P, H)).astype(F32) if P is not None else None
+    past_v = RNG.uniform(-1, 1, size=(B, N, P, H)).astype(F32) if P is not None else None
+    qb, kb, vb = (x.astype(np.float64) for x in (q, k, v))
+    if bias:
+        qb, kb, vb = qb + bias_v[:N * H], kb + bias_v[N * H:2 * N * H], vb + bias_v[2 * N * H:]
+    heads = lambda x: x.reshape(B, S, N, H).transpose(0, 2, 1, 3)
+    pk, pv = heads(kb), heads(vb)
+    if P:
+        pk, pv = np.concatenate([past_k, pk], axis=2), np.concatenate([past_v, pv], axis=2)
+    T = pk.shape[2]
+    sc = heads(qb) @ pk.transpose(0, 1, 3, 2) / np.sqrt(H)
+    if causal:
+        for s_ in range(S):
+            sc[:, :, s_, T - S + s_ + 1:] = -np.inf
+    e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+    out = ((e / e.sum(axis=-1, keepdims=True)) @ pv).transpose(0, 2, 1, 3).reshape(B, S, N * H)
+    ins = [("query", q), ("key", k), ("value", v), ("bias", bias_v), ("key_padding_mask", None),
+           ("attention_bias", None), ("past_key", past_k), ("past_value", past_v)]
+    names = [n if a is not None else "" for n, a in ins]
+    while names[-1] == "":
+        names.pop()
+    outs = [("output", out.astype(F32)), ("present_key", pk.astype(F32)), ("present_value", pv.astype(F32))]
+    write_case(root, name, [node("MultiHeadAttention", names, [n for n, _ in outs], num_heads=N,
+                                 unidirectional=int(causal))], ins, outs)
+
+
+def mha_cases(root):
+    mha_case(root, "mha_past_decode", 2, 1, 5, 2, 8, True)
+    mha_case(root, "mha_past_prompt_causal", 1, 3, 4, 2, 16, True)
+    mha_case(root, "mha_past_bias", 2, 2, 3, 3, 8, False, bias=True)
+    mha_case(root, "mha_present_without_past", 1, 4, None, 2, 8, True)
+
+
 # ------------------------------------------------------------------ bad input
 
 def bad_case(root, name, nodes, inputs, outputs, error):
@@ -363,6 +403,9 @@ def bad_cases(root):
     gqa(z(3), z(3), [8], 9, "the cache (past_key) holds 3", "gqa_seqlens_beyond_cache")
     gqa(z(12), z(12), [10], 11, "beyond the cos/sin caches", "gqa_position_beyond_max_length", rotary=True)
     gqa(z(4), z(4), [4, 4], 5, "seqlens_k must be", "gqa_seqlens_wrong_batch")
+    ins = [("query", q), ("key", kv), ("value", kv), ("past_key", z(4)), ("past_value", z(3))]
+    bad_case(root, "mha_past_shapes_differ", [node("MultiHeadAttention", ["query", "key", "value", "", "", "",
+             "past_key", "past_value"], ["output"], num_heads=2)], ins, [("output", out)], "past_key [1,2,4,16] and past_value [1,2,3,16]")
 
 
 def main():
@@ -378,6 +421,7 @@ def main():
     rotary_ms_case(exact, "rotary_ms_3d_partial", 1, 3, 2, 16, False, True, "ids", rd=8)
     norm_cases(exact)
     gqa_cases(exact)
+    mha_cases(exact)
     bad_cases(os.path.join(out, "bad"))
     print(f"wrote {len(os.listdir(exact))} exact and {len(os.listdir(int8))} int8 cases under {out}")
 
