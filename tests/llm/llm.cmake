@@ -16,3 +16,8 @@ set_tests_properties(llm.bad_inputs PROPERTIES FIXTURES_REQUIRED llm_cases)
 add_test(NAME llm.ops_vs_ort
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_ort.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(llm.ops_vs_ort PROPERTIES FIXTURES_REQUIRED llm_cases TIMEOUT 300)
+# A Llama-style decoder (scripts/export_llama.py --size small): `onyx generate` gives the
+# greedy ids of a reference loop driving ONNX Runtime.
+add_test(NAME llm.generate_vs_ort
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_generate.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(llm.generate_vs_ort PROPERTIES TIMEOUT 300)
