@@ -3,6 +3,9 @@
 #include "providers/cpu/platform.h"
 
 #include <stdio.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/gemm/gemm_kernel.h"
@@ -58,7 +61,10 @@ bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
 #ifdef ONYX_GEMM_X86
     __builtin_cpu_init();
     if (isa == ONYX_CPU_AVX512) return __builtin_cpu_supports("avx512vnni");
-    if (isa == ONYX_CPU_AVX2) return __builtin_cpu_supports("avxvnni");
+    if (isa == ONYX_CPU_AVX2) {   /* AVX-VNNI: CPUID.(7, 1).EAX bit 4 (not every compiler names it) */
+        unsigned a, b, c, d;
+        return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+    }
 #endif
     (void)isa;
     return false;

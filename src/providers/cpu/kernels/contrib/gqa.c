@@ -398,7 +398,10 @@ static onyx_status *gqa_compute(onyx_kernel_ctx *ctx) {
         j.pk = pk ? pk->data : own_k;
         j.pv = pv ? pv->data : own_v;
         size_t items = (size_t)(j.B * j.Nkv);
-        onyx_parallel_for(ctx->tp, items, 1, gqa_items, &j);
+        /* small steps run inline: waking a worker costs more than ~32K multiply-adds */
+        size_t work = (size_t)(j.G * j.S * j.present_len * j.H), grain = 1;
+        while (grain * work < 32768 && grain < items) grain++;
+        onyx_parallel_for(ctx->tp, items, grain, gqa_items, &j);
         if (j.failed) st = ONYX_OOM();
     }
     free(own_k);

@@ -294,7 +294,10 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     j.fn = nb_kernel(int8);
     j.chunk = j.sgemm ? 32 : 16;
     size_t chunks = ((size_t)s.N + j.chunk - 1) / j.chunk;
-    onyx_parallel_for(ctx->tp, chunks, 1, nb_chunks, &j);
+    /* a task below ~64 KB of weights costs less than waking a worker */
+    size_t chunk_bytes = j.chunk * s.k_blocks * s.blob * (j.sgemm ? 1 : M), grain = 1;
+    while (grain * chunk_bytes < 65536 && grain < chunks) grain++;
+    onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
     nb_rows_free(&rows);
     if (j.failed) return ONYX_OOM();
     if (bias) {
