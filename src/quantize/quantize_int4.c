@@ -61,7 +61,9 @@ static void int4_block(const float *x, size_t n, size_t blk, bool symmetric, uin
     *zp = (uint8_t)z;
 }
 
-/* Quantise W [K, N] column by column. */
+#define INT4_COLS 64   /* columns gathered per pass: rows of W are read 256 contiguous bytes at a time */
+
+/* Quantise W [K, N], INT4_COLS columns at a time. */
 static onyx_status *int4_quantise(const onyx_value *w, int64_t blk, bool symmetric, int4_weights *out) {
     memset(out, 0, sizeof *out);
     int64_t K = w->dims[0], N = w->dims[1];
@@ -70,8 +72,8 @@ static onyx_status *int4_quantise(const onyx_value *w, int64_t blk, bool symmetr
     ONYX_TRY(onyx_tensor_new(ONYX_UINT8, 3, bd, &out->b));
     onyx_status *st = onyx_tensor_new(ONYX_FLOAT, 2, sd, &out->scales);
     if (!st && !symmetric) st = onyx_tensor_new(ONYX_UINT8, 2, zd, &out->zp);
-    float *col = st ? NULL : malloc((size_t)K * sizeof *col);
-    if (!st && !col) st = ONYX_OOM();
+    float *cols = st ? NULL : malloc((size_t)K * INT4_COLS * sizeof *cols);
+    if (!st && !cols) st = ONYX_OOM();
     if (st) {
         int4_free(out);
         return st;
@@ -80,16 +82,22 @@ static onyx_status *int4_quantise(const onyx_value *w, int64_t blk, bool symmetr
     uint8_t *b = out->b->data, *z = out->zp ? out->zp->data : NULL;
     float *sc = out->scales->data;
     if (z) memset(z, 0, (size_t)(N * zd[1]));
-    for (int64_t n = 0; n < N; n++) {
-        for (int64_t k = 0; k < K; k++) col[k] = src[k * N + n];
-        for (int64_t i = 0; i < kb; i++) {
-            int64_t len = K - i * blk < blk ? K - i * blk : blk;
-            uint8_t zp;
-            int4_block(col + i * blk, (size_t)len, (size_t)blk, symmetric, b + (n * kb + i) * blob, &sc[n * kb + i], &zp);
-            if (z) z[n * zd[1] + i / 2] |= (uint8_t)(i & 1 ? zp << 4 : zp);
+    for (int64_t n0 = 0; n0 < N; n0 += INT4_COLS) {
+        int64_t nc = N - n0 < INT4_COLS ? N - n0 : INT4_COLS;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t c = 0; c < nc; c++) cols[c * K + k] = src[k * N + n0 + c];
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t n = n0 + c;
+            for (int64_t i = 0; i < kb; i++) {
+                int64_t len = K - i * blk < blk ? K - i * blk : blk;
+                uint8_t zp;
+                int4_block(cols + c * K + i * blk, (size_t)len, (size_t)blk, symmetric, b + (n * kb + i) * blob,
+                           &sc[n * kb + i], &zp);
+                if (z) z[n * zd[1] + i / 2] |= (uint8_t)(i & 1 ? zp << 4 : zp);
+            }
         }
     }
-    free(col);
+    free(cols);
     return NULL;
 }
 

@@ -6,6 +6,6 @@ set -e
 build=$1 src=$2
 . "$src/tests/ort_abi/find_ort_node.sh"
 mods="$(ort_node_modules "$build")"
-ort_js="$src/../shared/bench/ort_run.js"
-[ -f "$ort_js" ] || { echo "missing $ort_js (the shared benchmark folder beside the checkout)"; exit 1; }
-NODE_PATH="$mods" /usr/bin/python3 "$src/tests/llm/check_ort.py" "$build/llm_ops" "$ort_js"
+bench="$src/../shared/bench"
+[ -f "$bench/lib/io.js" ] || { echo "missing $bench/lib/io.js (the shared benchmark folder beside the checkout)"; exit 1; }
+NODE_PATH="$mods" /usr/bin/python3 "$src/tests/llm/check_ort.py" "$build/llm_ops" "$bench"
