@@ -7,7 +7,7 @@ BENCH/public/NAME.CONFIG.npz.
 
 CONFIGs: decode512 (one new token after 512 cached ones: input_ids [1, 1], attention_mask
 [1, 513], past [1, kv_heads, 512, head_size] random) and prefill128 (128 prompt tokens, empty
-past). Metadata of the exporter (layers, heads, kv_heads, hidden, vocab) gives the shapes.
+past). The shapes come from the model's past_key_values.0.key and logits declarations.
 """
 import os
 import sys
@@ -24,8 +24,10 @@ def main():
     for path in models:
         name = os.path.splitext(os.path.basename(path))[0]
         m = onnx.load(path, load_external_data=False)
-        meta = {p.key: int(p.value) for p in m.metadata_props if p.value.isdigit()}
-        L, kv, hd, V = meta["layers"], meta["kv_heads"], meta["hidden"] // meta["heads"], meta["vocab"]
+        dims = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in
+                list(m.graph.input) + list(m.graph.output)}
+        L = sum(1 for n in dims if n.startswith("past_key_values.") and n.endswith(".key"))
+        kv, hd, V = dims["past_key_values.0.key"][1], dims["past_key_values.0.key"][3], dims["logits"][2]
         for f in [path] + [os.path.join(os.path.dirname(path), e.value) for t in m.graph.initializer
                            for e in t.external_data if e.key == "location"][:1]:
             link = os.path.join(pub, os.path.basename(f))

@@ -78,14 +78,17 @@ static onyx_status *int4_quantise(const onyx_value *w, int64_t blk, bool symmetr
         int4_free(out);
         return st;
     }
-    const float *src = w->data;
+    const unsigned char *src = w->data;   /* a weight borrowed from the file may be misaligned: read with memcpy */
+    float row[INT4_COLS];
     uint8_t *b = out->b->data, *z = out->zp ? out->zp->data : NULL;
     float *sc = out->scales->data;
     if (z) memset(z, 0, (size_t)(N * zd[1]));
     for (int64_t n0 = 0; n0 < N; n0 += INT4_COLS) {
         int64_t nc = N - n0 < INT4_COLS ? N - n0 : INT4_COLS;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t c = 0; c < nc; c++) cols[c * K + k] = src[k * N + n0 + c];
+        for (int64_t k = 0; k < K; k++) {
+            memcpy(row, src + (size_t)(k * N + n0) * sizeof(float), (size_t)nc * sizeof(float));
+            for (int64_t c = 0; c < nc; c++) cols[c * K + k] = row[c];
+        }
         for (int64_t c = 0; c < nc; c++) {
             int64_t n = n0 + c;
             for (int64_t i = 0; i < kb; i++) {

@@ -201,21 +201,21 @@ static void nb_zero_points(const nb_job *j, size_t n0, size_t n, float *zp) {
     }
 }
 
-/* Weights of columns [n0, n0 + n) as floats, w[c * kp + k]. */
+/* Weights of columns [n0, n0 + n) as a float K x n panel, w[k * n + c]
+ * (the SGEMM engine packs a row-major B cheaply). */
 static void nb_dequantize(const nb_job *j, size_t n0, size_t n, const float *zp, float *w) {
     const nb_shape *s = j->s;
+    size_t K = (size_t)s->K, blk = (size_t)s->blk;
     for (size_t c = 0; c < n; c++)
         for (size_t b = 0; b < s->k_blocks; b++) {
             const uint8_t *q = j->B + ((n0 + c) * s->k_blocks + b) * s->blob;
             float sc = j->scales[(n0 + c) * s->k_blocks + b], z = zp[c * s->k_blocks + b];
-            float *o = w + c * s->kp + b * (size_t)s->blk;
+            size_t k0 = b * blk, len = K - k0 < blk ? K - k0 : blk;
+            float *o = w + k0 * n + c;
             if (s->bits == 8)
-                for (size_t t = 0; t < s->blob; t++) o[t] = ((float)q[t] - z) * sc;
+                for (size_t t = 0; t < len; t++) o[t * n] = ((float)q[t] - z) * sc;
             else
-                for (size_t t = 0; t < s->blob; t++) {
-                    o[2 * t] = ((float)(q[t] & 15) - z) * sc;
-                    o[2 * t + 1] = ((float)(q[t] >> 4) - z) * sc;
-                }
+                for (size_t t = 0; t < len; t++) o[t * n] = ((float)(t & 1 ? q[t / 2] >> 4 : q[t / 2] & 15) - z) * sc;
         }
 }
 
@@ -236,7 +236,7 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
         nb_zero_points(j, n0, n, zp);
         if (j->sgemm) {
             nb_dequantize(j, n0, n, zp, w);
-            if (onyx_sgemm(false, true, j->M, n, (size_t)s->K, 1.0f, j->A, (size_t)s->K, w, s->kp, 0.0f, j->Y + n0, N,
+            if (onyx_sgemm(false, false, j->M, n, (size_t)s->K, 1.0f, j->A, (size_t)s->K, w, n, 0.0f, j->Y + n0, N,
                            NULL))
                 __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
             continue;
@@ -292,7 +292,7 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     if (!j.sgemm) ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
     j.rows = &rows;
     j.fn = nb_kernel(int8);
-    j.chunk = j.sgemm ? 32 : 16;
+    j.chunk = j.sgemm ? 128 : 16;   /* a 128-column float panel of K = 2048 is 1 MB: stays in L2 */
     size_t chunks = ((size_t)s.N + j.chunk - 1) / j.chunk;
     /* a task below ~64 KB of weights costs less than waking a worker */
     size_t chunk_bytes = j.chunk * s.k_blocks * s.blob * (j.sgemm ? 1 : M), grain = 1;
