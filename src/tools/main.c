@@ -21,6 +21,7 @@ static const char *const general_help =
     "  optimize MODEL OUT   optimise a model and save it\n"
     "  quantize IN OUT --mode dynamic|static|int4   write an int8 (or int4) model\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  ops --required-by MODEL...  the operator list of a minimal build for these models\n"
     "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
     "  help [CMD]   show help for a command\n"
     "\n"
