@@ -106,31 +106,42 @@ for (const name of models) {
     await sn.release();
   }
   if (!args['check-only']) {
-    const tOnyx = [], tOrt = [];
+    // wall time, and the process's CPU time (both runtimes are
+    // single-threaded here, so CPU time is the run's own work: steadier
+    // than wall time on a loaded machine)
+    const tOnyx = [], tOrt = [], cOnyx = [], cOrt = [];
+    const timed = async (run, wall, cpu) => {
+      const c = process.cpuUsage(), t = performance.now();
+      await run();
+      wall.push(performance.now() - t);
+      const u = process.cpuUsage(c);
+      cpu.push((u.user + u.system) / 1000);
+    };
+    await so.run(feedsOnyx);   // warm-up
+    await sr.run(feedsOrt);
     const start = performance.now();
     for (let i = 0; i < maxRuns && performance.now() - start < budgetS * 1000; i++) {
-      let t = performance.now();
-      await so.run(feedsOnyx);
-      tOnyx.push(performance.now() - t);
-      t = performance.now();
-      await sr.run(feedsOrt);
-      tOrt.push(performance.now() - t);
+      await timed(() => so.run(feedsOnyx), tOnyx, cOnyx);
+      await timed(() => sr.run(feedsOrt), tOrt, cOrt);
     }
     const r = { model: name, runs: tOnyx.length, onyx_ms: median(tOnyx), ort_web_ms: median(tOrt),
-                onyx_min_ms: Math.min(...tOnyx), ort_web_min_ms: Math.min(...tOrt), load_onyx_ms: loadOnyx, load_ort_ms: loadOrt };
+                onyx_cpu_ms: median(cOnyx), ort_web_cpu_ms: median(cOrt), load_onyx_ms: loadOnyx, load_ort_ms: loadOrt };
     r.ratio = r.onyx_ms / r.ort_web_ms;
+    r.cpu_ratio = r.onyx_cpu_ms / r.ort_web_cpu_ms;
     results.push(r);
-    console.log(`  ${r.runs} alternating runs: onyx ${r.onyx_ms.toFixed(3)} ms, onnxruntime-web ${r.ort_web_ms.toFixed(3)} ms (median), ratio ${r.ratio.toFixed(2)}; load ${loadOnyx.toFixed(0)} vs ${loadOrt.toFixed(0)} ms`);
+    console.log(`  ${r.runs} alternating runs: onyx ${r.onyx_ms.toFixed(3)} ms, onnxruntime-web ${r.ort_web_ms.toFixed(3)} ms (median wall), ratio ${r.ratio.toFixed(2)}; ` +
+                `CPU ${r.onyx_cpu_ms.toFixed(3)} vs ${r.ort_web_cpu_ms.toFixed(3)} ms, ratio ${r.cpu_ratio.toFixed(2)}; load ${loadOnyx.toFixed(0)} vs ${loadOrt.toFixed(0)} ms`);
   }
   await so.release();
   await sr.release();
 }
 
 if (results.length) {
-  console.log('\n| model | runs | onyx-wasm ms | onnxruntime-web ms | ratio | onyx min | ORT min |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('\n| model | runs | onyx-wasm ms | onnxruntime-web ms | ratio | onyx CPU ms | ORT CPU ms | CPU ratio |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results)
-    console.log(`| ${r.model} | ${r.runs} | ${r.onyx_ms.toFixed(3)} | ${r.ort_web_ms.toFixed(3)} | ${r.ratio.toFixed(2)} | ${r.onyx_min_ms.toFixed(3)} | ${r.ort_web_min_ms.toFixed(3)} |`);
+    console.log(`| ${r.model} | ${r.runs} | ${r.onyx_ms.toFixed(3)} | ${r.ort_web_ms.toFixed(3)} | ${r.ratio.toFixed(2)} | ` +
+                `${r.onyx_cpu_ms.toFixed(3)} | ${r.ort_web_cpu_ms.toFixed(3)} | ${r.cpu_ratio.toFixed(2)} |`);
 }
 
 // sizes: the WebAssembly module plus its Emscripten glue, on each side
