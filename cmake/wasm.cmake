@@ -7,7 +7,9 @@
 # SIMD128 everywhere (-msimd128: the hand-written *_wasm_simd.c micro-kernels
 # and clang's vectoriser on the portable loops), no file system (the model is
 # handed over as bytes), no dlopen (no provider plugins), and none of the
-# optional libraries: there is no PCRE2 or image codec for Emscripten here.
+# optional libraries (docs/build_options.md: no ONYX_HAVE_* is defined, so
+# RegexFullMatch and the compressed ImageDecoder formats fail naming the
+# option, as in any build without them).
 # Included from the top-level CMakeLists.txt when EMSCRIPTEN is set; it
 # returns before any of the native targets are declared.
 
@@ -25,15 +27,11 @@ file(GLOB_RECURSE ONYX_WASM_SOURCES CONFIGURE_DEPENDS
 # place in a WebAssembly module.
 list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "_(avx2|avx512)\\.c$")
 list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "/providers/cuda/")
-if(ONYX_WASM_EXCLUDE)
-  list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "${ONYX_WASM_EXCLUDE}")
-endif()
-list(APPEND ONYX_WASM_SOURCES ${CMAKE_SOURCE_DIR}/js/src/onyx_wasm.c ${ONYX_WASM_EXTRA_SOURCES})
+list(APPEND ONYX_WASM_SOURCES ${CMAKE_SOURCE_DIR}/js/src/onyx_wasm.c)
 
 add_executable(onyx_wasm ${ONYX_WASM_SOURCES})
 set_target_properties(onyx_wasm PROPERTIES OUTPUT_NAME onyx-wasm SUFFIX ".js")
 target_include_directories(onyx_wasm PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_compile_definitions(onyx_wasm PRIVATE ${ONYX_WASM_DEFINITIONS})
 set(ONYX_WASM_EXPORTS
     _malloc _free _onyx_version _onyx_status_message _onyx_status_free
     _onyx_wasm_session_create _onyx_session_free
