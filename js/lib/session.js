@@ -117,6 +117,18 @@ export class InferenceSession {
     };
     this.inputNames = names(M._onyx_session_input_count, M._onyx_session_input_name);
     this.outputNames = names(M._onyx_session_output_count, M._onyx_session_output_name);
+    // the names as C strings, made once: a small model's run is otherwise
+    // mostly these allocations
+    this._namePtrs = new Map([...this.inputNames, ...this.outputNames].map((n) => [n, allocString(M, n)]));
+  }
+
+  _name(n, owned) {
+    let p = this._namePtrs.get(n);
+    if (p === undefined) {
+      p = allocString(this._M, n);
+      owned.push(p);
+    }
+    return p;
   }
 
   // InferenceSession.create(pathOrUrl | ArrayBuffer | Uint8Array [, byteOffset, byteLength], options)
@@ -167,8 +179,7 @@ export class InferenceSession {
       const inValPtrs = M._malloc(Math.max(inNames.length, 1) * 4);
       owned.push(inValPtrs);
       inNames.forEach((n, i) => {
-        const s = allocString(M, n);
-        owned.push(s);
+        const s = this._name(n, owned);
         const v = inputValue(M, n, feeds[n], owned);
         values.push(v);
         M.HEAPU32[(inNamePtrs >> 2) + i] = s;
@@ -177,8 +188,7 @@ export class InferenceSession {
       const outNamePtrs = M._malloc(Math.max(outNames.length, 1) * 4);
       owned.push(outNamePtrs);
       outNames.forEach((n, i) => {
-        const s = allocString(M, n);
-        owned.push(s);
+        const s = this._name(n, owned);
         M.HEAPU32[(outNamePtrs >> 2) + i] = s;
       });
       check(M, M._onyx_wasm_run(this._handle, inNamePtrs, inValPtrs, inNames.length, outNamePtrs,
@@ -198,7 +208,10 @@ export class InferenceSession {
   }
 
   async release() {
-    if (this._handle) this._M._onyx_session_free(this._handle);
+    if (this._handle) {
+      this._M._onyx_session_free(this._handle);
+      for (const p of this._namePtrs.values()) this._M._free(p);
+    }
     this._handle = 0;
   }
 
