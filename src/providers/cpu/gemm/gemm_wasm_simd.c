@@ -18,6 +18,10 @@
 #define VL 4
 #define INLINE static inline __attribute__((always_inline))
 
+/* `masked`: the B strip is unpacked (ldb != NR) and nr is not a multiple
+ * of 4, so its last vector is loaded lane by lane; a packed strip is zero
+ * padded and always read whole. The C stores are cut to nr either way. */
+
 /* n < 4 floats at p, the rest zero (the last, partial vector of an
  * unpacked B row or of a bias), without reading past p[n - 1] */
 INLINE v128_t load_part(const float *p, int n) {
@@ -77,7 +81,7 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, v128_t x, int n, size
         if (nv > 1) c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(ai, b1));  \
     }
 #define STORE_V(i, v) \
-    if ((v) < nv) store_vec(ka, crow + VL * (v), c##i##v, (masked && (v) == nv - 1) ? tail : VL, (i), (v));
+    if ((v) < nv) store_vec(ka, crow + VL * (v), c##i##v, (v) == nv - 1 ? tail : VL, (i), (v));
 #define STORE_ROW(i)                                  \
     if ((i) < mr) {                                   \
         float *crow = ka->c + (size_t)(i) * ka->ldc;  \
@@ -111,7 +115,7 @@ static const kernel_fn kernels[MR][NV][2] = {TABLE_ROW(1) TABLE_ROW(2) TABLE_ROW
 
 static void kernel_wasm_simd(const onyx_gemm_kargs *ka) {
     size_t nv = (ka->nr + VL - 1) / VL;
-    kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0](ka);
+    kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0 && ka->ldb != NV * VL](ka);
 }
 
 const onyx_gemm_isa onyx_gemm_isa_wasm_simd = {"wasm_simd", MR, NV * VL, kernel_wasm_simd, NULL};
