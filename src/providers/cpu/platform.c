@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
@@ -18,25 +19,33 @@ _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 #define BASELINE_GEMM onyx_gemm_isa_generic
 #endif
 
+#define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
+
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
     [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &BASELINE_GEMM, 0,
-                          {onyx_nchwc_tile_generic, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
 #ifdef ONYX_GEMM_X86
-    /* a 16-channel block is two ymm registers: 12 accumulators of 16. The
+    /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
+     * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
+     * blocks run as two passes of 3 pixels. The 16-channel tile (two ymm
+     * per block, 2 x 2 x 3) runs graphs laid out with 16. The
      * direct tile runs near the FMA peak, so Winograd wins only from 128
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
-    [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, ONYX_NCHWC_BLOCK,
-                       {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}, {128, 128, 36, 36}},
-    /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8) */
-    [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, ONYX_NCHWC_BLOCK,
-                         {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+    [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
+                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
+                       {128, 128, 36, 36}},
+    /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
+     * run the AVX2 tile */
+    [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, 16,
+                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9}},
 #endif
 };
 
 static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512"};
 
 static _Atomic int detected = -1;
+static _Atomic int forced_block = -1;   /* -1: not read from the environment yet; 0: the table's */
 static _Atomic(const char *) source = "detected";
 
 onyx_cpu_isa onyx_cpu_detected(void) {
@@ -106,7 +115,82 @@ bool onyx_cpu_force_isa(const char *name) {
     return true;
 }
 
+/* VNNI feature bits (CPUID leaf 7): clang's __builtin_cpu_supports lacks
+ * "avxvnni". The OS state for ymm/zmm is implied by the table's ISA. */
+#ifdef ONYX_GEMM_X86
+#include <cpuid.h>
+static bool cpu_has_vnni(bool zmm) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return false;
+    if (zmm) return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 11)); /* AVX512_VNNI */
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));           /* AVX_VNNI */
+}
+#endif
+
+const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
+#ifdef ONYX_GEMM_X86
+    static _Atomic int vnni = -1; /* bit 0: AVX512-VNNI, bit 1: AVX-VNNI */
+    int v = atomic_load_explicit(&vnni, memory_order_relaxed);
+    if (v < 0) {
+        v = (cpu_has_vnni(true) ? 1 : 0) | (cpu_has_vnni(false) ? 2 : 0);
+        atomic_store_explicit(&vnni, v, memory_order_relaxed);
+    }
+    switch (onyx_cpu()->isa) {
+    case ONYX_CPU_AVX512:
+        if (v & 1) return &onyx_igemm_isa_avx512vnni;
+        return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
+    case ONYX_CPU_AVX2: return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
+    default: break;
+    }
+#endif
+    return &onyx_igemm_isa_generic;
+}
+
+const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count) {
+    static const struct onyx_igemm_isa *paths[4];
+    size_t n = 0;
+#ifdef ONYX_GEMM_X86
+    onyx_cpu_isa isa = onyx_cpu_detected();
+    if (isa >= ONYX_CPU_AVX512 && cpu_has_vnni(true)) paths[n++] = &onyx_igemm_isa_avx512vnni;
+    if (isa >= ONYX_CPU_AVX2 && cpu_has_vnni(false)) paths[n++] = &onyx_igemm_isa_avxvnni;
+    if (isa >= ONYX_CPU_AVX2) paths[n++] = &onyx_igemm_isa_avx2;
+#endif
+    paths[n++] = &onyx_igemm_isa_generic;
+    *count = n;
+    return paths;
+}
+
 const char *onyx_cpu_isa_source(void) {
     (void)onyx_cpu();
     return atomic_load(&source);
+}
+
+bool onyx_cpu_force_nchwc_block(int block) {
+    if (block != 0 && block != 4 && block != 8 && block != 16) return false;
+    atomic_store(&forced_block, block);
+    return true;
+}
+
+int onyx_cpu_nchwc_block(void) {
+    int f = atomic_load(&forced_block);
+    if (f < 0) {
+        const char *env = getenv("ONYX_NCHWC_BLOCK");
+        f = 0;
+        if (env && *env && !onyx_cpu_force_nchwc_block(atoi(env)))
+            fprintf(stderr, "onyx: ONYX_NCHWC_BLOCK=%s is not one of 4, 8, 16; using the CPU's\n", env);
+        else if (env && *env)
+            f = atoi(env);
+        int expected = -1;
+        atomic_compare_exchange_strong(&forced_block, &expected, f);
+        f = atomic_load(&forced_block);
+    }
+    const int own = onyx_cpu()->nchwc_block;
+    return own && f ? f : own;
+}
+
+const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block) {
+    const int k = onyx_cpu_block_kind(block);
+    for (int isa = (int)onyx_cpu()->isa; isa > ONYX_CPU_GENERIC; isa--)
+        if (tables[isa].nchwc_tiles[k].fn) return &tables[isa].nchwc_tiles[k];
+    return &tables[ONYX_CPU_GENERIC].nchwc_tiles[k];
 }
