@@ -22,7 +22,9 @@ static const char *const general_help =
     "  quantize IN OUT --mode dynamic|static|int4   write an int8 (or int4) model\n"
     "  convert IN OUT --to float16|bfloat16   convert a float32 model to 16-bit floats\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  ops --required-by MODEL...  the operator list of a minimal build for these models\n"
     "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
+    "  generate MODEL --input-ids 1,2,3   generate tokens with a decoder model (onyx help generate)\n"
     "  help [CMD]   show help for a command\n"
     "\n"
     "  onyx --version   print the version\n";
@@ -103,6 +105,13 @@ static const char *const optimize_help =
     "  optimises MODEL at the level (default all) and writes OUT, a valid ONNX model (initializers\n"
     "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
+static const char *const generate_help =
+    "usage: onyx generate MODEL --input-ids 1,2,3 [--max-new-tokens N] [--greedy | --top-k K --top-p P\n"
+    "                     --temperature T --seed S] [--eos-id ID] [-x THREADS] [-o LEVEL]\n"
+    "  prefill with the prompt ids, then decode one token per run with the key-value cache kept\n"
+    "  between steps (a model in ONNX Runtime's generation layout: input_ids, attention_mask,\n"
+    "  past_key_values.N.key/value -> logits, present.N.key/value). Greedy unless a sampling\n"
+    "  flag is given. Prints the generated ids and the prefill and decode speeds.\n";
 static const char *const quantize_help =
     "usage: onyx quantize IN OUT --mode dynamic|static|int4 [options]\n"
     "  writes OUT, a quantised standard ONNX model (ONNX Runtime runs it too); a refused request\n"
@@ -144,7 +153,7 @@ static const char *help_text(const char *cmd) {
         const char *cmd, *text;
     } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
                  {"optimize", optimize_help}, {"quantize", quantize_help},
-                 {"serve", cli_serve_help}, {"convert", convert_help}};
+                 {"serve", cli_serve_help}, {"convert", convert_help}, {"generate", generate_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -175,6 +184,7 @@ int onyx_cli_main(int argc, char **argv) {
     /* each command parses argv[2..] */
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "test") == 0) return cmd_test(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "perf") == 0) return cmd_perf(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
