@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all build test check asan tsan fuzz install clean
+.PHONY: all build test check asan tsan fuzz install clean aarch64
 
 all: build
 
@@ -27,8 +27,14 @@ fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DONYX_FUZZ=ON -DONYX_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_load_run
 
+# ARM64 cross build with Debian's gcc-aarch64-linux-gnu into build-aarch64/ (cmake/aarch64-linux-gnu.cmake;
+# `ctest` there runs the tests through qemu-aarch64). On an ARM64 host plain `make` builds natively.
+aarch64:
+	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	@cmake --build build-aarch64 -j $(JOBS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64

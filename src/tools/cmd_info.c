@@ -327,8 +327,10 @@ static void print_cpu(void) {
     const onyx_cpu_table *cpu = onyx_cpu();
     printf("cpu: isa %s (%s; best on this CPU: %s), blocked layout: ", cpu->name, onyx_cpu_isa_source(),
            onyx_cpu_isa_name(onyx_cpu_detected()));
-    if (cpu->nchwc_block) printf("%d channels per block\n", cpu->nchwc_block);
-    else printf("off\n");
+    if (cpu->nchwc_block) printf("%d channels per block", cpu->nchwc_block);
+    else printf("off");
+    if (*onyx_cpu_feature_names()) printf(", features: %s", onyx_cpu_feature_names());
+    printf("\n");
 }
 
 static onyx_status *describe_session(const char *path, const cli_session_args *a, bool optimized) {

@@ -754,8 +754,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     const char *default_isa = onyx_cpu()->name;
-    static const char *const isas[] = {"avx512", "avx2", "generic"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;
