@@ -29,8 +29,11 @@ fuzz:
 
 # ARM64 cross build with Debian's gcc-aarch64-linux-gnu into build-aarch64/ (cmake/aarch64-linux-gnu.cmake;
 # `ctest` there runs the tests through qemu-aarch64). On an ARM64 host plain `make` builds natively.
+# PCRE2 and the codecs come from the arm64 multiarch packages (scripts/deps.sh aarch64); pass
+# AARCH64_DEPS="-DONYX_WITH_PCRE2=OFF -DONYX_WITH_IMAGE_CODECS=OFF" to build without them.
+AARCH64_DEPS ?= -DONYX_WITH_PCRE2=ON -DONYX_WITH_IMAGE_CODECS=ON
 aarch64:
-	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(AARCH64_DEPS) >/dev/null
 	@cmake --build build-aarch64 -j $(JOBS)
 
 install: build

@@ -376,6 +376,26 @@ ONYX_API onyx_status *onyx_session_run(onyx_session *session, const onyx_run_opt
                                        const char *const *output_names, size_t n_outputs,
                                        onyx_value **outputs);
 
+/* onyx_session_run writing into the caller's memory (ONNX Runtime's
+ * pre-allocated outputs). On entry outputs[i] is NULL (a new value is
+ * returned there, as with onyx_session_run) or a tensor the caller made
+ * with onyx_tensor_create or onyx_tensor_create_with_data: a numeric host
+ * tensor whose element type and shape must be exactly those the run
+ * produces for output_names[i]. The node computing that output writes into
+ * the tensor's memory directly (one copy where the output is an input, a
+ * constant or a view); outputs[i] keeps pointing to the caller's tensor,
+ * which stays the caller's to free. A tensor of another type, shape or
+ * size is an ONYX_ERR_INVALID_ARGUMENT error naming the output and both
+ * shapes, and nothing is ever written past its bytes. On error the
+ * provided tensors are left in outputs[] (their contents unspecified) and
+ * the other entries are NULL. The provided memory must not overlap an
+ * input. */
+ONYX_API onyx_status *onyx_session_run_into(onyx_session *session, const onyx_run_options *run_opts,
+                                            const char *const *input_names,
+                                            const onyx_value *const *inputs, size_t n_inputs,
+                                            const char *const *output_names, size_t n_outputs,
+                                            onyx_value **outputs);
+
 /* Model metadata (ONNX Runtime's ModelMetadata). field: "producer_name",
  * "producer_version", "domain", "description" (the model's doc_string),
  * "graph_name", "graph_description" (the graph's doc_string). Returns ""

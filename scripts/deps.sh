@@ -9,7 +9,8 @@
 # Installs only the packages that are missing, with apt-get (through sudo when not root).
 
 # Compiler, build tool, and the libraries the library and CLI link: zlib (the CLI's .npz
-# reader), PCRE2 (RegexFullMatch), and the image codecs of ImageDecoder.
+# reader), PCRE2 (RegexFullMatch), and the image codecs of ImageDecoder (both optional:
+# docs/build_options.md).
 ONYX_BUILD_DEPS=(cmake gcc make zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev
                  libtiff-dev libwebp-dev libopenjp2-7-dev
                  libmicrohttpd-dev libnghttp2-dev)   # onyx serve (HTTP/1.1 and HTTP/2)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/arena.h"
 #include "ir/function_inline.h"
+#include "ir/graph_edit.h"
 #include "ir/op_arity.h"
 #include "ir/strmap.h"
 
@@ -298,13 +299,23 @@ static onyx_status *build_subgraphs(onyx_graph *g, const onyx_node_proto *np, on
     return add_implicit_inputs(g, n);
 }
 
+/* Nodes of one operator share one op_type string: the optimiser's passes
+ * compare every node's op_type, and on big graphs a string per node (each
+ * in its own cache line) made those walks a cache miss per node. */
+static const char *intern_op(onyx_graph *g, onyx_strmap *ops, const char *op_type, uint32_t index) {
+    int32_t j = onyx_strmap_get(ops, op_type);
+    if (j >= 0) return g->nodes[j].op_type;
+    onyx_strmap_put(ops, op_type, (int32_t)index);   /* out of memory: just not shared */
+    return op_type;
+}
+
 static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_node *n,
-                              uint32_t index, int opset_override) {
+                              uint32_t index, int opset_override, onyx_strmap *ops) {
     n->index = index;
     n->name = np->name ? np->name : "";
-    n->op_type = np->op_type ? np->op_type : "";
+    n->op_type = intern_op(g, ops, np->op_type ? np->op_type : "", index);
     n->domain = np->domain ? np->domain : "";
-    if (!strcmp(n->domain, "ai.onnx")) n->domain = "";
+    if (!n->domain[0] || !strcmp(n->domain, "ai.onnx")) n->domain = "";
     n->attrs = np->attrs;
     n->n_attrs = np->n_attrs;
     n->provider = -1;
@@ -384,6 +395,9 @@ onyx_status *onyx_graph_toposort(onyx_graph *g) {
                 goto done;
             }
     }
+    bool same = true;   /* already in order (a pass that only removed nodes): nothing moves */
+    for (size_t i = 0; i < n && same; i++) same = order[i] == i;
+    if (same) goto done;
     /* permute nodes into order and renumber producers */
     onyx_node *sorted = malloc(n * sizeof *sorted);
     uint32_t *pos = malloc(n * sizeof *pos);
@@ -395,6 +409,7 @@ onyx_status *onyx_graph_toposort(onyx_graph *g) {
     }
     for (size_t v = 0; v < g->n_values; v++)
         if (g->values[v].producer >= 0) g->values[v].producer = (int32_t)pos[g->values[v].producer];
+    onyx_uses_renumber(g, pos, n);
     free(g->nodes);
     g->nodes = sorted;
     free(pos);
@@ -443,10 +458,20 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
     g->depth = parent ? parent->depth + 1 : 0;
     g->name = gp->name ? gp->name : "";
     g->index = calloc(1, sizeof *g->index);
-    if (!g->index || !onyx_strmap_init(g->index, gp->n_nodes * 2 + gp->n_initializers + gp->n_inputs)) {
+    if (!g->index || !onyx_strmap_init(g->index, gp->n_nodes + gp->n_initializers + gp->n_inputs)) {
         st = ONYX_OOM();
         goto fail;
     }
+    /* every value in one allocation: growing by doubling copied the array
+     * about twice on big graphs (the optimiser's few additions may grow it) */
+    size_t want = gp->n_inputs + gp->n_initializers + gp->n_sparse_initializers + 16;
+    for (size_t i = 0; i < gp->n_nodes; i++) want += gp->nodes[i].n_outputs;
+    g->values = malloc(want * sizeof *g->values);
+    if (!g->values) {
+        st = ONYX_OOM();
+        goto fail;
+    }
+    g->cap_values = want;
     if ((st = add_inputs_and_constants(g, gp))) goto fail;
     /* model-local functions are expanded in place of their calls */
     onyx_inlined_nodes nodes = {gp->nodes, NULL, gp->n_nodes};
@@ -455,12 +480,14 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
         if ((st = onyx_inline_functions(model, gp, g->arena, &nodes))) goto fail;
     }
     g->nodes = calloc(nodes.n + 1, sizeof *g->nodes);
-    if (!g->nodes) st = ONYX_OOM();
+    onyx_strmap ops = {0};
+    if (!g->nodes || !onyx_strmap_init(&ops, 64)) st = ONYX_OOM();
     for (size_t i = 0; !st && i < nodes.n; i++) {
         g->n_nodes = i + 1;
-        st = init_node(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i, nodes.opsets ? nodes.opsets[i] : -1);
+        st = init_node(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i, nodes.opsets ? nodes.opsets[i] : -1, &ops);
         if (!st) st = add_node_outputs(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i);
     }
+    onyx_strmap_free(&ops);
     for (size_t i = 0; !st && i < nodes.n; i++) {
         st = add_node_inputs(g, &nodes.nodes[i], &g->nodes[i]);
         if (!st) st = onyx_check_node_arity(&g->nodes[i]);
@@ -500,6 +527,7 @@ onyx_status *onyx_graph_build_sub(const onyx_model *model, const onyx_graph_prot
 
 void onyx_graph_free(onyx_graph *g) {
     if (!g) return;
+    onyx_graph_untrack_uses(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         free(n->in);

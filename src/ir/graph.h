@@ -94,6 +94,7 @@ struct onyx_graph {
     char **symbols;
     size_t n_symbols;
     struct onyx_strmap *index; /* name -> value id */
+    struct onyx_use_index *uses; /* value -> readers while the optimiser tracks them (graph_edit.h) */
     struct onyx_arena *arena;  /* nodes made by inlining model-local functions */
     const onyx_model *model;   /* for external data, opsets */
     onyx_graph *parent;        /* enclosing graph for subgraphs */

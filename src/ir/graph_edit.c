@@ -83,6 +83,7 @@ onyx_status *onyx_graph_new_node(onyx_graph *g, const char *op_type, const char 
         if (out[k] >= 0) g->values[out[k]].producer = (int32_t)n->index;
     *index = n->index;
     g->n_nodes++;
+    onyx_uses_node_added(g, n->index);
     return NULL;
 }
 
@@ -139,6 +140,7 @@ void onyx_graph_copy_attr(onyx_node *n, size_t i, const onyx_attr_proto *a) {
 void onyx_graph_remove_node(onyx_graph *g, uint32_t index) {
     onyx_node *n = &g->nodes[index];
     if (n->dead) return;
+    onyx_uses_node_removed(g, index);
     n->dead = true;
     for (size_t k = 0; k < n->n_implicit; k++)
         if (n->implicit[k] >= 0 && g->values[n->implicit[k]].n_captures) g->values[n->implicit[k]].n_captures--;
@@ -153,133 +155,53 @@ bool onyx_graph_value_captured(const onyx_graph *g, int32_t id) {
     return id >= 0 && (size_t)id < g->n_values && g->values[id].n_captures > 0;
 }
 
-static void replace_in_node(onyx_node *n, int32_t from, int32_t to, bool *changed) {
+static void replace_in_node(onyx_node *n, int32_t from, int32_t to) {
     for (size_t k = 0; k < n->n_in; k++)
-        if (n->in[k] == from) {
-            n->in[k] = to;
-            *changed = true;
-        }
+        if (n->in[k] == from) n->in[k] = to;
 }
 
+/* Through the use index: each replacement costs the readers of `from`, not
+ * a walk over every node (identity elimination replaces per node). */
 bool onyx_graph_replace_uses(onyx_graph *g, int32_t from, int32_t to) {
-    return onyx_graph_replace_uses_in(g, NULL, from, to);
-}
-
-/* Records that node reads v (after a replacement); false when out of memory. */
-static bool use_lists_add(onyx_use_lists *ul, int32_t v, uint32_t node) {
-    if (ul->n_extra == ul->cap_extra) {
-        size_t cap = ul->cap_extra ? 2 * ul->cap_extra : 64;
-        int32_t *nx = realloc(ul->extra_next, cap * sizeof *nx);
-        if (nx) ul->extra_next = nx;
-        uint32_t *nd = realloc(ul->extra_node, cap * sizeof *nd);
-        if (nd) ul->extra_node = nd;
-        if (!nx || !nd) return false;
-        ul->cap_extra = cap;
-    }
-    ul->extra_node[ul->n_extra] = node;
-    ul->extra_next[ul->n_extra] = ul->extra_head[v];
-    ul->extra_head[v] = (int32_t)ul->n_extra++;
-    return true;
-}
-
-bool onyx_graph_replace_uses_in(onyx_graph *g, onyx_use_lists *ul, int32_t from, int32_t to) {
     if (from == to) return true;
     if (g->values[from].is_output || onyx_graph_value_captured(g, from)) return false;
-    if (ul && !ul->extra_head) ul = NULL;
-    if (!ul) {
-        for (size_t i = 0; i < g->n_nodes; i++) {
-            bool changed = false;
-            if (!g->nodes[i].dead) replace_in_node(&g->nodes[i], from, to, &changed);
-        }
+    if (!g->uses) {   /* outside the optimiser no index is kept current: scan */
+        for (size_t i = 0; i < g->n_nodes; i++)
+            if (!g->nodes[i].dead) replace_in_node(&g->nodes[i], from, to);
         return true;
     }
-    bool lists_ok = true;
-    for (size_t e = ul->csr.start[from]; e < ul->csr.start[from + 1]; e++) {
-        onyx_node *n = &g->nodes[ul->csr.node[e]];
-        bool changed = false;
-        if (!n->dead) replace_in_node(n, from, to, &changed);
-        if (changed && to >= 0 && lists_ok) lists_ok = use_lists_add(ul, to, ul->csr.node[e]);
-    }
-    for (int32_t e = ul->extra_head[from]; e >= 0; e = ul->extra_next[e]) {
-        onyx_node *n = &g->nodes[ul->extra_node[e]];
-        bool changed = false;
-        if (!n->dead) replace_in_node(n, from, to, &changed);
-        if (changed && to >= 0 && lists_ok) lists_ok = use_lists_add(ul, to, ul->extra_node[e]);
-    }
-    if (!lists_ok) {
-        /* the lists lost a reader of `to`: finish with full scans from now on */
-        onyx_use_lists_free(ul);
-    }
+    size_t n;
+    const uint32_t *r = onyx_use_readers(g, from, &n);
+    for (size_t k = 0; k < n; k++) replace_in_node(&g->nodes[r[k]], from, to);
+    onyx_uses_moved(g, from, to);
     return true;
 }
 
-onyx_status *onyx_use_lists_build(const onyx_graph *g, onyx_use_lists *ul) {
-    memset(ul, 0, sizeof *ul);
-    ONYX_TRY(onyx_use_index_build(g, &ul->csr));
-    ul->extra_head = malloc((g->n_values + 1) * sizeof *ul->extra_head);
-    if (!ul->extra_head) {
-        onyx_use_lists_free(ul);
-        return ONYX_OOM();
+onyx_status *onyx_graph_set_input(onyx_graph *g, uint32_t i, size_t k, int32_t v) {
+    onyx_node *n = &g->nodes[i];
+    if (k > n->n_in) return ONYX_INVALID_ARG("input %zu of a node with %zu inputs", k, n->n_in);
+    if (k == n->n_in) {
+        int32_t *in = realloc(n->in, (n->n_in + 2) * sizeof *in);
+        if (!in) return ONYX_OOM();
+        n->in = in;
+        n->in[k] = -1;
+        n->in[k + 1] = -1;
+        n->n_in++;
     }
-    for (size_t v = 0; v <= g->n_values; v++) ul->extra_head[v] = -1;
+    int32_t from = n->in[k];
+    n->in[k] = v;
+    onyx_uses_input_changed(g, i, from, v);
     return NULL;
-}
-
-void onyx_use_lists_free(onyx_use_lists *ul) {
-    onyx_use_index_free(&ul->csr);
-    free(ul->extra_head);
-    free(ul->extra_next);
-    free(ul->extra_node);
-    ul->extra_head = NULL;
-    ul->extra_next = NULL;
-    ul->extra_node = NULL;
-    ul->n_extra = ul->cap_extra = 0;
-}
-
-/* Two passes over the nodes (passes call this often, and on big graphs the
- * node walks are cache misses): count each value's readers into
- * start[v + 2], prefix-sum, then fill using start[v + 1] as v's cursor,
- * which leaves start[v + 1] at the end of v's block. */
-onyx_status *onyx_use_index_build(const onyx_graph *g, onyx_use_index *u) {
-    u->node = NULL;
-    u->start = calloc(g->n_values + 2, sizeof *u->start);
-    if (!u->start) return ONYX_OOM();
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onyx_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (size_t k = 0; k < n->n_in + n->n_implicit; k++) {
-            int32_t v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
-            if (v >= 0) u->start[v + 2]++;
-        }
-    }
-    for (size_t v = 2; v < g->n_values + 2; v++) u->start[v] += u->start[v - 1];
-    u->node = malloc((u->start[g->n_values + 1] + 1) * sizeof *u->node);
-    if (!u->node) {
-        onyx_use_index_free(u);
-        return ONYX_OOM();
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onyx_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (size_t k = 0; k < n->n_in + n->n_implicit; k++) {
-            int32_t v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
-            if (v >= 0) u->node[u->start[v + 1]++] = (uint32_t)i;
-        }
-    }
-    return NULL;
-}
-
-void onyx_use_index_free(onyx_use_index *u) {
-    free(u->start);
-    free(u->node);
-    u->start = NULL;
-    u->node = NULL;
 }
 
 onyx_status *onyx_graph_compact(onyx_graph *g) {
     size_t live = 0;
+    /* old index -> new, for the use index */
+    uint32_t *map = g->uses ? malloc((g->n_nodes + 1) * sizeof *map) : NULL;
+    if (g->uses && !map) onyx_graph_untrack_uses(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
+        if (map) map[i] = n->dead ? UINT32_MAX : (uint32_t)live;
         if (n->dead) {
             free(n->in);
             free(n->out);
@@ -293,6 +215,8 @@ onyx_status *onyx_graph_compact(onyx_graph *g) {
         g->nodes[live].index = (uint32_t)live;
         live++;
     }
+    if (map) onyx_uses_renumber(g, map, g->n_nodes);
+    free(map);
     g->n_nodes = live;
     for (size_t v = 0; v < g->n_values; v++) g->values[v].producer = -1;
     for (size_t i = 0; i < g->n_nodes; i++)

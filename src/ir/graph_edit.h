@@ -40,33 +40,29 @@ void onyx_graph_remove_node(onyx_graph *g, uint32_t index);
 bool onyx_graph_replace_uses(onyx_graph *g, int32_t from, int32_t to);
 bool onyx_graph_value_captured(const onyx_graph *g, int32_t id);
 
-/* Consumers of each value: CSR arrays valid until the next edit. */
-typedef struct onyx_use_index {
-    size_t *start;   /* n_values + 1 */
-    uint32_t *node;  /* reading node indices */
-} onyx_use_index;
-onyx_status *onyx_use_index_build(const onyx_graph *g, onyx_use_index *u);
-void onyx_use_index_free(onyx_use_index *u);
-static inline size_t onyx_use_count(const onyx_use_index *u, int32_t v) {
-    return u->start[v + 1] - u->start[v];
-}
+/* The use index (ir/use_index.c): the reading nodes of each value, one
+ * entry per input slot and per implicit input. The optimiser tracks it once
+ * for its whole pass pipeline; while a graph tracks it, the edit helpers
+ * above and onyx_graph_compact/toposort keep it current, so passes must edit
+ * node inputs only through them (onyx_graph_set_input). */
+typedef struct onyx_use_index onyx_use_index;
+onyx_status *onyx_graph_track_uses(onyx_graph *g);   /* no-op if tracked already */
+void onyx_graph_untrack_uses(onyx_graph *g);
+/* Reads of v by live nodes (0 when the graph tracks no index). */
+size_t onyx_use_count(const onyx_graph *g, int32_t v);
+/* The live readers of v (node indices, ascending until the pass adds
+ * nodes), valid until the next edit; *count == onyx_use_count(g, v). */
+const uint32_t *onyx_use_readers(const onyx_graph *g, int32_t v, size_t *count);
+/* Input slot k of node i reads v from now on (k == n_in appends an input). */
+onyx_status *onyx_graph_set_input(onyx_graph *g, uint32_t i, size_t k, int32_t v);
 
-/* Consumers of each value kept current across onyx_graph_replace_uses_in:
- * the CSR index plus a list per value of readers added by replacements
- * (entries may be stale; readers are re-checked). Passes that replace the
- * uses of many values build one per pass, so each replacement costs the
- * number of readers instead of a scan of every node. */
-typedef struct onyx_use_lists {
-    onyx_use_index csr;
-    int32_t *extra_head;   /* per value: first added entry, -1 none */
-    int32_t *extra_next;
-    uint32_t *extra_node;
-    size_t n_extra, cap_extra;
-} onyx_use_lists;
-onyx_status *onyx_use_lists_build(const onyx_graph *g, onyx_use_lists *ul);
-void onyx_use_lists_free(onyx_use_lists *ul);
-/* onyx_graph_replace_uses through the lists (ul NULL: scans every node). */
-bool onyx_graph_replace_uses_in(onyx_graph *g, onyx_use_lists *ul, int32_t from, int32_t to);
+/* Index upkeep, for the edit helpers and compaction only. map[old] is the
+ * new index of a node or UINT32_MAX for one that is gone. */
+void onyx_uses_node_added(onyx_graph *g, uint32_t i);
+void onyx_uses_node_removed(onyx_graph *g, uint32_t i);
+void onyx_uses_input_changed(onyx_graph *g, uint32_t i, int32_t from, int32_t to);
+void onyx_uses_moved(onyx_graph *g, int32_t from, int32_t to);
+void onyx_uses_renumber(onyx_graph *g, const uint32_t *map, size_t n_map);
 
 /* Drop dead nodes, re-sort, recompute producers and consumer counts. */
 onyx_status *onyx_graph_compact(onyx_graph *g);

@@ -2,33 +2,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_str(const char *s) {
+/* Each slot holds the key's hash next to it: a probe reads one 16-byte slot
+ * and compares the strings only when the hashes match, so a lookup in a
+ * table of millions of names costs about one cache miss, and growing the
+ * table never rehashes a string. */
+
+static uint32_t hash_str(const char *s) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 bool onyx_strmap_init(onyx_strmap *m, size_t expected) {
     size_t cap = 16;
     while (cap < expected * 2 + 1) cap *= 2;
-    m->keys = calloc(cap, sizeof *m->keys);
-    m->vals = calloc(cap, sizeof *m->vals);
-    m->cap = cap;
+    m->slots = calloc(cap, sizeof *m->slots);
+    m->cap = m->slots ? cap : 0;
     m->count = 0;
-    return m->keys && m->vals;
+    return m->slots != NULL;
 }
 
 void onyx_strmap_free(onyx_strmap *m) {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
+}
+
+static onyx_strmap_slot *find(const onyx_strmap *m, const char *key, uint32_t h) {
+    size_t i = h & (m->cap - 1);
+    for (;; i = (i + 1) & (m->cap - 1)) {
+        onyx_strmap_slot *s = &m->slots[i];
+        if (!s->key || (s->hash == h && !strcmp(s->key, key))) return s;
+    }
 }
 
 static bool grow(onyx_strmap *m) {
     onyx_strmap bigger;
     if (!onyx_strmap_init(&bigger, m->cap)) return false;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i]) onyx_strmap_put(&bigger, m->keys[i], m->vals[i]);
+    for (size_t i = 0; i < m->cap; i++) {
+        const onyx_strmap_slot *s = &m->slots[i];
+        if (!s->key) continue;
+        size_t k = s->hash & (bigger.cap - 1);
+        while (bigger.slots[k].key) k = (k + 1) & (bigger.cap - 1);
+        bigger.slots[k] = *s;
+    }
+    bigger.count = m->count;
     onyx_strmap_free(m);
     *m = bigger;
     return true;
@@ -36,22 +53,19 @@ static bool grow(onyx_strmap *m) {
 
 bool onyx_strmap_put(onyx_strmap *m, const char *key, int32_t val) {
     if ((m->count + 1) * 2 > m->cap && !grow(m)) return false;
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i] && strcmp(m->keys[i], key)) i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) {
-        m->keys[i] = key;
+    uint32_t h = hash_str(key);
+    onyx_strmap_slot *s = find(m, key, h);
+    if (!s->key) {
+        s->key = key;
+        s->hash = h;
         m->count++;
     }
-    m->vals[i] = val;
+    s->val = val;
     return true;
 }
 
 int32_t onyx_strmap_get(const onyx_strmap *m, const char *key) {
     if (!m->cap) return -1;
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (!strcmp(m->keys[i], key)) return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return -1;
+    const onyx_strmap_slot *s = find(m, key, hash_str(key));
+    return s->key ? s->val : -1;
 }

@@ -6,9 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct onyx_strmap_slot {
+    const char *key;   /* NULL: empty */
+    uint32_t hash;
+    int32_t val;
+} onyx_strmap_slot;
+
 typedef struct onyx_strmap {
-    const char **keys;
-    int32_t *vals;
+    onyx_strmap_slot *slots;
     size_t cap, count;
 } onyx_strmap;
 

@@ -2,11 +2,9 @@
  * walking producer/consumer edges, checking constants and static shapes,
  * and making the fused nodes.
  *
- * A pass builds one use index at its start. Rewrites within the pass only
- * ever lower the number of live readers of a value, so the index stays a
- * safe (conservative) answer to "is this the only reader?"; a fusion it
- * blocks happens in the manager's next round. Nodes found through the
- * index are checked for `dead`. */
+ * Reader counts come from the graph's use index, which the optimiser keeps
+ * for its whole pipeline and the edit helpers keep current: counts are
+ * exact within a pass too. */
 #ifndef ONYX_OPTIMIZER_FUSION_UTIL_H
 #define ONYX_OPTIMIZER_FUSION_UTIL_H
 
@@ -19,15 +17,14 @@
 
 typedef struct fu_ctx {
     onyx_graph *g;
-    onyx_use_index u;
 } fu_ctx;
 
 static inline onyx_status *fu_begin(fu_ctx *f, onyx_graph *g) {
     f->g = g;
-    return onyx_use_index_build(g, &f->u);
+    return onyx_graph_track_uses(g);
 }
 
-static inline void fu_end(fu_ctx *f) { onyx_use_index_free(&f->u); }
+static inline void fu_end(fu_ctx *f) { (void)f; }
 
 /* The static type of v; an unknown type for an omitted (-1) value. */
 static inline const onyx_type *fu_type(const onyx_graph *g, int32_t v) {
@@ -58,13 +55,14 @@ static inline int32_t fu_prod(const onyx_graph *g, int32_t v, const char *op) {
 /* v is read by exactly one node input and is not a graph output (values
  * captured by subgraphs count as reads through implicit inputs). */
 static inline bool fu_single_use(const fu_ctx *f, int32_t v) {
-    return v >= 0 && !f->g->values[v].is_output && onyx_use_count(&f->u, v) == 1;
+    return v >= 0 && !f->g->values[v].is_output && onyx_use_count(f->g, v) == 1;
 }
 
 /* The only reader of v if it is the live ai.onnx operator op; -1 otherwise. */
 static inline int32_t fu_reader(const fu_ctx *f, int32_t v, const char *op) {
     if (!fu_single_use(f, v)) return -1;
-    int32_t r = (int32_t)f->u.node[f->u.start[v]];
+    size_t count;
+    int32_t r = (int32_t)onyx_use_readers(f->g, v, &count)[0];
     const onyx_node *n = &f->g->nodes[r];
     if (!fu_node_ok(n, 1) || (op && !onyx_opt_is_op(n, "", op))) return -1;
     return r;
@@ -74,7 +72,7 @@ static inline int32_t fu_reader(const fu_ctx *f, int32_t v, const char *op) {
  * output. */
 static inline size_t fu_reads(const fu_ctx *f, int32_t v) {
     if (v < 0) return 0;
-    return onyx_use_count(&f->u, v) + (f->g->values[v].is_output ? 1 : 0);
+    return onyx_use_count(f->g, v) + (f->g->values[v].is_output ? 1 : 0);
 }
 
 /* For a two-input node reading v: the other input (v itself for x op x). */

@@ -77,10 +77,15 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, 
     memset(fired, 0, sizeof fired);
     size_t before = live_nodes(g);
     static const int levels[] = {ONYX_OPT_BASIC, ONYX_OPT_EXTENDED, ONYX_OPT_ALL};
-    for (size_t l = 0; l < 3; l++) {
+    /* one use index for the whole pipeline, kept current by the edits */
+    ONYX_TRY(onyx_graph_track_uses(g));
+    onyx_status *st = NULL;
+    for (size_t l = 0; l < 3 && !st; l++) {
         if (levels[l] > level) break;
-        ONYX_TRY(run_level(&ctx, levels[l], disabled, phase, fired));
+        st = run_level(&ctx, levels[l], disabled, phase, fired);
     }
+    onyx_graph_untrack_uses(g);
+    if (st) return st;
     if (report) {   /* a second phase adds to the first's report */
         bool first = !report->stats;
         if (first) report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
@@ -111,9 +116,13 @@ const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, 
     return g->values[n->in[k]].constant;
 }
 
+/* Called for every node by most passes: the first characters decide most
+ * calls without a strcmp. */
 bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type) {
+    if (n->dead || n->op_type[0] != op_type[0] || strcmp(n->op_type, op_type)) return false;
     const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
-    return !n->dead && !strcmp(n->op_type, op_type) && !strcmp(d, domain ? domain : "");
+    const char *want = domain ? domain : "";
+    return d[0] == want[0] && (!d[0] || !strcmp(d, want));
 }
 
 bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out) {

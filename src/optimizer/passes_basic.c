@@ -139,17 +139,15 @@ static bool is_noop(const onyx_graph *g, const onyx_node *n) {
 
 static onyx_status *identity_elimination(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_lists ul;
-    ONYX_TRY(onyx_use_lists_build(g, &ul));
+    ONYX_TRY(onyx_graph_track_uses(g));
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         if (n->dead || !is_noop(g, n)) continue;
         /* a graph input feeding a graph output directly must stay a node */
-        if (!onyx_graph_replace_uses_in(g, &ul, n->out[0], n->in[0])) continue;
+        if (!onyx_graph_replace_uses(g, n->out[0], n->in[0])) continue;
         onyx_graph_remove_node(g, (uint32_t)i);
         (*changes)++;
     }
-    onyx_use_lists_free(&ul);
     return NULL;
 }
 
@@ -160,33 +158,21 @@ const onyx_pass onyx_pass_identity_elimination = {"identity_elimination", ONYX_O
 
 static onyx_status *dead_node_elimination(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
-    /* reverse topological order: removing a reader can free its producers */
-    size_t *uses = malloc((g->n_values + 1) * sizeof *uses);
-    if (!uses) {
-        onyx_use_index_free(&u);
-        return ONYX_OOM();
-    }
-    for (size_t v = 0; v < g->n_values; v++) uses[v] = onyx_use_count(&u, (int32_t)v);
-    onyx_use_index_free(&u);
+    ONYX_TRY(onyx_graph_track_uses(g));
+    /* reverse topological order: removing a reader (which lowers the use
+     * counts of its inputs) can free its producers */
     for (size_t i = g->n_nodes; i-- > 0;) {
         onyx_node *n = &g->nodes[i];
         if (n->dead) continue;
         bool needed = false;
         for (size_t k = 0; k < n->n_out && !needed; k++) {
             int32_t v = n->out[k];
-            needed = v >= 0 && (uses[v] || g->values[v].is_output);
+            needed = v >= 0 && (onyx_use_count(g, v) || g->values[v].is_output);
         }
         if (needed) continue;
-        for (size_t k = 0; k < n->n_in + n->n_implicit; k++) {
-            int32_t v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
-            if (v >= 0 && uses[v]) uses[v]--;
-        }
         onyx_graph_remove_node(g, (uint32_t)i);
         (*changes)++;
     }
-    free(uses);
     return NULL;
 }
 
@@ -197,22 +183,18 @@ const onyx_pass onyx_pass_dead_node_elimination = {"dead_node_elimination", ONYX
 
 static onyx_status *unused_initializer_removal(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
+    /* subgraphs read outer values by name: with any, keep every initializer */
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].dead && g->nodes[i].n_subgraphs > 0) return NULL;
     for (size_t v = 0; v < g->n_values; v++) {
         onyx_graph_value *gv = &g->values[v];
         if (gv->source != ONYX_VAL_INITIALIZER || !gv->constant || gv->is_output) continue;
-        if (onyx_use_count(&u, (int32_t)v)) continue;
-        /* subgraphs read outer values by name */
-        bool named_elsewhere = false;
-        for (size_t i = 0; i < g->n_nodes && !named_elsewhere; i++)
-            named_elsewhere = g->nodes[i].n_subgraphs > 0;
-        if (named_elsewhere) continue;
+        if (onyx_use_count(g, (int32_t)v)) continue;
         onyx_value_destroy(gv->constant);
         gv->constant = NULL;
         (*changes)++;
     }
-    onyx_use_index_free(&u);
     return NULL;
 }
 

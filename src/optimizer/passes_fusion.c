@@ -349,12 +349,14 @@ static onyx_status *layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
         if (sb < 0 || g->nodes[sb].n_in != 2 || g->nodes[sb].in[0] != x || g->nodes[sb].in[1] != r1->out[0]) continue;
         /* d = x - mean is read by the squaring and the division only */
         int32_t d = g->nodes[sb].out[0];
-        size_t reads = onyx_use_count(&f.u, d);
+        size_t reads = onyx_use_count(g, d);
         if (g->values[d].is_output || reads < 2 || reads > 3) continue;
         norm_match m;
         bool found = false;
-        for (size_t k = f.u.start[d]; k < f.u.start[d + 1] && !found; k++) {
-            int32_t sq = (int32_t)f.u.node[k];
+        size_t nr;
+        const uint32_t *readers = onyx_use_readers(g, d, &nr);
+        for (size_t k = 0; k < nr && !found; k++) {
+            int32_t sq = (int32_t)readers[k];
             if (g->nodes[sq].dead) continue;
             found = norm_tail(&f, d, sq, xt, axes, na, true, &m);
             /* every read of d belongs to the pattern */

@@ -133,8 +133,10 @@ static bool const_f32(const onyx_graph *g, int32_t v, int rank) {
 static bool only_shape_readers(const fu_ctx *f, int32_t v, int32_t keep) {
     if (f->g->values[v].is_output) return false;
     bool seen = false;
-    for (size_t k = f->u.start[v]; k < f->u.start[v + 1]; k++) {
-        int32_t r = (int32_t)f->u.node[k];
+    size_t nr;
+    const uint32_t *readers = onyx_use_readers(f->g, v, &nr);
+    for (size_t k = 0; k < nr; k++) {
+        int32_t r = (int32_t)readers[k];
         const onyx_node *n = &f->g->nodes[r];
         if (r == keep && !seen) seen = true;
         else if (!n->dead && !onyx_opt_is_op(n, "", "Shape")) return false;

@@ -9,15 +9,15 @@ static bool same_shape(const onyx_type *a, const onyx_type *b) {
     return a->kind == ONYX_VALUE_TENSOR && a->rank >= 1 && a->dtype == b->dtype && onyx_opt_same_shape(a, b);
 }
 
-static int32_t only_reader(const onyx_graph *g, const onyx_use_index *u, int32_t v) {
-    if (v < 0 || g->values[v].is_output || onyx_use_count(u, v) != 1) return -1;
-    return (int32_t)u->node[u->start[v]];
+static int32_t only_reader(const onyx_graph *g, int32_t v) {
+    if (v < 0 || g->values[v].is_output || onyx_use_count(g, v) != 1) return -1;
+    size_t n;
+    return (int32_t)onyx_use_readers(g, v, &n)[0];
 }
 
 static onyx_status *conv_add_relu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     onyx_status *st = NULL;
     size_t n0 = g->n_nodes;
     for (size_t i = 0; i < n0 && !st; i++) {
@@ -27,12 +27,12 @@ static onyx_status *conv_add_relu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
             continue;
         const onyx_type *ty = &g->values[c->out[0]].type;
         if (ty->dtype != ONYX_FLOAT) continue;
-        int32_t a = only_reader(g, &u, c->out[0]);
+        int32_t a = only_reader(g, c->out[0]);
         if (a < 0 || !onyx_opt_is_op(&g->nodes[a], "", "Add") || g->nodes[a].n_in != 2 || g->nodes[a].n_out != 1) continue;
         const onyx_node *add = &g->nodes[a];
         int32_t z = add->in[0] == c->out[0] ? add->in[1] : add->in[0];
         if (z < 0 || z == c->out[0] || !same_shape(&g->values[z].type, ty)) continue;
-        int32_t r = only_reader(g, &u, add->out[0]);
+        int32_t r = only_reader(g, add->out[0]);
         if (r < 0 || !onyx_opt_is_op(&g->nodes[r], "", "Relu") || g->nodes[r].n_out != 1 || g->nodes[r].out[0] < 0)
             continue;
         /* z must be computed before the conv runs in the fused node: any value
@@ -54,7 +54,6 @@ static onyx_status *conv_add_relu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
         st = onyx_graph_set_attr_string(g, f, n_attrs, "activation", "Relu");
         (*changes)++;
     }
-    onyx_use_index_free(&u);
     return st;
 }
 

@@ -1,6 +1,6 @@
 /* Level all: the blocked-channel (NCHWc) layout rewrite for convolutional
  * networks (ONNX Runtime's NchwcTransformer). Conv and FusedConv become
- * ai.onyx.nchwc Conv, which reads and writes [N, C/16, H, W, 16] tensors
+ * ai.onyx.nchwc Conv, which reads and writes [N, C/B, H, W, B] tensors
  * (providers/cpu/kernels/nchwc/nchwc.h); pools, elementwise ops and channel
  * concats between them stay in that layout, so reorders appear only where
  * the network enters and leaves the convolutional part.
@@ -11,8 +11,9 @@
  * reads it; at the end the ReorderOutputs nobody reads are dropped. So a
  * layout boundary costs one reorder, wherever it is.
  *
- * The layout depends on the CPU (16 lanes = AVX-512), so the rewrite runs
- * only where the blocked kernels are fast, and never into a saved model
+ * The layout depends on the CPU (blocks of 16 channels on AVX-512, 8 on
+ * AVX2: one vector register), so the rewrite runs only where the blocked
+ * kernels are fast, and never into a saved model
  * (the session saves before the layout passes; see onyx_optimize_phase). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ typedef struct layout_walk {
     int64_t *channels;    /* per value id with a twin: its channel count C */
     size_t n_values;
     size_t changes;
+    int blk;              /* channels per block, from the CPU table (recorded on every blocked node) */
 } layout_walk;
 
 /* ------------------------------------------------------------ value facts */
@@ -66,7 +68,7 @@ static onyx_status *blocked_input(layout_walk *w, int32_t x, int32_t *out) {
     ONYX_TRY(new_blocked_value(w, x, &b));
     uint32_t idx;
     ONYX_TRY(onyx_graph_new_node(w->g, "ReorderInput", ONYX_NCHWC_DOMAIN, 1, "", &x, 1, &b, 1, 1, &idx));
-    onyx_graph_set_attr_int(w->g, &w->g->nodes[idx], 0, "block", onyx_cpu()->nchwc_block);
+    onyx_graph_set_attr_int(w->g, &w->g->nodes[idx], 0, "block", w->blk);
     w->twin[x] = b;
     w->channels[x] = type_of(w->g, x)->dims[1];
     *out = b;
@@ -94,11 +96,11 @@ static onyx_status *replace_node(layout_walk *w, uint32_t i, const char *op, con
     const bool blocked_op = !strcmp(domain, ONYX_NCHWC_DOMAIN);
     ONYX_TRY(onyx_graph_new_node(g, op, domain, 1, name, in, n_in, &yb, 1, n_attrs + n_extra + blocked_op, idx));
     for (size_t k = 0; k < n_attrs; k++) onyx_graph_copy_attr(&g->nodes[*idx], k, &attrs[k]);
-    if (blocked_op) onyx_graph_set_attr_int(g, &g->nodes[*idx], n_attrs + n_extra, "block", onyx_cpu()->nchwc_block);
+    if (blocked_op) onyx_graph_set_attr_int(g, &g->nodes[*idx], n_attrs + n_extra, "block", w->blk);
     uint32_t r;
     ONYX_TRY(onyx_graph_new_node(g, "ReorderOutput", ONYX_NCHWC_DOMAIN, 1, "", &yb, 1, &y, 1, 2, &r));
     onyx_graph_set_attr_int(g, &g->nodes[r], 0, "channels", channels);
-    onyx_graph_set_attr_int(g, &g->nodes[r], 1, "block", onyx_cpu()->nchwc_block);
+    onyx_graph_set_attr_int(g, &g->nodes[r], 1, "block", w->blk);
     if (y < 0 || (size_t)y >= w->n_values) return ONYX_RUNTIME_ERROR("layout pass: output value %d is new", (int)y);
     w->twin[y] = yb;
     w->channels[y] = channels;
@@ -114,8 +116,8 @@ static bool supported_activation(const onyx_node *n) {
 }
 
 /* Conv or FusedConv, 2-D float, constant 4-D weights, group 1 or depthwise,
- * with at least 16 output channels (fewer would waste most of each block). */
-static bool convertible_conv(const onyx_graph *g, const onyx_node *n) {
+ * with at least a block of output channels (fewer would waste most of it). */
+static bool convertible_conv(const onyx_graph *g, const onyx_node *n, int blk) {
     bool fused = onyx_opt_is_op(n, "com.microsoft", "FusedConv");
     if (!(onyx_opt_is_op(n, "", "Conv") || fused) || n->n_out != 1 || n->out[0] < 0 || n->n_subgraphs) return false;
     if (n->n_in < 2 || n->n_in > (fused ? 4u : 3u) || !is_nchw_float(g, n->in[0])) return false;
@@ -124,7 +126,7 @@ static bool convertible_conv(const onyx_graph *g, const onyx_node *n) {
     if (!W || W->kind != ONYX_VALUE_TENSOR || W->dtype != ONYX_FLOAT || W->rank != 4) return false;
     if (n->n_in > 2 && n->in[2] >= 0 && !onyx_opt_const_input(g, n, 2)) return false;
     int64_t C = type_of(g, n->in[0])->dims[1], M = W->dims[0], group = onyx_attr_int(n, "group", 1);
-    if (M < 16) return false;
+    if (M < blk) return false;
     if (group == 1) return W->dims[1] == C;
     return group == C && M == C && W->dims[1] == 1;
 }
@@ -181,7 +183,7 @@ static onyx_status *convert_conv(layout_walk *w, uint32_t i) {
         return NULL;
     int32_t in[4] = {x, n->in[1], n->n_in > 2 ? n->in[2] : -1, -1};
     /* a first layer with few channels (3 for images) reads NCHW directly */
-    if (twin_of(w, x) >= 0 || C >= ONYX_NCHWC_BLOCK || onyx_attr_int(n, "group", 1) != 1)
+    if (twin_of(w, x) >= 0 || C >= w->blk || onyx_attr_int(n, "group", 1) != 1)
         ONYX_TRY(blocked_input(w, x, &in[0]));
     size_t n_in = in[2] >= 0 ? 3 : 2;
     if (z >= 0) {
@@ -231,7 +233,7 @@ static onyx_status *convert_elementwise(layout_walk *w, uint32_t i) {
 }
 
 /* Concat on the channel axis of blocked inputs whose channel counts are
- * multiples of 16 is a Concat on the block axis. */
+ * multiples of the block is a Concat on the block axis. */
 static onyx_status *convert_concat(layout_walk *w, uint32_t i) {
     onyx_graph *g = w->g;
     const onyx_node *n = &g->nodes[i];
@@ -243,7 +245,7 @@ static onyx_status *convert_concat(layout_walk *w, uint32_t i) {
     int64_t C = 0;
     for (size_t k = 0; k < n->n_in; k++) {
         in[k] = twin_of(w, n->in[k]);
-        if (in[k] < 0 || w->channels[n->in[k]] % ONYX_NCHWC_BLOCK) return NULL;
+        if (in[k] < 0 || w->channels[n->in[k]] % w->blk) return NULL;
         C += w->channels[n->in[k]];
     }
     if (C != type_of(g, n->out[0])->dims[1]) return NULL;
@@ -257,7 +259,7 @@ static onyx_status *convert_concat(layout_walk *w, uint32_t i) {
 static onyx_status *convert_node(layout_walk *w, uint32_t i) {
     const onyx_node *n = &w->g->nodes[i];
     if (n->dead) return NULL;
-    if (convertible_conv(w->g, n)) return convert_conv(w, i);
+    if (convertible_conv(w->g, n, w->blk)) return convert_conv(w, i);
     if (n->n_in < 1 || twin_of(w, n->in[0]) < 0) return NULL;
     if (is_pool(n)) return convert_pool(w, i);
     if (is_safe_unary(n) || is_safe_binary(n)) return convert_elementwise(w, i);
@@ -267,28 +269,27 @@ static onyx_status *convert_node(layout_walk *w, uint32_t i) {
 
 /* ReorderOutputs whose NCHW value nobody reads go. */
 static onyx_status *drop_unread_reorders(onyx_graph *g) {
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *n = &g->nodes[i];
         if (!onyx_opt_is_op(n, ONYX_NCHWC_DOMAIN, "ReorderOutput")) continue;
         int32_t y = n->out[0];
-        if (!g->values[y].is_output && !onyx_use_count(&u, y) && !onyx_graph_value_captured(g, y))
+        if (!g->values[y].is_output && !onyx_use_count(g, y) && !onyx_graph_value_captured(g, y))
             onyx_graph_remove_node(g, (uint32_t)i);
     }
-    onyx_use_index_free(&u);
     return NULL;
 }
 
 static onyx_status *nchwc_layout(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    /* the block size of the CPU dispatch table; 0 where this CPU has no fast
-     * blocked kernels (and only 16-channel blocks are implemented) */
-    if (onyx_cpu()->nchwc_block != ONYX_NCHWC_BLOCK) return NULL;
+    /* the block size of the CPU dispatch table (16 on AVX-512, 8 on AVX2);
+     * 0 where this CPU has no fast blocked kernels */
+    const int blk = onyx_cpu_nchwc_block();
+    if (!onyx_nchwc_block_ok(blk)) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++)   /* already rewritten: nothing to do */
         if (!g->nodes[i].dead && g->nodes[i].domain && !strcmp(g->nodes[i].domain, ONYX_NCHWC_DOMAIN))
             return NULL;
-    layout_walk w = {.g = g, .n_values = g->n_values};
+    layout_walk w = {.g = g, .n_values = g->n_values, .blk = blk};
     w.twin = malloc((w.n_values + 1) * sizeof *w.twin);
     w.channels = calloc(w.n_values + 1, sizeof *w.channels);
     onyx_status *st = w.twin && w.channels ? NULL : ONYX_OOM();

@@ -8,9 +8,10 @@
 #include "optimizer/optimizer.h"
 
 /* The single reader of value v, or -1 (also -1 when v is a graph output). */
-static int32_t sole_reader(const onyx_graph *g, const onyx_use_index *u, int32_t v) {
-    if (v < 0 || g->values[v].is_output || onyx_use_count(u, v) != 1) return -1;
-    return (int32_t)u->node[u->start[v]];
+static int32_t sole_reader(const onyx_graph *g, int32_t v) {
+    if (v < 0 || g->values[v].is_output || onyx_use_count(g, v) != 1) return -1;
+    size_t n;
+    return (int32_t)onyx_use_readers(g, v, &n)[0];
 }
 
 static bool static_shape(const onyx_type *t) {
@@ -116,8 +117,7 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
         free(next);
         return ONYX_OOM();
     }
-    onyx_use_lists ul;
-    onyx_status *st = onyx_use_lists_build(g, &ul);
+    onyx_status *st = onyx_graph_track_uses(g);
     if (st) {
         free(head);
         free(next);
@@ -143,7 +143,7 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
                     ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < n->n_out; k++)
-                if (n->out[k] >= 0) onyx_graph_replace_uses_in(g, &ul, n->out[k], m->out[k]);
+                if (n->out[k] >= 0) onyx_graph_replace_uses(g, n->out[k], m->out[k]);
             onyx_graph_remove_node(g, (uint32_t)i);
             (*changes)++;
             merged = true;
@@ -153,7 +153,6 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
             head[b] = (int32_t)i;
         }
     }
-    onyx_use_lists_free(&ul);
     free(head);
     free(next);
     return NULL;
@@ -202,18 +201,8 @@ static onyx_status *rescale_conv(onyx_graph *g, uint32_t conv, const double *s, 
         return st;
     }
     ONYX_TRY(onyx_graph_new_constant(g, "conv_bias", b2, &bid));
-    n = &g->nodes[conv];
-    n->in[1] = wid;
-    if (n->n_in > 2) {
-        n->in[2] = bid;
-    } else {
-        int32_t *in = realloc(n->in, 4 * sizeof *in);
-        if (!in) return ONYX_OOM();
-        n->in = in;
-        n->in[2] = bid;
-        n->n_in = 3;
-    }
-    return NULL;
+    ONYX_TRY(onyx_graph_set_input(g, conv, 1, wid));
+    return onyx_graph_set_input(g, conv, 2, bid);   /* replaces B or appends it */
 }
 
 /* Take over `after`'s output: conv now writes it, `after` goes. */
@@ -243,12 +232,11 @@ static bool per_channel(const onyx_value *c, int64_t m, int conv_rank, double *o
 
 static onyx_status *conv_fold(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     onyx_status *st = NULL;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         if (!conv_with_const_weights(g, &g->nodes[i])) continue;
-        int32_t r = sole_reader(g, &u, g->nodes[i].out[0]);
+        int32_t r = sole_reader(g, g->nodes[i].out[0]);
         if (r < 0) continue;
         const onyx_node *nx = &g->nodes[r];
         const onyx_value *w = g->values[g->nodes[i].in[1]].constant;
@@ -294,7 +282,6 @@ static onyx_status *conv_fold(onyx_opt_ctx *ctx, size_t *changes) {
         }
         free(s);
     }
-    onyx_use_index_free(&u);
     return st;
 }
 
@@ -304,8 +291,7 @@ const onyx_pass onyx_pass_conv_fold = {"conv_bn_add_mul_fusion", ONYX_OPT_BASIC,
 
 static onyx_status *matmul_add_to_gemm(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     onyx_status *st = NULL;
     size_t n_nodes = g->n_nodes;
     for (size_t i = 0; i < n_nodes && !st; i++) {
@@ -315,7 +301,7 @@ static onyx_status *matmul_add_to_gemm(onyx_opt_ctx *ctx, size_t *changes) {
             continue;
         const onyx_type *ta = &g->values[mm->in[0]].type, *tb = &g->values[mm->in[1]].type;
         if (ta->rank != 2 || tb->rank != 2 || ta->dtype != ONYX_FLOAT || !onyx_dim_known(tb->dims[1])) continue;
-        int32_t r = sole_reader(g, &u, mm->out[0]);
+        int32_t r = sole_reader(g, mm->out[0]);
         if (r < 0 || !onyx_opt_is_op(&g->nodes[r], "", "Add") || g->nodes[r].n_in != 2) continue;
         const onyx_node *add = &g->nodes[r];
         int32_t c = add->in[0] == mm->out[0] ? add->in[1] : add->in[0];
@@ -335,7 +321,6 @@ static onyx_status *matmul_add_to_gemm(onyx_opt_ctx *ctx, size_t *changes) {
         st = onyx_graph_new_node(g, "Gemm", "", gemm_opset, name, in, 3, out, 1, 0, &idx);
         if (!st) (*changes)++;
     }
-    onyx_use_index_free(&u);
     return st;
 }
 
@@ -355,14 +340,7 @@ static bool read_perm(const onyx_node *n, int64_t *perm, int *rank) {
 
 static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    onyx_use_lists ul;
-    ONYX_TRY(onyx_use_index_build(g, &u));
-    onyx_status *st = onyx_use_lists_build(g, &ul);
-    if (st) {
-        onyx_use_index_free(&u);
-        return st;
-    }
+    ONYX_TRY(onyx_graph_track_uses(g));
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onyx_node *t2 = &g->nodes[i];
         if (!onyx_opt_is_op(t2, "", "Transpose") || t2->n_in < 1 || t2->in[0] < 0 || t2->out[0] < 0) continue;
@@ -376,14 +354,14 @@ static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
         bool identity = true;
         for (int k = 0; k < r1 && identity; k++) identity = p2[k] >= 0 && p2[k] < r1 && p1[p2[k]] == k;
         if (!identity) continue;
-        if (!onyx_graph_replace_uses_in(g, &ul, t2->out[0], t1->in[0])) continue;
+        int32_t t1_out = t1->out[0];
+        if (!onyx_graph_replace_uses(g, t2->out[0], t1->in[0])) continue;
         onyx_graph_remove_node(g, (uint32_t)i);
-        if (onyx_use_count(&u, t1->out[0]) == 1 && !g->values[t1->out[0]].is_output)
+        /* t1's output has no reader left (the index is exact after the removal) */
+        if (!onyx_use_count(g, t1_out) && !g->values[t1_out].is_output && !onyx_graph_value_captured(g, t1_out))
             onyx_graph_remove_node(g, (uint32_t)p);
         (*changes)++;
     }
-    onyx_use_lists_free(&ul);
-    onyx_use_index_free(&u);
     return NULL;
 }
 
@@ -393,13 +371,12 @@ const onyx_pass onyx_pass_transpose_cancellation = {"transpose_optimizer", ONYX_
 
 static onyx_status *pad_into_conv(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    onyx_use_index u;
-    ONYX_TRY(onyx_use_index_build(g, &u));
+    ONYX_TRY(onyx_graph_track_uses(g));
     onyx_status *st = NULL;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         const onyx_node *pad = &g->nodes[i];
         if (!onyx_opt_is_op(pad, "", "Pad") || pad->n_in < 1 || pad->in[0] < 0 || pad->out[0] < 0) continue;
-        int32_t r = sole_reader(g, &u, pad->out[0]);
+        int32_t r = sole_reader(g, pad->out[0]);
         if (r < 0) continue;
         onyx_node *conv = &g->nodes[r];
         if ((!onyx_opt_is_op(conv, "", "Conv") && !onyx_opt_is_op(conv, "", "MaxPool")) || conv->in[0] != pad->out[0])
@@ -461,7 +438,6 @@ static onyx_status *pad_into_conv(onyx_opt_ctx *ctx, size_t *changes) {
         st = onyx_graph_set_attr_ints(g, nc, a, "pads", merged, (size_t)(2 * sp));
         (*changes)++;
     }
-    onyx_use_index_free(&u);
     return st;
 }
 

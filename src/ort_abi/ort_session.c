@@ -150,18 +150,9 @@ OrtStatus *ort_SessionGetMemoryInfoForOutputs(const OrtSession *s, const OrtMemo
     return NULL;
 }
 
-/* A caller-provided output tensor (outputs[i] != NULL on entry): the result
- * is copied into it, as ORT writes into pre-allocated outputs. */
-static OrtStatus *copy_into_preallocated(const char *name, onyx_value *dst, onyx_value *src) {
-    if (dst->kind != ONYX_VALUE_TENSOR || src->kind != ONYX_VALUE_TENSOR ||
-        dst->dtype != src->dtype || !onyx_shape_equal(dst, src) || dst->dtype == ONYX_STRING)
-        return ort_status(ORT_INVALID_ARGUMENT,
-                          "Run: the pre-allocated value for output '%s' does not match the "
-                          "result's type and shape", name);
-    memcpy(dst->data, src->data, src->nbytes);
-    return NULL;
-}
-
+/* outputs[i] != NULL on entry is a pre-allocated output: onyx writes the
+ * result straight into it (onyx_session_run_into), so a large output such
+ * as GPT-2's logits costs no extra copy. */
 OrtStatus *ort_Run(OrtSession *sess, const OrtRunOptions *ro, const char *const *in_names,
                    const OrtValue *const *inputs, size_t n_in, const char *const *out_names,
                    size_t n_out, OrtValue **outputs) {
@@ -171,23 +162,9 @@ OrtStatus *ort_Run(OrtSession *sess, const OrtRunOptions *ro, const char *const 
     for (size_t i = 0; i < n_in; i++)
         if (!in_names[i] || !inputs[i])
             return ort_status(ORT_INVALID_ARGUMENT, "Run: input %zu has a NULL name or value", i);
-    onyx_value *stack_res[16];
-    onyx_value **res = n_out <= 16 ? stack_res : calloc(n_out, sizeof *res);
-    if (!res) return ort_status(ORT_FAIL, "Run: out of memory");
-    OrtStatus *st = ort_from_onyx(onyx_session_run(
-        sess->s, ro ? ro->ro : NULL, in_names, (const onyx_value *const *)inputs, n_in,
-        out_names, n_out, res));
-    if (!st) {   /* on an onyx error no result exists; here every one does */
-        for (size_t i = 0; !st && i < n_out; i++)
-            if (outputs[i])
-                st = copy_into_preallocated(out_names[i], (onyx_value *)outputs[i], res[i]);
-        for (size_t i = 0; i < n_out; i++) {
-            if (st || outputs[i]) onyx_value_free(res[i]);
-            else outputs[i] = (OrtValue *)res[i];
-        }
-    }
-    if (res != stack_res) free(res);
-    return st;
+    return ort_from_onyx(onyx_session_run_into(sess->s, ro ? ro->ro : NULL, in_names,
+                                               (const onyx_value *const *)inputs, n_in, out_names,
+                                               n_out, (onyx_value **)outputs));
 }
 
 /* RunAsync: the run happens on a new thread, which calls the callback with

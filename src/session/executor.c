@@ -25,6 +25,23 @@ static onyx_status *check_output_index(onyx_kernel_ctx *ctx, size_t i) {
     return NULL;
 }
 
+/* A graph output the caller provided a tensor for (onyx_session_run_into):
+ * the result is a view of the caller's memory, which must have the result's
+ * exact type and shape; nothing is ever written past it. */
+static onyx_status *provided_output(onyx_run_state *rs, int32_t id, int dtype, int rank, const int64_t *dims,
+                                    onyx_value **out) {
+    const onyx_value *p = rs->provided[id];
+    const char *name = rs->plan->graph->values[id].name;
+    char want[200], got[200];
+    bool same = p->dtype == dtype && p->rank == rank;
+    for (int k = 0; same && k < rank; k++) same = p->dims[k] == dims[k];
+    if (!same)
+        return ONYX_INVALID_ARG("output '%s': the provided tensor is %s%s but the run produces %s%s", name,
+                                onyx_dtype_name(p->dtype), onyx_shape_str(p->dims, p->rank, want, sizeof want),
+                                onyx_dtype_name(dtype), onyx_shape_str(dims, rank, got, sizeof got));
+    return onyx_tensor_wrap(dtype, rank, dims, p->data, p->nbytes, false, out);
+}
+
 onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
                                 const int64_t *dims, onyx_value **out) {
     ONYX_TRY(check_output_index(ctx, i));
@@ -32,7 +49,9 @@ onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int r
     onyx_status *st;
     onyx_run_state *rs = ctx->run;
     int32_t id = ctx->node->out[i];
-    if (rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
+    if (rs && rs->provided && id >= 0 && rs->provided[id]) {
+        ONYX_TRY(provided_output(rs, id, dtype, rank, dims, &v));
+    } else if (rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
         /* planned: place it in the arena if it is no bigger than recorded */
         size_t nbytes;
         int64_t numel;

@@ -104,8 +104,25 @@ static onyx_status *check_output_type(const onyx_session *s, int32_t id, const o
     return NULL;
 }
 
+/* A result that did not land in the caller's tensor (an input, a constant,
+ * a view made by the kernel, an output asked for twice): one copy, after
+ * the same checks as a direct write. */
+static onyx_status *copy_to_provided(const char *name, onyx_value *dst, const onyx_value *src) {
+    char want[200], got[200];
+    if (src->kind != ONYX_VALUE_TENSOR || src->dtype == ONYX_STRING || src->device)
+        return ONYX_INVALID_ARG("output '%s': a provided tensor can receive only a numeric host tensor", name);
+    if (dst->data == src->data) return NULL;
+    if (dst->dtype != src->dtype || !onyx_shape_equal(dst, src) || dst->nbytes != src->nbytes)
+        return ONYX_INVALID_ARG("output '%s': the provided tensor is %s%s but the run produces %s%s", name,
+                                onyx_dtype_name(dst->dtype), onyx_shape_str(dst->dims, dst->rank, want, sizeof want),
+                                onyx_dtype_name(src->dtype), onyx_shape_str(src->dims, src->rank, got, sizeof got));
+    if (src->nbytes) memcpy(dst->data, src->data, src->nbytes);
+    return NULL;
+}
+
 static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
-                                 const char *const *names, size_t n, onyx_value **outputs) {
+                                 const char *const *names, size_t n, onyx_value **outputs,
+                                 onyx_value *const *given) {
     const onyx_graph *g = s->graph;
     for (size_t i = 0; i < n; i++) {
         int32_t id = names[i] ? onyx_graph_find_value(g, names[i]) : -1;
@@ -114,7 +131,10 @@ static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
         onyx_value *v = rs->slots[id];
         if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
         ONYX_TRY(check_output_type(s, id, v));
-        if (rs->owned[id]) {
+        if (given && given[i]) {
+            ONYX_TRY(copy_to_provided(names[i], given[i], v));
+            outputs[i] = given[i];
+        } else if (rs->owned[id]) {
             outputs[i] = v; /* hand over; the slot keeps a borrowed pointer */
             rs->owned[id] = 0;
         } else {
@@ -208,21 +228,67 @@ static void run_state_free(onyx_run_state *rs, size_t n_values) {
     free(rs->recorded);
 }
 
-onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
-                              const char *const *input_names, const onyx_value *const *inputs,
-                              size_t n_inputs, const char *const *output_names, size_t n_outputs,
-                              onyx_value **outputs) {
+/* The caller's tensors of onyx_session_run_into, checked before the run:
+ * numeric host tensors of the declared element type, one per output value
+ * (the first of two for the same output is written directly, the second
+ * gets a copy). */
+static onyx_status *collect_provided(const onyx_session *s, const char *const *names, size_t n,
+                                     onyx_value *const *given, onyx_value **by_id) {
+    const onyx_graph *g = s->graph;
+    for (size_t i = 0; i < n; i++) {
+        onyx_value *p = given[i];
+        if (!p) continue;
+        int32_t id = names[i] ? onyx_graph_find_value(g, names[i]) : -1;
+        if (id < 0 || !g->values[id].is_output)
+            return ONYX_INVALID_ARG("'%s' is not an output of the model", names[i] ? names[i] : "(null)");
+        if (p->kind != ONYX_VALUE_TENSOR || p->dtype == ONYX_STRING || p->device || (p->nbytes && !p->data))
+            return ONYX_INVALID_ARG("output '%s': a provided output must be a numeric tensor in host memory",
+                                    names[i]);
+        const onyx_type *t = &g->values[id].type;
+        if (t->kind == ONYX_VALUE_TENSOR && t->dtype && t->dtype != p->dtype)
+            return ONYX_INVALID_ARG("output '%s': the provided tensor holds %s but the output is %s", names[i],
+                                    onyx_dtype_name(p->dtype), onyx_dtype_name(t->dtype));
+        if (!by_id[id]) by_id[id] = p;
+    }
+    return NULL;
+}
+
+static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opts,
+                                const char *const *input_names, const onyx_value *const *inputs,
+                                size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                onyx_value **outputs, bool into) {
     if (!s) return ONYX_INVALID_ARG("session is NULL");
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
     const onyx_graph *g = s->graph;
+    /* run_into: the caller's tensors, by output position and by value id */
+    onyx_value **given = NULL, **by_id = NULL;
+    for (size_t i = 0; into && i < n_outputs && !given; i++)
+        if (outputs[i]) {
+            given = malloc(n_outputs * sizeof *given);
+            by_id = calloc(g->n_values + 1, sizeof *by_id);
+            if (!given || !by_id) {
+                free(given);
+                free(by_id);
+                return ONYX_OOM();
+            }
+            memcpy(given, outputs, n_outputs * sizeof *given);
+            onyx_status *pst = collect_provided(s, output_names, n_outputs, given, by_id);
+            if (pst) {
+                free(given);
+                free(by_id);
+                return pst;
+            }
+        }
     onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler, .ropts = run_opts,
-                         .deadline_ns = onyx_run_deadline_ns(run_opts)};
+                         .deadline_ns = onyx_run_deadline_ns(run_opts), .provided = by_id};
     int64_t t_start = s->profiler ? onyx_now_ns() : 0;
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);
     if (!rs.slots || !rs.owned) {
         run_state_free(&rs, 0);
+        free(given);
+        free(by_id);
         return ONYX_OOM();
     }
     for (size_t v = 0; v < g->n_values; v++)
@@ -243,7 +309,7 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     int64_t t_exec = s->profiler ? onyx_now_ns() : 0;
     if (!st) st = onyx_plan_execute(s->plan, &rs);
     if (s->profiler) onyx_profiler_session_event(s->profiler, "SequentialExecutor::Execute", t_exec, onyx_now_ns());
-    if (!st) st = take_outputs(s, &rs, output_names, n_outputs, outputs);
+    if (!st) st = take_outputs(s, &rs, output_names, n_outputs, outputs, given);
     size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
     if (!st && rs.recorded) {
         onyx_memplan *mp;
@@ -255,7 +321,12 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     free(sig);
     if (st) {
         for (size_t i = 0; i < n_outputs; i++) {
-            /* outputs handed over before the failure are owned by the caller's array */
+            /* outputs handed over before the failure are owned by the caller's array;
+             * the caller's own tensors stay in place */
+            if (given && given[i]) {
+                outputs[i] = given[i];
+                continue;
+            }
             onyx_value_destroy(outputs[i]);
             outputs[i] = NULL;
         }
@@ -270,5 +341,21 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
     run_state_free(&rs, g->n_values); /* before the arena goes back */
     release_plan(s, &rs);
     if (s->profiler) onyx_profiler_session_event(s->profiler, "model_run", t_start, onyx_now_ns());
+    free(given);
+    free(by_id);
     return st;
+}
+
+onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
+                              const char *const *input_names, const onyx_value *const *inputs,
+                              size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                              onyx_value **outputs) {
+    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false);
+}
+
+onyx_status *onyx_session_run_into(onyx_session *s, const onyx_run_options *run_opts,
+                                   const char *const *input_names, const onyx_value *const *inputs,
+                                   size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                   onyx_value **outputs) {
+    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, true);
 }

@@ -122,6 +122,10 @@ typedef struct onyx_run_state {
     onyx_profiler *profiler;        /* NULL unless profiling */
     const onyx_run_options *ropts;  /* the caller's run options, or NULL */
     int64_t deadline_ns;            /* onyx_now_ns() value at which the run stops, 0 = none */
+    /* onyx_session_run_into: per value id, the caller's tensor that output
+     * receives (the producing node writes into it), or NULL; NULL array when
+     * the caller provided none */
+    onyx_value *const *provided;
 } onyx_run_state;
 
 /* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */

@@ -135,6 +135,7 @@ int cmd_test(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
+int cmd_quantize(int argc, char **argv); /* over src/quantize/ */
 int cmd_ops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
 extern const char *const cli_serve_help;

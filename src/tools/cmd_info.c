@@ -327,7 +327,8 @@ static void print_cpu(void) {
     const onyx_cpu_table *cpu = onyx_cpu();
     printf("cpu: isa %s (%s; best on this CPU: %s), blocked layout: ", cpu->name, onyx_cpu_isa_source(),
            onyx_cpu_isa_name(onyx_cpu_detected()));
-    if (cpu->nchwc_block) printf("%d channels per block", cpu->nchwc_block);
+    const int blk = onyx_cpu_nchwc_block();
+    if (blk) printf("%d channels per block%s", blk, blk != cpu->nchwc_block ? " (ONYX_NCHWC_BLOCK)" : "");
     else printf("off");
     if (*onyx_cpu_feature_names()) printf(", features: %s", onyx_cpu_feature_names());
     printf("\n");

@@ -3,7 +3,8 @@
  *   onyx run MODEL ...     run once, print / save the outputs
  *   onyx test DIR ...      run ONNX backend-test folders
  *   onyx perf MODEL ...    time load and runs (onnxruntime_perf_test style)
- *   onyx info MODEL        describe a model */
+ *   onyx info MODEL        describe a model
+ *   onyx quantize IN OUT   write a quantised model (src/quantize/) */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ static const char *const general_help =
     "  perf MODEL   measure load time, latency and peak memory\n"
     "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
     "  optimize MODEL OUT   optimise a model and save it\n"
+    "  quantize IN OUT --mode dynamic|static|int4   write an int8 (or int4) model\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
     "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
     "  help [CMD]   show help for a command\n"
@@ -98,11 +100,37 @@ static const char *const optimize_help =
     "  optimises MODEL at the level (default all) and writes OUT, a valid ONNX model (initializers\n"
     "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
+static const char *const quantize_help =
+    "usage: onyx quantize IN OUT --mode dynamic|static|int4 [options]\n"
+    "  writes OUT, a quantised standard ONNX model (ONNX Runtime runs it too); a refused request\n"
+    "  (unreadable model, OUT equal to IN, unknown op type or node, mismatched calibration data)\n"
+    "  writes nothing.\n"
+    "  --mode dynamic        int8 weights, activations quantised at run time (MatMul ->\n"
+    "                        DynamicQuantizeLinear + MatMulInteger, as ONNX Runtime's quantize_dynamic)\n"
+    "  --mode static         weights and calibrated activations (QDQ or integer operators)\n"
+    "  --mode int4           4-bit block-quantised MatMul weights (com.microsoft MatMulNBits)\n"
+    "  --calibration P       .npz file or folder of them (repeatable, or comma-separated);\n"
+    "                        default: --samples generated inputs (static)\n"
+    "  --samples N           generated calibration inputs when none are given (default 16)\n"
+    "  -S SEED               seed for generated calibration inputs (default 0)\n"
+    "  --method M            calibration: minmax (default), entropy, percentile\n"
+    "  --percentile P        kept percentile for --method percentile (default 99.999)\n"
+    "  --per-channel         one weight scale per output channel\n"
+    "  --reduce-range        7-bit weights\n"
+    "  --format F            qdq (default) or qoperator (static)\n"
+    "  --op-types LIST       op types to quantise (comma-separated; default: all the mode handles)\n"
+    "  --nodes LIST          only these nodes; --exclude-nodes LIST: never these\n"
+    "  --weight-type T       int8 (default) or uint8; --activation-type T: uint8 (default) or int8\n"
+    "  --block-size B        int4: elements per block along K (default 32, a power of two >= 16)\n"
+    "  --symmetric | --asymmetric   int4: zero point implied (default) or stored per block\n"
+    "  --accuracy-level L    int4: MatMulNBits accuracy_level, 0 (default) or 4 (int8 activations)\n";
+
 static const char *help_text(const char *cmd) {
     const struct {   /* not static: cli_serve_help lives in another unit */
         const char *cmd, *text;
     } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
-                 {"optimize", optimize_help}, {"serve", cli_serve_help}};
+                 {"optimize", optimize_help}, {"quantize", quantize_help},
+                 {"serve", cli_serve_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -136,6 +164,7 @@ int onyx_cli_main(int argc, char **argv) {
     if (strcmp(cmd, "perf") == 0) return cmd_perf(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
+    if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
     fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);

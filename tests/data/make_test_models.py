@@ -193,7 +193,23 @@ def session_info():
     save(m, "session_info.onnx")
 
 
+def run_into():
+    """Outputs for onyx_session_run_into (tests/unit/test_run_into.c): y = Relu(x) computed
+    by a node (written into the caller's tensor directly), the graph input x itself and the
+    initializer c (both copied into a provided tensor)."""
+    c = numpy_helper.from_array(np.array([1.5, -2.5], np.float32), "c")
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "run_into",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3]),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3]),
+                           helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])],
+                          initializer=[c])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests"),
+         "run_into.onnx")
+
+
 if __name__ == "__main__":
+    run_into()
     session_info()
     conv_add_relu()
     rewrites()

@@ -265,6 +265,33 @@ static void run_digits(OrtSession *s, OrtMemoryInfo *mem, float expect_sum) {
     OK(api->Run(s, ro, in_names, (const OrtValue *const *)&x, 1, out_names, 1, &o1));
     CHECK(o1 == keep && pre[0] + pre[1] + pre[9] > 0, "pre-allocated output not written");
     api->ReleaseValue(o1);
+    /* one of the wrong shape is refused with ORT_INVALID_ARGUMENT, nothing written past it,
+     * and the caller's value stays in place */
+    float small[6] = {0, 0, 0, 0, 0, 0};
+    int64_t sshape[2] = {1, 5};
+    OK(api->CreateTensorWithDataAsOrtValue(mem, small, 5 * sizeof(float), sshape, 2,
+                                           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &o1));
+    keep = o1;
+    small[5] = 42.0f;
+    ERR(api->Run(s, ro, in_names, (const OrtValue *const *)&x, 1, out_names, 1, &o1), ORT_INVALID_ARGUMENT,
+        "float32[1,5] but the run produces float32[1,10]");
+    CHECK(o1 == keep && small[5] == 42.0f, "wrong-shape pre-allocated output");
+    /* IoBinding: a bound output value is written in place as well */
+    OrtIoBinding *pb;
+    OK(api->CreateIoBinding(s, &pb));
+    OK(api->BindInput(pb, "image", x));
+    OK(api->BindOutput(pb, "probabilities", o1));
+    ERR(api->RunWithBinding(s, ro, pb), ORT_INVALID_ARGUMENT, "float32[1,5]");
+    float pre2[10] = {0};
+    OrtValue *o2;
+    OK(api->CreateTensorWithDataAsOrtValue(mem, pre2, sizeof pre2, oshape, 2,
+                                           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &o2));
+    OK(api->BindOutput(pb, "probabilities", o2));
+    OK(api->RunWithBinding(s, ro, pb));
+    CHECK(!memcmp(pre, pre2, sizeof pre), "bound output written in place");
+    api->ReleaseIoBinding(pb);
+    api->ReleaseValue(o2);
+    api->ReleaseValue(o1);
     api->ReleaseRunOptions(ro);
 
     /* IoBinding */

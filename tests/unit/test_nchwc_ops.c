@@ -18,7 +18,8 @@
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "testlib.h"
 
-#define BLK ONYX_NCHWC_BLOCK
+/* The block size the ops run with (their "block" attribute). */
+static int64_t blk = 16;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -48,15 +49,15 @@ static onyx_value *rand_nchw(int64_t N, int64_t C, int64_t H, int64_t W) {
 
 /* The blocked twin of an NCHW tensor, by hand; padding lanes get `pad`. */
 static onyx_value *block_by_hand(const onyx_value *x, float pad) {
-    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], Cb = onyx_nchwc_blocks(C);
-    int64_t d[5] = {N, Cb, H, W, BLK};
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], Cb = onyx_nchwc_blocks(C, blk);
+    int64_t d[5] = {N, Cb, H, W, blk};
     onyx_value *y = new_tensor(ONYX_FLOAT, 5, d);
     const float *xs = x->data;
     float *ys = y->data;
     for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < Cb * BLK; c++)
+        for (int64_t c = 0; c < Cb * blk; c++)
             for (int64_t p = 0; p < H * W; p++)
-                ys[((n * Cb + c / BLK) * H * W + p) * BLK + c % BLK] = c < C ? xs[(n * C + c) * H * W + p] : pad;
+                ys[((n * Cb + c / blk) * H * W + p) * blk + c % blk] = c < C ? xs[(n * C + c) * H * W + p] : pad;
     return y;
 }
 
@@ -68,8 +69,17 @@ static onyx_status *run_op_n(const char *op, const onyx_attr_proto *attrs, size_
     const onyx_op_def *def = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, op, 1, ONYX_FLOAT);
     if (!def) return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "no kernel for %s", op);
     int32_t ids_in[4] = {0, 1, 2, 3}, ids_out[2] = {4, 5};
+    /* the caller's attributes, and "block" unless it gave one */
+    onyx_attr_proto all[16];
+    if (n_attrs >= 16) return ONYX_INVALID_ARG("too many attributes");
+    bool has_block = false;
+    for (size_t k = 0; k < n_attrs; k++) {
+        all[k] = attrs[k];
+        has_block |= !strcmp(attrs[k].name, "block");
+    }
+    if (!has_block) all[n_attrs++] = attr_int("block", blk);
     onyx_node node = {.name = "t", .op_type = op, .domain = ONYX_NCHWC_DOMAIN, .opset = 1, .n_in = n_in,
-                      .n_out = n_out, .in = ids_in, .out = ids_out, .n_attrs = n_attrs, .attrs = attrs};
+                      .n_out = n_out, .in = ids_in, .out = ids_out, .n_attrs = n_attrs, .attrs = all};
     onyx_value *outs[2] = {NULL, NULL};
     bool used[2] = {true, true};
     onyx_kernel_ctx ctx = {.node = &node, .opset = 1, .n_in = n_in, .n_out = n_out, .in = in, .out = outs,
@@ -119,20 +129,20 @@ static bool close_enough(double got, double ref) {
 /* Compares blocked y (real lanes c < C) with NCHW reference ref. */
 static bool check_blocked(const onyx_value *y, const double *ref, int64_t N, int64_t C, int64_t H, int64_t W,
                           const char *what) {
-    int64_t Cb = onyx_nchwc_blocks(C);
+    int64_t Cb = onyx_nchwc_blocks(C, blk);
     if (!y || y->rank != 5 || y->dims[0] != N || y->dims[1] != Cb || y->dims[2] != H || y->dims[3] != W ||
-        y->dims[4] != BLK) {
+        y->dims[4] != blk) {
         char b[200];
-        fprintf(stderr, "%s: output shape %s, expected [%lld,%lld,%lld,%lld,16]\n", what,
+        fprintf(stderr, "%s: output shape %s, expected [%lld,%lld,%lld,%lld,%lld]\n", what,
                 y ? onyx_shape_str(y->dims, y->rank, b, sizeof b) : "(none)", (long long)N, (long long)Cb,
-                (long long)H, (long long)W);
+                (long long)H, (long long)W, (long long)blk);
         return false;
     }
     const float *ys = y->data;
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t p = 0; p < H * W; p++) {
-                double got = ys[((n * Cb + c / BLK) * H * W + p) * BLK + c % BLK];
+                double got = ys[((n * Cb + c / blk) * H * W + p) * blk + c % blk];
                 double e = ref[(n * C + c) * H * W + p];
                 if (!close_enough(got, e)) {
                     fprintf(stderr, "%s [%s]: n=%lld c=%lld h=%lld w=%lld: got %.9g, expected %.9g\n", what,
@@ -183,7 +193,7 @@ static void test_reorder_roundtrip(onyx_threadpool *tp) {
     /* empty tensors */
     onyx_value *e = rand_nchw(0, 20, 3, 5), *eb = NULL;
     CHECK_OK(run_op("ReorderInput", NULL, 0, e, &eb, tp));
-    CHECK(eb && eb->numel == 0 && eb->dims[1] == 2);
+    CHECK(eb && eb->numel == 0 && eb->dims[1] == onyx_nchwc_blocks(20, blk));
     onyx_value_destroy(e);
     onyx_value_destroy(eb);
     onyx_value_destroy(x);
@@ -418,8 +428,9 @@ static void dw_setup(const dw_case *c, dw_data *d) {
     d->c = c;
     onyx_nchwc_geom *g = &d->g;
     *g = (onyx_nchwc_geom){.N = c->N, .C = c->C, .M = c->C, .IH = c->H, .IW = c->W, .KH = c->KH, .KW = c->KW,
-                           .SH = c->SH, .SW = c->SW, .DH = c->DH, .DW = c->DW, .PT = c->PT, .PL = c->PL};
-    g->Cb = g->Mb = onyx_nchwc_blocks(c->C);
+                           .SH = c->SH, .SW = c->SW, .DH = c->DH, .DW = c->DW, .PT = c->PT, .PL = c->PL,
+                           .blk = blk};
+    g->Cb = g->Mb = onyx_nchwc_blocks(c->C, blk);
     g->OH = (c->H + c->PT + c->PB - ((c->KH - 1) * c->DH + 1)) / c->SH + 1;
     g->OW = (c->W + c->PL + c->PR - ((c->KW - 1) * c->DW + 1)) / c->SW + 1;
     d->act = (onyx_nchwc_act){c->act, 0, 0};
@@ -429,7 +440,7 @@ static void dw_setup(const dw_case *c, dw_data *d) {
     d->z = rand_nchw(c->N, c->C, g->OH, g->OW);
     int64_t nw = c->C * c->KH * c->KW;
     d->w = malloc((size_t)nw * sizeof(float));
-    d->bias = calloc((size_t)(g->Cb * BLK), sizeof(float));   /* padding lanes 0, as the Conv packs it */
+    d->bias = calloc((size_t)(g->Cb * blk), sizeof(float));   /* padding lanes 0, as the Conv packs it */
     for (int64_t i = 0; i < nw; i++) d->w[i] = testlib_frand();
     for (int64_t i = 0; i < c->C; i++) d->bias[i] = testlib_frand();
 }
@@ -444,7 +455,7 @@ static bool run_dw_case(const dw_case *c, int bands) {
     onyx_value *xb = block_by_hand(d.x, 0.0f), *zb = block_by_hand(d.z, 0.0f);
     float *packed = malloc((size_t)onyx_nchwc_dw_packed_size(g) * sizeof(float));
     onyx_nchwc_dw_pack(g, d.w, packed);
-    int64_t img_out = g->Cb * g->OH * g->OW * BLK, img_in = g->Cb * c->H * c->W * BLK;
+    int64_t img_out = g->Cb * g->OH * g->OW * blk, img_in = g->Cb * c->H * c->W * blk;
     float *y = malloc((size_t)(c->N * img_out + 1) * sizeof(float));
     for (int64_t i = 0; i < c->N * img_out; i++) y[i] = NAN;   /* every pixel must be written */
     for (int64_t n = 0; n < c->N; n++)
@@ -455,10 +466,10 @@ static bool run_dw_case(const dw_case *c, int bands) {
                                    g->OH * b / bands, g->OH * (b + 1) / bands, &d.act);
     bool ok = true;
     for (int64_t n = 0; ok && n < c->N; n++)
-        for (int64_t ch = 0; ok && ch < g->Cb * BLK; ch++)
+        for (int64_t ch = 0; ok && ch < g->Cb * blk; ch++)
             for (int64_t p = 0; ok && p < g->OH * g->OW; p++) {
                 int64_t oh = p / g->OW, ow = p % g->OW;
-                double got = y[n * img_out + ((ch / BLK * g->OH + oh) * g->OW + ow) * BLK + ch % BLK], mag;
+                double got = y[n * img_out + ((ch / blk * g->OH + oh) * g->OW + ow) * blk + ch % blk], mag;
                 if (ch >= c->C) {
                     ok = isfinite(got);
                     continue;
@@ -615,10 +626,13 @@ static void test_errors(void) {
     CHECK_ERR(run_op("ReorderOutput", &ch, 1, b, &y, NULL), "does not match");
     onyx_attr_proto chs = attr_str("channels", "20");
     CHECK_ERR(run_op("ReorderOutput", &chs, 1, b, &y, NULL), "must be an int");
-    /* the block size the layout pass records: only 16 is implemented */
-    onyx_attr_proto blk8 = attr_int("block", 8);
-    CHECK_ERR(run_op("ReorderInput", &blk8, 1, b4, &y, NULL), "blocks of 8 channels");
-    CHECK_ERR(run_op("GlobalMaxPool", &blk8, 1, b, &y, NULL), "blocks of 8 channels");
+    /* the block size the layout pass records: 4, 8 or 16; and the shape
+     * must be of that block */
+    onyx_attr_proto blk12 = attr_int("block", 12), blk8 = attr_int("block", 8);
+    CHECK_ERR(run_op("ReorderInput", &blk12, 1, b4, &y, NULL), "blocks of 12 channels");
+    CHECK_ERR(run_op("GlobalMaxPool", &blk12, 1, b, &y, NULL), "blocks of 12 channels");
+    CHECK_ERR(run_op("GlobalMaxPool", &blk8, 1, b, &y, NULL), "[N, C/8, H, W, 8]");
+    CHECK_ERR(run_op("ReorderOutput", (onyx_attr_proto[]){ch, blk8}, 2, b, &y, NULL), "[N, C/8, H, W, 8]");
 
     int64_t k3[2] = {3, 3}, k1[1] = {3}, k9[2] = {9, 9}, neg[4] = {0, -1, 0, 0}, s0[2] = {0, 1}, p1[4] = {1, 1, 1, 1};
     onyx_attr_proto ks = attr_ints("kernel_shape", k3, 2);
@@ -689,13 +703,13 @@ static double now_s(void) {
 
 static void bench_dw(int64_t C, int64_t H, int64_t S) {
     onyx_nchwc_geom g = {.N = 1, .C = C, .M = C, .IH = H, .IW = H, .KH = 3, .KW = 3, .SH = S, .SW = S, .DH = 1,
-                         .DW = 1, .PT = 1, .PL = 1};
-    g.Cb = g.Mb = onyx_nchwc_blocks(C);
+                         .DW = 1, .PT = 1, .PL = 1, .blk = blk};
+    g.Cb = g.Mb = onyx_nchwc_blocks(C, blk);
     g.OH = (H + 2 - 3) / S + 1;
     g.OW = g.OH;
-    size_t nin = (size_t)(g.Cb * H * H * BLK), nout = (size_t)(g.Cb * g.OH * g.OW * BLK);
+    size_t nin = (size_t)(g.Cb * H * H * blk), nout = (size_t)(g.Cb * g.OH * g.OW * blk);
     float *x = onyx_alloc(nin * 4), *y = onyx_alloc(nout * 4), *w = malloc((size_t)(C * 9) * 4);
-    float *packed = malloc((size_t)onyx_nchwc_dw_packed_size(&g) * 4), *bias = calloc((size_t)g.Cb * BLK, 4);
+    float *packed = malloc((size_t)onyx_nchwc_dw_packed_size(&g) * 4), *bias = calloc((size_t)g.Cb * blk, 4);
     for (size_t i = 0; i < nin; i++) x[i] = testlib_frand();
     for (int64_t i = 0; i < C * 9; i++) w[i] = testlib_frand();
     onyx_nchwc_dw_pack(&g, w, packed);
@@ -755,21 +769,29 @@ int main(int argc, char **argv) {
     const char *default_isa = onyx_cpu()->name;
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
     static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
+    /* blocks of 16 and 8 on every ISA, 4 on the portable path */
+    static const int64_t blocks[] = {16, 8, 4};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;
         }
-        if (do_bench) {
-            bench();
-            continue;
+        for (size_t k = 0; k < 3; k++) {
+            blk = blocks[k];
+            if (blk == 4 && strcmp(isas[i], "generic")) continue;
+            if (do_bench) {
+                printf("block %lld ", (long long)blk);
+                bench();
+                continue;
+            }
+            printf("  isa %s, block %lld\n", isas[i], (long long)blk);
+            test_reorder_roundtrip(tp);
+            test_pools(tp);
+            test_global_pools(tp);
+            test_depthwise();
         }
-        printf("  isa %s\n", isas[i]);
-        test_reorder_roundtrip(tp);
-        test_pools(tp);
-        test_global_pools(tp);
-        test_depthwise();
     }
+    blk = 16;   /* the error and inference cases spell out 16-channel shapes */
     CHECK(onyx_cpu_force_isa(default_isa));
     CHECK(!onyx_cpu_force_isa("avx9000"));
     if (!do_bench) {

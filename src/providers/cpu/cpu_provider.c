@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/provider.h"
+#include "providers/cpu/build_options.h"
 
 static int node_type_dtype(const onyx_graph *g, const onyx_node *n, int input) {
     if (input < 0 || (size_t)input >= n->n_in || n->in[input] < 0) return 0;
@@ -26,6 +27,11 @@ static bool cpu_claims(const onyx_provider *p, const onyx_graph *g, const onyx_n
 static void cpu_why_not(const onyx_provider *p, const onyx_graph *g, const onyx_node *n, char *buf,
                         size_t len) {
     const char *dom = n->domain[0] ? n->domain : "ai.onnx";
+    const char *left_out = onyx_cpu_left_out(n->domain, n->op_type);
+    if (left_out) {
+        snprintf(buf, len, "operator %s (domain %s) is not in this build: %s", n->op_type, dom, left_out);
+        return;
+    }
     if (!onyx_cpu_has_op(n->domain, n->op_type)) {
         snprintf(buf, len, "operator %s (domain %s) is not implemented", n->op_type, dom);
         return;

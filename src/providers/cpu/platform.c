@@ -13,25 +13,34 @@
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 
+#define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
+
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
     [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0,
-                          {onyx_nchwc_tile_generic, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
 #ifdef ONYX_GEMM_X86
-    /* a 16-channel block is two ymm registers: 12 accumulators of 16. The
+    /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
+     * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
+     * blocks run as two passes of 3 pixels. The 16-channel tile (two ymm
+     * per block, 2 x 2 x 3) runs graphs laid out with 16. The
      * direct tile runs near the FMA peak, so Winograd wins only from 128
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
-    [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, ONYX_NCHWC_BLOCK,
-                       {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}, {128, 128, 36, 36}},
-    /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8) */
-    [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, ONYX_NCHWC_BLOCK,
-                         {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+    [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
+                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
+                       {128, 128, 36, 36}},
+    /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
+     * run the AVX2 tile */
+    [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, 16,
+                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9}},
 #endif
 #ifdef ONYX_GEMM_NEON
-    /* the 8 x 12 SGEMM tile (24 of the 32 q registers); the blocked layout
-     * stays off until its kernels take a 4- or 8-channel block */
+    /* the 8 x 12 SGEMM tile (24 of the 32 q registers). The blocked layout
+     * stays off: its only tiles here are the portable ones (gcc's 4-lane
+     * loops), not yet measured against the im2col + NEON SGEMM path on
+     * ARM64 hardware */
     [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
-                       {onyx_nchwc_tile_generic, {8, 8, 8, 6}}, {16, 32, 100, 9}},
+                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
 #endif
 };
 
@@ -39,6 +48,7 @@ static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512
 
 static _Atomic int detected = -1;
 static _Atomic unsigned features;
+static _Atomic int forced_block = -1;   /* -1: not read from the environment yet; 0: the table's */
 static _Atomic(const char *) source = "detected";
 
 #if defined(ONYX_GEMM_NEON) && defined(__linux__)
@@ -154,4 +164,34 @@ bool onyx_cpu_force_isa(const char *name) {
 const char *onyx_cpu_isa_source(void) {
     (void)onyx_cpu();
     return atomic_load(&source);
+}
+
+bool onyx_cpu_force_nchwc_block(int block) {
+    if (block != 0 && block != 4 && block != 8 && block != 16) return false;
+    atomic_store(&forced_block, block);
+    return true;
+}
+
+int onyx_cpu_nchwc_block(void) {
+    int f = atomic_load(&forced_block);
+    if (f < 0) {
+        const char *env = getenv("ONYX_NCHWC_BLOCK");
+        f = 0;
+        if (env && *env && !onyx_cpu_force_nchwc_block(atoi(env)))
+            fprintf(stderr, "onyx: ONYX_NCHWC_BLOCK=%s is not one of 4, 8, 16; using the CPU's\n", env);
+        else if (env && *env)
+            f = atoi(env);
+        int expected = -1;
+        atomic_compare_exchange_strong(&forced_block, &expected, f);
+        f = atomic_load(&forced_block);
+    }
+    const int own = onyx_cpu()->nchwc_block;
+    return own && f ? f : own;
+}
+
+const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block) {
+    const int k = onyx_cpu_block_kind(block);
+    for (int isa = (int)onyx_cpu()->isa; isa > ONYX_CPU_GENERIC; isa--)
+        if (tables[isa].nchwc_tiles[k].fn) return &tables[isa].nchwc_tiles[k];
+    return &tables[ONYX_CPU_GENERIC].nchwc_tiles[k];
 }

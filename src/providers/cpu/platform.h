@@ -6,8 +6,10 @@
  * config entry "session.onyx.cpu_isa", or onyx_cpu_force_isa in tests).
  *
  * A table holds the SGEMM micro-kernel, the blocked-layout block size (0:
- * no fast blocked path, the layout pass leaves the graph alone) and the
- * direct-convolution tile of that layout. The vectorised loops written once
+ * no fast blocked path, the layout pass leaves the graph alone; 16 channels
+ * on AVX-512, one zmm, 8 on AVX2, one ymm) and the direct-convolution tiles
+ * of that layout per block size (a graph's nodes record the block they were
+ * laid out with, so a graph built under one table runs on another). The vectorised loops written once
  * on GNU vectors and compiled per ISA (NN_MULTIVERSION in nn_math.h,
  * NCHWC_MULTIVERSION in nchwc_impl.h) pick their clone from `isa`.
  *
@@ -45,11 +47,17 @@ typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, cons
 
 /* The register tile of the blocked direct convolution (and Winograd's
  * products): the function and the most pixels it takes per call for a group
- * of nob = 1..4 output blocks (ONYX_NCHWC_MAX_NOB). */
+ * of nob = 1..8 output blocks (ONYX_NCHWC_MAX_NOB; 4 at most for blocks
+ * of 16 channels). */
 typedef struct onyx_cpu_nchwc_tile {
     onyx_cpu_nchwc_tile_fn fn;
-    unsigned char pixels[4];
+    unsigned char pixels[8];
 } onyx_cpu_nchwc_tile;
+
+/* The block sizes a table has tiles for: 4, 8 and 16 channels (index
+ * onyx_cpu_block_kind). */
+#define ONYX_CPU_NCHWC_BLOCK_KINDS 3
+static inline int onyx_cpu_block_kind(int block) { return block == 4 ? 0 : block == 8 ? 1 : 2; }
 
 /* When Winograd F(2x2, 3x3) beats the direct tile (measured with
  * `test_nchwc_conv bench wino` per ISA): both channel counts at least
@@ -64,7 +72,9 @@ typedef struct onyx_cpu_table {
     const char *name;                   /* "avx512", "avx2", "generic" (what ONYX_ISA takes) */
     const struct onyx_gemm_isa *gemm;   /* SGEMM micro-kernel and its register tile */
     int nchwc_block;                    /* channels per block of the blocked layout; 0: layout pass off */
-    onyx_cpu_nchwc_tile nchwc_tile;     /* direct convolution tile on the blocked layout */
+    /* direct convolution tiles per block kind (4, 8, 16 channels); fn NULL:
+     * none of this ISA (onyx_cpu_nchwc_tile_for falls back) */
+    onyx_cpu_nchwc_tile nchwc_tiles[ONYX_CPU_NCHWC_BLOCK_KINDS];
     onyx_cpu_wino_rule wino;            /* where the blocked layout's Winograd runs */
 } onyx_cpu_table;
 
@@ -94,5 +104,17 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa);
 bool onyx_cpu_force_isa(const char *name);
 /* Why the table in use is what it is: "detected", "ONYX_ISA", "forced". */
 const char *onyx_cpu_isa_source(void);
+
+/* The block size the layout pass uses: the table's, unless another was
+ * forced (ONYX_NCHWC_BLOCK=4|8|16 in the environment, or
+ * onyx_cpu_force_nchwc_block for tests and benchmarks); 0 where the table
+ * has no fast blocked path. */
+int onyx_cpu_nchwc_block(void);
+/* Force blocks of 4, 8 or 16 channels; 0 returns to the table's. False
+ * (and no change) for another value. */
+bool onyx_cpu_force_nchwc_block(int block);
+/* The fastest tile for blocks of `block` channels on the table in use: its
+ * own, else the first lower ISA's that has one, else the portable tile. */
+const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block);
 
 #endif

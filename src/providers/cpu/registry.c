@@ -1,6 +1,7 @@
 /* The CPU kernel registry: every family table from kernels/families.h,
  * indexed once (lazily, thread-safe) by (domain, op type). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
@@ -61,11 +62,26 @@ static bool same_op(const onyx_op_def *d, const char *domain, const char *op) {
     return !strcmp(canonical_domain(d->domain), domain) && !strcmp(d->op_type, op);
 }
 
+/* The first entry of (domain, op), remembered per thread: type inference,
+ * partitioning and kernel creation ask for each node in turn, and graphs
+ * repeat operators, so one comparison with the last answer usually replaces
+ * the binary search (about ten string comparisons). The entry is checked
+ * by content, never trusted by pointer. */
+static _Thread_local size_t last_first = SIZE_MAX;
+
+static size_t first_def(const char *domain, const char *op) {
+    size_t i = last_first;
+    if (i < n_defs && same_op(all_defs[i], domain, op)) return i;   /* i was the lower bound of this op */
+    i = lower_bound(domain, op);
+    if (i < n_defs && same_op(all_defs[i], domain, op)) last_first = i;
+    return i;
+}
+
 const onyx_op_def *onyx_cpu_find_kernel(const char *domain, const char *op_type, int opset,
                                         int dtype) {
     pthread_once(&once, build_index);
     domain = canonical_domain(domain);
-    for (size_t i = lower_bound(domain, op_type); i < n_defs && same_op(all_defs[i], domain, op_type); i++) {
+    for (size_t i = first_def(domain, op_type); i < n_defs && same_op(all_defs[i], domain, op_type); i++) {
         const onyx_op_def *d = all_defs[i];
         if (opset < d->since_version || opset > d->until_version) continue;
         /* a dtype outside 1..63 matches no type mask (and must not be shifted) */

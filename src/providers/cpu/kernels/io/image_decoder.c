@@ -10,6 +10,11 @@
  * RGB becomes gray with Pillow's weights (R*19595 + G*38470 + B*7471 +
  * 2^15) >> 16, JPEG uses libjpeg's default ("fancy") chroma upsampling.
  *
+ * Each library is a build option (cmake/optional_deps.cmake): a build
+ * without one refuses streams of its format with an error naming the option
+ * (a decoder missing from the build is not a bad stream), while BMP and PNM
+ * always work.
+ *
  * The bytes are untrusted. Library errors are caught (libpng and libjpeg
  * through setjmp, libtiff and openjpeg through per-decoder handlers, which
  * also keep them quiet), every read of the stream is bounds-checked, and
@@ -21,11 +26,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef ONYX_HAVE_JPEG
 #include <jpeglib.h>
+#endif
+#ifdef ONYX_HAVE_OPENJPEG
 #include <openjpeg.h>
+#endif
+#ifdef ONYX_HAVE_PNG
 #include <png.h>
+#endif
+#ifdef ONYX_HAVE_TIFF
 #include <tiffio.h>
+#endif
+#ifdef ONYX_HAVE_WEBP
 #include <webp/decode.h>
+#endif
 #include "providers/cpu/kernel.h"
 
 /* Largest image decoded (a build may lower it, e.g. for fuzzing). */
@@ -34,7 +49,10 @@
 #endif
 #define MAX_PIXELS ONYX_IMAGE_MAX_PIXELS
 
-typedef enum { DEC_OK, DEC_BAD, DEC_OOM } dec_result;
+/* DEC_NO_*: the stream's format needs a library this build left out. */
+typedef enum {
+    DEC_OK, DEC_BAD, DEC_OOM, DEC_NO_PNG, DEC_NO_JPEG, DEC_NO_TIFF, DEC_NO_WEBP, DEC_NO_OPENJPEG
+} dec_result;
 
 /* A decoded image: channels is 1 (gray) or 3 (RGB), rows packed. */
 typedef struct image {
@@ -51,6 +69,7 @@ static dec_result image_alloc(image *img, int64_t w, int64_t h, int channels) {
     return img->px ? DEC_OK : DEC_OOM;
 }
 
+#if defined(ONYX_HAVE_PNG) || defined(ONYX_HAVE_JPEG)  /* their row callbacks */
 /* Store one row of w pixels with src_ch channels (1 gray, 2 gray+alpha,
  * 3 RGB, 4 RGBA) into the image's row y, dropping alpha. */
 static void store_row(image *img, int64_t y, const uint8_t *src, int src_ch) {
@@ -65,6 +84,7 @@ static void store_row(image *img, int64_t y, const uint8_t *src, int src_ch) {
         }
     }
 }
+#endif
 
 static inline uint8_t pil_luma(uint8_t r, uint8_t g, uint8_t b) {
     return (uint8_t)((r * 19595u + g * 38470u + b * 7471u + 0x8000u) >> 16);
@@ -81,6 +101,7 @@ static inline uint32_t rd_le16(const uint8_t *p) { return (uint32_t)p[0] | (uint
 static inline uint32_t rd_le32(const uint8_t *p) { return rd_le16(p) | rd_le16(p + 2) << 16; }
 
 /* ------------------------------------------------------------------- PNG */
+#ifdef ONYX_HAVE_PNG
 
 static void png_quiet_error(png_structp png, png_const_charp msg) {
     (void)msg;
@@ -155,8 +176,12 @@ done:
     png_destroy_read_struct(&png, &info, NULL);
     return res;
 }
+#else
+static dec_result decode_png(const uint8_t *data, size_t n, image *img) { return DEC_NO_PNG; }
+#endif
 
 /* ------------------------------------------------------------------ JPEG */
+#ifdef ONYX_HAVE_JPEG
 
 typedef struct jpeg_guard {
     struct jpeg_error_mgr pub;
@@ -236,8 +261,12 @@ done:
     jpeg_destroy_decompress(&cinfo);
     return res;
 }
+#else
+static dec_result decode_jpeg(const uint8_t *data, size_t n, image *img) { return DEC_NO_JPEG; }
+#endif
 
 /* ------------------------------------------------------------------ TIFF */
+#ifdef ONYX_HAVE_TIFF
 
 static tmsize_t tiff_read(thandle_t h, void *buf, tmsize_t n) {
     memfile *mf = (memfile *)h;
@@ -301,8 +330,12 @@ static dec_result decode_tiff(const uint8_t *data, size_t n, image *img) {
     TIFFClose(tif);
     return res;
 }
+#else
+static dec_result decode_tiff(const uint8_t *data, size_t n, image *img) { return DEC_NO_TIFF; }
+#endif
 
 /* ------------------------------------------------------------------ WebP */
+#ifdef ONYX_HAVE_WEBP
 
 static dec_result decode_webp(const uint8_t *data, size_t n, image *img) {
     WebPBitstreamFeatures f;
@@ -313,8 +346,12 @@ static dec_result decode_webp(const uint8_t *data, size_t n, image *img) {
     if (!WebPDecodeRGBInto(data, n, img->px, size, (int)(img->w * 3))) return DEC_BAD;
     return DEC_OK;
 }
+#else
+static dec_result decode_webp(const uint8_t *data, size_t n, image *img) { return DEC_NO_WEBP; }
+#endif
 
 /* -------------------------------------------------------------- JPEG 2000 */
+#ifdef ONYX_HAVE_OPENJPEG
 
 static OPJ_SIZE_T opj_read_mem(void *buf, OPJ_SIZE_T n, void *user) {
     memfile *mf = user;
@@ -415,6 +452,9 @@ done:
     if (st) opj_stream_destroy(st);
     return res;
 }
+#else
+static dec_result decode_j2k(const uint8_t *data, size_t n, image *img, bool jp2) { return DEC_NO_OPENJPEG; }
+#endif
 
 /* ------------------------------------------------------------------- BMP */
 
@@ -700,6 +740,19 @@ static void write_pixels(const image *img, int fmt, uint8_t *out) {
     }
 }
 
+/* The error for a stream whose decoder this build left out. */
+static onyx_status *missing_codec(dec_result r) {
+    static const char *const what[][3] = {
+        [DEC_NO_PNG] = {"PNG", "PNG", "libpng-dev"},
+        [DEC_NO_JPEG] = {"JPEG", "JPEG", "libjpeg62-turbo-dev"},
+        [DEC_NO_TIFF] = {"TIFF", "TIFF", "libtiff-dev"},
+        [DEC_NO_WEBP] = {"WebP", "WEBP", "libwebp-dev"},
+        [DEC_NO_OPENJPEG] = {"JPEG 2000", "OPENJPEG", "libopenjp2-7-dev"},
+    };
+    return ONYX_NOT_IMPLEMENTED("the encoded stream is %s, and this build has no %s decoder: configure "
+                                "with -DONYX_WITH_%s=ON (%s)", what[r][0], what[r][0], what[r][1], what[r][2]);
+}
+
 static onyx_status *image_decoder_compute(onyx_kernel_ctx *ctx) {
     int fmt;
     ONYX_TRY(parse_format(ctx->node, &fmt));
@@ -712,6 +765,7 @@ static onyx_status *image_decoder_compute(onyx_kernel_ctx *ctx) {
         free(img.px);
         return ONYX_OOM();
     }
+    if (r >= DEC_NO_PNG) return missing_codec(r);
     int64_t dims[3] = {0, 0, fmt == FMT_GRAY ? 1 : 3};
     if (r == DEC_OK) dims[0] = img.h, dims[1] = img.w;
     onyx_value *y;

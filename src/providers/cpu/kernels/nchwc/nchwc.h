@@ -3,8 +3,12 @@
  * networks, as ONNX Runtime's NchwcTransformer and MLAS do.
  *
  * A blocked tensor of a 4-D NCHW float tensor [N, C, H, W] is the 5-D float
- * tensor [N, ceil(C / 16), H, W, 16]: channel c lives in block c / 16, lane
- * c % 16, so one AVX-512 vector holds 16 channels of one pixel. Lanes of
+ * tensor [N, ceil(C / B), H, W, B] for a block of B channels: channel c
+ * lives in block c / B, lane c % B, so one vector register holds B channels
+ * of one pixel. B is the CPU table's (platform.h: 16 on AVX-512, 8 on AVX2,
+ * one zmm or ymm) and is recorded on every node as attribute "block" (16
+ * when absent); the kernels take 4, 8 and 16 on every ISA (the portable
+ * paths loop over any of them). Below, 16 stands for B. Lanes of
  * channels >= C ("padding lanes") hold finite values (ReorderInput and the
  * kernels write 0 + bias 0 there, so an activation may make them e.g. 0.5);
  * consumers never depend on them: convolution weights of padding input
@@ -39,15 +43,21 @@
 #include "providers/cpu/gemm/gemm.h"
 
 #define ONYX_NCHWC_DOMAIN "ai.onyx.nchwc"
-#define ONYX_NCHWC_BLOCK 16
+/* The widest block (stack buffers are sized for it) and the block of a
+ * node without the attribute. */
+#define ONYX_NCHWC_MAX_BLOCK 16
+#define ONYX_NCHWC_DEFAULT_BLOCK 16
 
-/* ceil(c / 16) */
-static inline int64_t onyx_nchwc_blocks(int64_t c) { return (c + ONYX_NCHWC_BLOCK - 1) / ONYX_NCHWC_BLOCK; }
+/* ceil(c / blk) */
+static inline int64_t onyx_nchwc_blocks(int64_t c, int64_t blk) { return (c + blk - 1) / blk; }
+
+/* Whether the kernels implement blocks of `blk` channels: 4, 8 or 16. */
+static inline bool onyx_nchwc_block_ok(int64_t blk) { return blk == 4 || blk == 8 || blk == 16; }
 
 /* The channels per block recorded on a node by the layout pass (attribute
- * "block", from the CPU table; 16 when absent). The kernels implement
- * 16-channel blocks: another value is an error naming it. (nchwc_reorder.c) */
-onyx_status *onyx_nchwc_check_block(const onyx_node *node);
+ * "block", from the CPU table; 16 when absent); an error naming the value
+ * when the kernels do not implement it. (nchwc_reorder.c) */
+onyx_status *onyx_nchwc_node_block(const onyx_node *node, int *blk);
 
 /* The fused activation of a Conv: kind is an onyx_gemm_activation. */
 typedef struct onyx_nchwc_act {
@@ -64,7 +74,8 @@ onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act);
  * products fit in int64). */
 typedef struct onyx_nchwc_geom {
     int64_t N, C, M;          /* batch, input and output channels (unpadded) */
-    int64_t Cb, Mb;           /* blocks: ceil(C / 16), ceil(M / 16) */
+    int64_t blk;              /* channels per block (4, 8, 16) */
+    int64_t Cb, Mb;           /* blocks: ceil(C / blk), ceil(M / blk) */
     int64_t IH, IW, OH, OW;   /* input and output spatial size */
     int64_t KH, KW;           /* kernel */
     int64_t SH, SW, DH, DW;   /* strides, dilations */
@@ -73,14 +84,14 @@ typedef struct onyx_nchwc_geom {
 
 /* ---- depthwise convolution (nchwc_depthwise.c), called by Conv ---- */
 
-/* Floats of the packed depthwise weights: Cb * KH * KW * 16. */
+/* Floats of the packed depthwise weights: Cb * KH * KW * blk. */
 int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g);
-/* Pack ONNX depthwise weights w [C, 1, KH, KW] into [Cb][KH][KW][16]
+/* Pack ONNX depthwise weights w [C, 1, KH, KW] into [Cb][KH][KW][blk]
  * (padding lanes zero). */
 void onyx_nchwc_dw_pack(const onyx_nchwc_geom *g, const float *w, float *packed);
 /* One image, one channel block cb, output rows [oh0, oh1):
- * y = act(conv(x, w) + bias + z). x: [Cb][IH][IW][16] of the image,
- * bias: Cb * 16 floats or NULL, z: [Cb][OH][OW][16] or NULL, y like z. */
+ * y = act(conv(x, w) + bias + z). x: [Cb][IH][IW][blk] of the image,
+ * bias: Cb * blk floats or NULL, z: [Cb][OH][OW][blk] or NULL, y like z. */
 void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                         const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
                         const onyx_nchwc_act *act);

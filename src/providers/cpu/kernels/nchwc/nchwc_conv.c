@@ -2,11 +2,12 @@
  * (see nchwc.h for the operator, nchwc_conv.h for the tiles and the packed
  * weight layout), in the manner of ONNX Runtime's MLAS NCHWc kernels.
  *
- * Group 1: the weights are packed once in init into groups of up to 4
- * output blocks (64 channels). Compute walks items (output-pixel band,
- * block group) of each image; an item runs its input channels in chunks
- * whose weights stay in L2, and each chunk as register tiles of up to 6 or
- * 8 output pixels (AVX-512, or a portable C tile, chosen once from CPUID).
+ * Every size is in blocks of the node's `block` channels (16 on AVX-512,
+ * 8 on AVX2). Group 1: the weights are packed once in init into groups of
+ * up to 64 output channels (4 blocks of 16, 8 of 8). Compute walks items
+ * (output-pixel band, block group) of each image; an item runs its input channels in chunks whose
+ * weights stay in L2, and each chunk as register tiles of up to 8 output
+ * pixels (the CPU table's tile for the block size, platform.h).
  * The output pixels of an image are walked as one long row, and each pixel
  * of a tile has its own input pointer, so 1x1 convolutions and small maps
  * (7x7) fill whole tiles. When some tap falls in the padding, the image is
@@ -28,7 +29,6 @@
 #include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 #include "providers/cpu/platform.h"
 
-#define BLK ONYX_NCHWC_BLOCK
 /* Weights of one block group and input-channel chunk: small enough to stay
  * in L2 (1 MB per core on Zen 4) next to the chunk's input band. */
 #define CHUNK_WEIGHT_BYTES (256 * 1024)
@@ -68,15 +68,15 @@ onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act) {
 
 /* ------------------------------------------------------------ kernel selection */
 
-/* The tile of the CPU dispatch table (platform.h). */
-static const onyx_cpu_nchwc_tile *pick_tile(void) { return &onyx_cpu()->nchwc_tile; }
+/* The tile of the CPU dispatch table (platform.h) for this block size. */
+static const onyx_cpu_nchwc_tile *pick_tile(int64_t blk) { return onyx_cpu_nchwc_tile_for((int)blk); }
 
 /* The portable tile: the same arithmetic as the AVX-512 one over plain
- * 16-lane arrays (correct everywhere; the compiler vectorises what it can). */
+ * arrays of any block's lanes (correct everywhere; the compiler vectorises what it can). */
 void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z) {
-    float acc[ONYX_NCHWC_MAX_NOB][ONYX_NCHWC_MAX_PIX][BLK];
-    const int nob = kp->nob, lanes = kp->lanes;
+    float acc[ONYX_NCHWC_MAX_NOB][ONYX_NCHWC_MAX_PIX][ONYX_NCHWC_MAX_BLOCK];
+    const int nob = kp->nob, lanes = kp->lanes, BLK = kp->blk;
     for (int o = 0; o < nob; o++)
         for (int p = 0; p < npix; p++)
             for (int e = 0; e < BLK; e++)
@@ -182,28 +182,29 @@ static onyx_status *check_weights(const onyx_node *node, const nconv_attrs *a, c
 
 /* Channels of X (blocked rank 5 or NCHW rank 4) against W's; dims that
  * are negative (unknown, in inference) are not checked. */
-static onyx_status *check_channels(const int64_t *xd, int xrank, const int64_t *wd, bool depthwise,
+static onyx_status *check_channels(const int64_t *xd, int xrank, const int64_t *wd, bool depthwise, int blk,
                                    onyx_nchwc_geom *g) {
     char sx[200];
     memset(g, 0, sizeof *g);
+    g->blk = blk;
     g->M = wd[0];
     g->C = depthwise ? wd[0] : wd[1];
-    g->Cb = onyx_nchwc_blocks(g->C);
-    g->Mb = onyx_nchwc_blocks(g->M);
+    g->Cb = onyx_nchwc_blocks(g->C, blk);
+    g->Mb = onyx_nchwc_blocks(g->M, blk);
     if (xrank == 5) {
-        if ((xd[1] >= 0 && xd[1] != g->Cb) || (xd[4] >= 0 && xd[4] != BLK))
-            return ONYX_INVALID_ARG("blocked X %s does not fit W's %lld input channels: expected [N,%lld,H,W,16]",
-                                    onyx_shape_str(xd, xrank, sx, sizeof sx), (long long)g->C, (long long)g->Cb);
+        if ((xd[1] >= 0 && xd[1] != g->Cb) || (xd[4] >= 0 && xd[4] != blk))
+            return ONYX_INVALID_ARG("blocked X %s does not fit W's %lld input channels: expected [N,%lld,H,W,%d]",
+                                    onyx_shape_str(xd, xrank, sx, sizeof sx), (long long)g->C, (long long)g->Cb, blk);
     } else if (xrank == 4) {
         if (depthwise)
-            return ONYX_INVALID_ARG("depthwise Conv needs blocked X [N,Cb,H,W,16], got %s",
+            return ONYX_INVALID_ARG("depthwise Conv needs blocked X [N,Cb,H,W,%d], got %s", blk,
                                     onyx_shape_str(xd, xrank, sx, sizeof sx));
         if (xd[1] >= 0 && xd[1] != g->C)
             return ONYX_INVALID_ARG("NCHW X %s does not fit W's %lld input channels",
                                     onyx_shape_str(xd, xrank, sx, sizeof sx), (long long)g->C);
     } else {
-        return ONYX_INVALID_ARG("X %s must be blocked [N,Cb,H,W,16] (rank 5) or NCHW (rank 4)",
-                                onyx_shape_str(xd, xrank, sx, sizeof sx));
+        return ONYX_INVALID_ARG("X %s must be blocked [N,Cb,H,W,%d] (rank 5) or NCHW (rank 4)",
+                                onyx_shape_str(xd, xrank, sx, sizeof sx), blk);
     }
     g->N = xd[0];
     g->IH = xd[2];
@@ -215,8 +216,8 @@ static onyx_status *check_channels(const int64_t *xd, int xrank, const int64_t *
 
 /* The geometry for X's shape and W's. */
 static onyx_status *conv_geometry(const nconv_attrs *a, const int64_t *xd, int xrank, const int64_t *wd,
-                                  bool depthwise, onyx_nchwc_geom *g) {
-    ONYX_TRY(check_channels(xd, xrank, wd, depthwise, g));
+                                  bool depthwise, int blk, onyx_nchwc_geom *g) {
+    ONYX_TRY(check_channels(xd, xrank, wd, depthwise, blk, g));
     g->SH = a->strides[0];
     g->SW = a->strides[1];
     g->DH = a->dilations[0];
@@ -235,12 +236,13 @@ static onyx_status *conv_geometry(const nconv_attrs *a, const int64_t *xd, int x
 typedef struct nconv_state {
     nconv_attrs a;
     int64_t wdims[4];
+    int blk;            /* channels per block, the node's */
     bool depthwise;
     float *w_blocked;   /* group 1, blocked X (nchwc_conv.h layout) */
     float *w_nchw;      /* group 1, NCHW X */
-    float *w_dw;        /* depthwise: [Cb][KH][KW][16] */
+    float *w_dw;        /* depthwise: [Cb][KH][KW][blk] */
     float *w_wino;      /* 3x3 stride 1 blocked X: Winograd U (nchwc_winograd.h), or NULL */
-    float *bias;        /* Mb * 16 (zero padding lanes), when B is constant */
+    float *bias;        /* Mb * blk (zero padding lanes), when B is constant */
 } nconv_state;
 
 static void nconv_free(void *p) {
@@ -267,14 +269,14 @@ static onyx_status *alloc_floats(int64_t a, int64_t b, int64_t c, int64_t d, flo
 }
 
 /* W [M, C, KH, KW] into the tile layout: per group of nob output blocks,
- * [C/lanes][KH][KW][lanes][nob][16]; padding channels are zero. Packed by
- * blocks of 16 filters x one channel unit: the block's K * lanes rows of 16
- * filters are gathered in a buffer (the 16 filters' rows of W are 16
+ * [C/lanes][KH][KW][lanes][nob][blk]; padding channels are zero. Packed by
+ * blocks of blk filters x one channel unit: the block's K * lanes rows of blk
+ * filters are gathered in a buffer (the filters' rows of W are blk
  * sequential read streams), then written as whole 64-byte lines. Writing
  * element by element in destination order would read lines C*K floats
  * apart, which share an L1 set when C*K is a power of two. */
-static void pack_group(const float *w, int64_t M, int64_t C, int64_t K, int64_t Cp, int lanes, int64_t m0,
-                       int64_t width, float *pg, float *buf /* K * lanes * 16 */) {
+static void pack_group(const float *w, int64_t M, int64_t C, int64_t K, int64_t Cp, int lanes, int64_t BLK,
+                       int64_t m0, int64_t width, float *pg, float *buf /* K * lanes * BLK */) {
     for (int64_t j0 = 0; j0 < width; j0 += BLK)
         for (int64_t cu = 0; cu < Cp / lanes; cu++) {
             for (int jj = 0; jj < BLK; jj++) {
@@ -299,7 +301,7 @@ static void pack_group(const float *w, int64_t M, int64_t C, int64_t K, int64_t 
 typedef struct pack_job {
     const float *w;
     int64_t M, C, K, Cp;
-    int lanes;
+    int lanes, blk;
     onyx_nchwc_groups bg;
     float *out;
     int failed;
@@ -307,6 +309,7 @@ typedef struct pack_job {
 
 static void pack_groups(void *arg, size_t begin, size_t end) {
     pack_job *j = arg;
+    const int64_t BLK = j->blk;
     float *buf = malloc((size_t)(j->K * j->lanes * BLK) * sizeof *buf);
     if (!buf) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
@@ -314,17 +317,19 @@ static void pack_groups(void *arg, size_t begin, size_t end) {
     }
     for (size_t gi = begin; gi < end; gi++) {
         const int64_t ob0 = onyx_nchwc_group_start(&j->bg, (int64_t)gi);
-        pack_group(j->w, j->M, j->C, j->K, j->Cp, j->lanes, ob0 * BLK, onyx_nchwc_group_nob(&j->bg, (int64_t)gi) * BLK,
-                   j->out + ob0 * BLK * j->Cp * j->K, buf);
+        pack_group(j->w, j->M, j->C, j->K, j->Cp, j->lanes, BLK, ob0 * BLK,
+                   onyx_nchwc_group_nob(&j->bg, (int64_t)gi) * BLK, j->out + ob0 * BLK * j->Cp * j->K, buf);
     }
     free(buf);
 }
 
-static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, float **out) {
+/* lanes: blk (blocked X) or 1 (NCHW X) */
+static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, int blk, float **out) {
     const int64_t M = wd[0], C = wd[1], KH = wd[2], KW = wd[3], K = KH * KW;
-    const int64_t Mb = onyx_nchwc_blocks(M), Cp = lanes == BLK ? onyx_nchwc_blocks(C) * BLK : C;
-    ONYX_TRY(alloc_floats(Mb * BLK, Cp, K, 1, out));
-    pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .bg = onyx_nchwc_make_groups(Mb), .out = *out};
+    const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = lanes > 1 ? onyx_nchwc_blocks(C, blk) * blk : C;
+    ONYX_TRY(alloc_floats(Mb * blk, Cp, K, 1, out));
+    pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .blk = blk,
+                  .bg = onyx_nchwc_make_groups(Mb, blk), .out = *out};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, pack_groups, &j);
     if (j.failed) {
         onyx_free(*out);
@@ -334,10 +339,10 @@ static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, fl
     return NULL;
 }
 
-static onyx_status *pack_bias(const float *b, int64_t M, float **out) {
-    ONYX_TRY(alloc_floats(onyx_nchwc_blocks(M), BLK, 1, 1, out));
+static onyx_status *pack_bias(const float *b, int64_t M, int blk, float **out) {
+    ONYX_TRY(alloc_floats(onyx_nchwc_blocks(M, blk), blk, 1, 1, out));
     memcpy(*out, b, (size_t)M * sizeof(float));
-    memset(*out + M, 0, (size_t)(onyx_nchwc_blocks(M) * BLK - M) * sizeof(float));
+    memset(*out + M, 0, (size_t)(onyx_nchwc_blocks(M, blk) * blk - M) * sizeof(float));
     return NULL;
 }
 
@@ -351,10 +356,10 @@ static onyx_status *check_bias(const onyx_value *B, int64_t M) {
 
 /* Whether Winograd runs for every X of the static type (blocked, spatial
  * size known): then the direct weights are never read. */
-static bool wino_only(const onyx_type *xt, const nconv_attrs *a, const int64_t *wd) {
+static bool wino_only(const onyx_type *xt, const nconv_attrs *a, const int64_t *wd, int blk) {
     if (!xt || xt->rank != 5 || !onyx_dim_known(xt->dims[2]) || !onyx_dim_known(xt->dims[3])) return false;
     onyx_nchwc_geom g;
-    onyx_status *err = conv_geometry(a, xt->dims, 5, wd, false, &g);
+    onyx_status *err = conv_geometry(a, xt->dims, 5, wd, false, blk, &g);
     if (err) {
         onyx_status_free(err);   /* compute reports it */
         return false;
@@ -368,13 +373,14 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
     if (xt && xt->rank >= 0) {
         xrank = xt->rank;
         if (xrank != 4 && xrank != 5)
-            return ONYX_INVALID_ARG("X has rank %d; it must be blocked [N,Cb,H,W,16] (rank 5) or NCHW (rank 4)",
-                                    xrank);
+            return ONYX_INVALID_ARG("X has rank %d; it must be blocked [N,Cb,H,W,%d] (rank 5) or NCHW (rank 4)",
+                                    xrank, st->blk);
         if (xrank == 4 && st->depthwise) return ONYX_INVALID_ARG("depthwise Conv needs blocked X (rank 5)");
     }
     if (st->depthwise) {
-        onyx_nchwc_geom g = {.N = 1, .C = W->dims[0], .M = W->dims[0], .KH = W->dims[2], .KW = W->dims[3]};
-        g.Cb = g.Mb = onyx_nchwc_blocks(g.C);
+        onyx_nchwc_geom g = {.N = 1, .C = W->dims[0], .M = W->dims[0], .blk = st->blk, .KH = W->dims[2],
+                             .KW = W->dims[3]};
+        g.Cb = g.Mb = onyx_nchwc_blocks(g.C, g.blk);
         int64_t n = onyx_nchwc_dw_packed_size(&g);
         ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_dw));
         onyx_nchwc_dw_pack(&g, W->data, st->w_dw);
@@ -382,19 +388,19 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
     }
     /* Winograd F(2,3) where it may apply; compute picks per shape, so the
      * direct weights are packed too unless X's static size settles it */
-    const onyx_nchwc_geom wg = {.C = W->dims[1], .M = W->dims[0], .KH = W->dims[2], .KW = W->dims[3],
+    const onyx_nchwc_geom wg = {.C = W->dims[1], .M = W->dims[0], .blk = st->blk, .KH = W->dims[2], .KW = W->dims[3],
                                 .SH = st->a.strides[0], .SW = st->a.strides[1], .DH = st->a.dilations[0],
                                 .DW = st->a.dilations[1]};
     if (xrank != 4 && onyx_nchwc_wino_applies(&wg, false)) {
-        const int64_t n = onyx_nchwc_wino_packed_size(wg.M, wg.C);
+        const int64_t n = onyx_nchwc_wino_packed_size(wg.M, wg.C, st->blk);
         if (n <= 0) return ONYX_INVALID_ARG("Winograd weights of W [%lld, %lld, 3, 3] are too large", (long long)wg.M,
                                             (long long)wg.C);
         ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_wino));
-        onyx_nchwc_wino_pack(W->data, wg.M, wg.C, st->w_wino);
+        onyx_nchwc_wino_pack(W->data, wg.M, wg.C, st->blk, st->w_wino);
     }
-    if (xrank != 4 && !(st->w_wino && wino_only(xt, &st->a, W->dims)))
-        ONYX_TRY(pack_direct(W->data, W->dims, BLK, &st->w_blocked));
-    if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, &st->w_nchw));
+    if (xrank != 4 && !(st->w_wino && wino_only(xt, &st->a, W->dims, st->blk)))
+        ONYX_TRY(pack_direct(W->data, W->dims, st->blk, st->blk, &st->w_blocked));
+    if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, st->blk, &st->w_nchw));
     return NULL;
 }
 
@@ -408,7 +414,7 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
         return ONYX_INVALID_ARG("W must be a float tensor");
     nconv_state *st = calloc(1, sizeof *st);
     if (!st) return ONYX_OOM();
-    onyx_status *err = onyx_nchwc_check_block(info->node);
+    onyx_status *err = onyx_nchwc_node_block(info->node, &st->blk);
     if (!err) err = read_attrs(info->node, &st->a);
     if (!err) err = check_weights(info->node, &st->a, W->dims, W->rank, &st->depthwise);
     if (!err) {
@@ -417,7 +423,7 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
     }
     const onyx_value *B = info->n_in > 2 ? info->const_in[2] : NULL;
     if (!err && B) err = check_bias(B, st->wdims[0]);
-    if (!err && B) err = pack_bias(B->data, st->wdims[0], &st->bias);
+    if (!err && B) err = pack_bias(B->data, st->wdims[0], st->blk, &st->bias);
     if (err) {
         nconv_free(st);
         return err;
@@ -437,7 +443,7 @@ static bool nconv_consumes(const void *state, size_t k) {
 typedef struct direct_plan {
     const onyx_nchwc_geom *g;
     const onyx_cpu_nchwc_tile *tile;   /* function and shape, from one table */
-    int lanes;                /* 16 blocked, 1 NCHW */
+    int lanes;                /* blk blocked, 1 NCHW */
     int64_t units;            /* input channel units: Cb (blocked) or C */
     const float *w, *bias;
     const onyx_nchwc_act *act;
@@ -456,11 +462,12 @@ typedef struct direct_plan {
 static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), P = g->OH * g->OW, K = g->KH * g->KW, L = pl->lanes;
+    const int64_t BLK = g->blk;
     const int nob = onyx_nchwc_group_nob(&pl->bg, gi), T = pl->tile->pixels[nob - 1];
     const int64_t n = q1 - q0, ntiles = (n + T - 1) / T;
     onyx_nchwc_kparams kp = {.x_c = pl->Hv * pl->Wv * L, .x_kh = g->DH * pl->Wv * L, .x_kw = g->DW * L,
                              .kh = g->KH, .kw = g->KW, .y_ob = P * BLK, .bias = pl->bias ? pl->bias + ob0 * BLK : NULL,
-                             .nob = nob, .lanes = L, .has_z = pl->z != NULL, .act = *pl->act};
+                             .nob = nob, .blk = (int)BLK, .lanes = L, .has_z = pl->z != NULL, .act = *pl->act};
     const float *wg = pl->w + ob0 * BLK * pl->units * L * K;
     float *y = pl->y + ob0 * P * BLK;
     const float *z = pl->z ? pl->z + ob0 * P * BLK : NULL;
@@ -508,8 +515,8 @@ static void direct_range(void *arg, size_t begin, size_t end) {
 static void plan_blocking(direct_plan *pl, int threads) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t K = g->KH * g->KW, L = pl->lanes, P = g->OH * g->OW;
-    /* chunk: the weights of a 4-block group for cc units fit CHUNK_WEIGHT_BYTES */
-    int64_t unit_bytes = K * L * ONYX_NCHWC_MAX_NOB * BLK * (int64_t)sizeof(float);
+    /* chunk: the weights of a full group for cc units fit CHUNK_WEIGHT_BYTES */
+    int64_t unit_bytes = K * L * ONYX_NCHWC_GROUP_CHANNELS * (int64_t)sizeof(float);
     int64_t cc = CHUNK_WEIGHT_BYTES / unit_bytes;
     if (cc < 1) cc = 1;
     pl->nchunks = (pl->units + cc - 1) / cc;
@@ -520,7 +527,7 @@ static void plan_blocking(direct_plan *pl, int threads) {
     if (threads > 1) {   /* a few items per thread, none too small */
         int64_t want_bands = (4 * threads + pl->bg.n - 1) / pl->bg.n;
         int64_t par = (P + want_bands - 1) / want_bands;
-        double macs_px = (double)ONYX_NCHWC_MAX_NOB * BLK * (double)(pl->units * L * K);
+        double macs_px = (double)ONYX_NCHWC_GROUP_CHANNELS * (double)(pl->units * L * K);
         int64_t least = (int64_t)((double)MIN_ITEM_MACS / macs_px) + 1;
         if (par < band) band = par;
         if (band < least) band = least;
@@ -583,11 +590,11 @@ static void pad_rows(void *arg, size_t begin, size_t end) {
 static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float *x, const float *w,
                                 const float *bias, const float *z, float *y, const onyx_nchwc_act *act,
                                 onyx_threadpool *tp) {
-    direct_plan pl = {.g = g, .tile = pick_tile(), .lanes = lanes, .units = lanes == BLK ? g->Cb : g->C,
-                      .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb)};
+    direct_plan pl = {.g = g, .tile = pick_tile(g->blk), .lanes = lanes, .units = lanes > 1 ? g->Cb : g->C,
+                      .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
-    const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * BLK;
+    const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;
     const bool pad = taps_leave_input(g);
     pad_job pj = {.g = g, .L = lanes};
     float *xpad = NULL;
@@ -637,7 +644,7 @@ typedef struct dw_job {
 static void dw_range(void *arg, size_t begin, size_t end) {
     const dw_job *j = arg;
     const onyx_nchwc_geom *g = j->g;
-    const int64_t in_img = g->Cb * g->IH * g->IW * BLK, out_img = g->Cb * g->OH * g->OW * BLK;
+    const int64_t in_img = g->Cb * g->IH * g->IW * g->blk, out_img = g->Cb * g->OH * g->OW * g->blk;
     for (size_t it = begin; it < end; it++) {
         int64_t band = (int64_t)it % j->nbands, cb = (int64_t)it / j->nbands % g->Cb;
         int64_t n = (int64_t)it / j->nbands / g->Cb;
@@ -650,7 +657,7 @@ static void dw_range(void *arg, size_t begin, size_t end) {
 static void conv_depthwise(const onyx_nchwc_geom *g, const float *x, const float *w, const float *bias,
                            const float *z, float *y, const onyx_nchwc_act *act, onyx_threadpool *tp) {
     dw_job j = {.g = g, .x = x, .w = w, .bias = bias, .z = z, .y = y, .act = act};
-    const int64_t row_macs = g->OW * BLK * g->KH * g->KW;
+    const int64_t row_macs = g->OW * g->blk * g->KH * g->KW;
     j.rows = MIN_ITEM_MACS / 8 / row_macs + 1;   /* depthwise rows are cheap: smaller items */
     if (j.rows > g->OH) j.rows = g->OH;
     j.nbands = (g->OH + j.rows - 1) / j.rows;
@@ -681,8 +688,8 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     if (!onyx_is_tensor(W) || W->rank != 4 || memcmp(W->dims, st->wdims, sizeof st->wdims))
         return ONYX_RUNTIME_ERROR("W is not the constant packed at init");
     onyx_nchwc_geom g;
-    ONYX_TRY(conv_geometry(&st->a, X->dims, X->rank, st->wdims, st->depthwise, &g));
-    const int64_t ydims[5] = {g.N, g.Mb, g.OH, g.OW, BLK};
+    ONYX_TRY(conv_geometry(&st->a, X->dims, X->rank, st->wdims, st->depthwise, st->blk, &g));
+    const int64_t ydims[5] = {g.N, g.Mb, g.OH, g.OW, st->blk};
     if (Z) ONYX_TRY(check_z(Z, ydims));
     const float *w = st->depthwise ? st->w_dw : X->rank == 5 ? st->w_blocked : st->w_nchw;
     /* Winograd: where it pays, and always when init packed only its weights */
@@ -692,7 +699,7 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     const float *bias = st->bias;
     if (B && !bias) {   /* a computed B: padded per run */
         ONYX_TRY(check_bias(B, g.M));
-        ONYX_TRY(pack_bias(B->data, g.M, &bias_own));
+        ONYX_TRY(pack_bias(B->data, g.M, st->blk, &bias_own));
         bias = bias_own;
     }
     onyx_value *Y;
@@ -701,25 +708,27 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
         if (st->depthwise)
             conv_depthwise(&g, X->data, w, bias, Z ? Z->data : NULL, Y->data, &st->a.act, ctx->tp);
         else if (wino)
-            err = onyx_nchwc_wino_conv(&g, pick_tile(), X->data, st->w_wino, bias, Z ? Z->data : NULL, Y->data,
+            err = onyx_nchwc_wino_conv(&g, pick_tile(st->blk), X->data, st->w_wino, bias, Z ? Z->data : NULL, Y->data,
                                        &st->a.act, ctx->tp);
         else
-            err = conv_direct(&g, X->rank == 5 ? BLK : 1, X->data, w, bias, Z ? Z->data : NULL, Y->data,
+            err = conv_direct(&g, X->rank == 5 ? st->blk : 1, X->data, w, bias, Z ? Z->data : NULL, Y->data,
                               &st->a.act, ctx->tp);
     }
     onyx_free(bias_own);
     return err;
 }
 
-/* [N, ceil(M/16), OH, OW, 16] when X's spatial dims and W are known. */
+/* [N, ceil(M/blk), OH, OW, blk] when X's spatial dims and W are known. */
 static onyx_status *nconv_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
+    int blk;
+    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
     onyx_type *y = &ctx->out[0];
     y->kind = ONYX_VALUE_TENSOR;
     y->dtype = ONYX_FLOAT;
     y->rank = 5;
     for (int i = 0; i < 5; i++) y->dims[i] = ONYX_DIM_UNKNOWN;
-    y->dims[4] = BLK;
+    y->dims[4] = blk;
     const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL, *w = ctx->n_in > 1 ? ctx->in[1] : NULL;
     if (x && x->rank >= 1) y->dims[0] = x->dims[0];
     if (!x || !w || w->rank != 4) return NULL;
@@ -729,10 +738,10 @@ static onyx_status *nconv_infer(onyx_infer_ctx *ctx) {
     bool depthwise;
     ONYX_TRY(read_attrs(ctx->node, &a));
     ONYX_TRY(check_weights(ctx->node, &a, w->dims, 4, &depthwise));
-    y->dims[1] = onyx_nchwc_blocks(w->dims[0]);
+    y->dims[1] = onyx_nchwc_blocks(w->dims[0], blk);
     if (x->rank < 0) return NULL;
     onyx_nchwc_geom g;
-    ONYX_TRY(check_channels(x->dims, x->rank, w->dims, depthwise, &g));
+    ONYX_TRY(check_channels(x->dims, x->rank, w->dims, depthwise, blk, &g));
     int64_t pad;
     for (int i = 0; i < 2; i++)
         if (onyx_dim_known(x->dims[2 + i]))

@@ -1,15 +1,24 @@
-/* AVX2 + FMA tiles of the NCHWc direct convolution (see nchwc_conv.h). A
- * 16-channel output block is two ymm registers, and AVX2 has 16 of them, so
- * a tile is split into passes of at most two output blocks: a pass keeps
- * 2 blocks x 3 pixels (12 accumulators) or 1 block x 6 pixels in registers,
- * with the weights (2 or 4 vectors) and one broadcast input beside them.
- * Per input channel and kernel tap a pass does sob * 2 weight loads, npix
- * broadcasts and sob * 2 * npix FMAs: enough independent FMAs to cover
- * their latency on two FMA units. The passes of one tile read the same
- * inputs again (from L1) and a strided part of the weight stream. The
- * pixel counts per nob are the table's (platform.c): 6 for one block, 3
- * otherwise. Bias (first chunk), Z and the activation (last chunk) are
- * fused into the load and the store, as in the AVX-512 tiles. */
+/* AVX2 + FMA tiles of the NCHWc direct convolution (see nchwc_conv.h), for
+ * 8-channel blocks (the AVX2 table's) and 16-channel blocks (graphs laid
+ * out for AVX-512, or forced with ONYX_NCHWC_BLOCK=16).
+ *
+ * Both run one body over "ymm blocks" of 8 output channels: an 8-channel
+ * block is one, a 16-channel block two (its halves, R = 2). A pass of nv
+ * ymm blocks x npix pixels keeps nv * npix accumulators, nv weight vectors
+ * and one broadcast input in the 16 ymm registers: 1 x 8, 2 x 6, 3 x 4
+ * (12 + 3 + 1 = 16), 4 x 3 (12 accumulators; a weight vector becomes an
+ * FMA memory operand where the registers run out). Per input lane and
+ * tap: nv weight loads, npix broadcasts and nv * npix FMAs, at most about
+ * 9 loads per 12 FMAs, within two load ports; 12 independent accumulators
+ * cover the FMA latency (4 cycles on 2 units).
+ *
+ * Block 8: a tile of nob <= 4 blocks is one pass (the table's pixels: 8,
+ * 6, 4, 3 for nob = 1..4), of 5..8 blocks two passes of 3 pixels. Block 16: a tile runs in passes of at most two
+ * blocks (four ymm blocks x 3 pixels, or two x 6 for one block); the
+ * passes of one tile read the same inputs again (from L1) and a strided
+ * part of the weight stream. Bias (first chunk), Z and the activation
+ * (last chunk) are fused into the load and the store, as in the AVX-512
+ * tiles. */
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
 #ifdef ONYX_NCHWC_X86
@@ -35,89 +44,148 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     }
 }
 
-/* Accumulators a<o><h><p>: block o of the pass, half h (lanes 8h..8h+7),
- * pixel p; named variables so they stay in registers, the ones beyond
- * (SOB, NPIX) removed as dead code. */
-#define FOR_P(X, o, h) X(o, h, 0) X(o, h, 1) X(o, h, 2) X(o, h, 3) X(o, h, 4) X(o, h, 5)
-#define FOR_ALL(X) FOR_P(X, 0, 0) FOR_P(X, 0, 1) FOR_P(X, 1, 0) FOR_P(X, 1, 1)
-#define FOR_OH(X, p) X(0, 0, p) X(0, 1, p) X(1, 0, p) X(1, 1, p)
-#define FOR_OH1(X) X(0, 0) X(0, 1) X(1, 0) X(1, 1)
-#define FOR_PIX1(X) X(0) X(1) X(2) X(3) X(4) X(5)
+/* Accumulators c<o><p>: ymm block o of the pass, pixel p; named variables
+ * so they stay in registers, the ones beyond (NV, NPIX) removed as dead
+ * code. */
+#define FOR_P(X, o) X(o, 0) X(o, 1) X(o, 2) X(o, 3) X(o, 4) X(o, 5) X(o, 6) X(o, 7)
+#define FOR_ALL(X) FOR_P(X, 0) FOR_P(X, 1) FOR_P(X, 2) FOR_P(X, 3)
+#define FOR_O(X, p) X(0, p) X(1, p) X(2, p) X(3, p)
+#define FOR_O1(X) X(0) X(1) X(2) X(3)
+#define FOR_PIX1(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-#define AT(o, h, p) ((o) * y_ob + 16 * (p) + 8 * (h))
+/* ymm block o (half o % R of block o / R), pixel p, in y and z */
+#define AT(o, p) (((o) / R) * y_ob + 8 * R * (p) + 8 * ((o) % R))
 #define DECL_X(p) const float *x##p = (p) < NPIX ? xpp[p] : xpp[0];
-#define DECL_ACC(o, h, p) __m256 a##o##h##p = _mm256_setzero_ps();
-#define INIT_ACC(o, h, p)                                                                           \
-    if ((o) < SOB && (p) < NPIX)                                                                    \
-        a##o##h##p = !kp->first ? _mm256_loadu_ps(y + AT(o, h, p))                                  \
-                     : bias    ? _mm256_loadu_ps(bias + 16 * (o) + 8 * (h))                         \
-                               : _mm256_setzero_ps();
-#define LOAD_W(o, h) const __m256 w##o##h = (o) < SOB ? _mm256_loadu_ps(w + 16 * (o) + 8 * (h)) : _mm256_setzero_ps();
-#define FMA(o, h, p) if ((o) < SOB) a##o##h##p = _mm256_fmadd_ps(w##o##h, xv, a##o##h##p);
+#define DECL_ACC(o, p) __m256 c##o##p = _mm256_setzero_ps();
+#define INIT_ACC(o, p)                                                                              \
+    if ((o) < NV && (p) < NPIX)                                                                     \
+        c##o##p = !kp->first ? _mm256_loadu_ps(y + AT(o, p))                                        \
+                  : bias     ? _mm256_loadu_ps(bias + 8 * (o))                                      \
+                             : _mm256_setzero_ps();
+#define LOAD_W(o) const __m256 w##o = (o) < NV ? _mm256_loadu_ps(w + 8 * (o)) : _mm256_setzero_ps();
+#define FMA(o, p) if ((o) < NV) c##o##p = _mm256_fmadd_ps(w##o, xv, c##o##p);
 #define PIX_STEP(p)                                             \
     if ((p) < NPIX) {                                           \
         const __m256 xv = _mm256_broadcast_ss(x##p + off + l);  \
-        FOR_OH(FMA, p)                                          \
+        FOR_O(FMA, p)                                           \
     }
-#define STORE_ACC(o, h, p)                                                          \
-    if ((o) < SOB && (p) < NPIX) {                                                  \
-        __m256 v = a##o##h##p;                                                      \
+#define STORE_ACC(o, p)                                                             \
+    if ((o) < NV && (p) < NPIX) {                                                   \
+        __m256 v = c##o##p;                                                         \
         if (kp->last) {                                                             \
-            if (kp->has_z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + AT(o, h, p)));  \
+            if (kp->has_z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + AT(o, p)));     \
             v = activate(v, &kp->act);                                              \
         }                                                                           \
-        _mm256_storeu_ps(y + AT(o, h, p), v);                                       \
+        _mm256_storeu_ps(y + AT(o, p), v);                                          \
     }
 
-/* One pass: output blocks [o0, o0 + SOB) of the tile's nob, NPIX pixels.
- * The weights of a lane are [nob][16]: this pass reads 16 * SOB of every
- * 16 * nob. y, z and bias point at block o0. */
+/* The lanes of one input channel (block) and tap at input offset off. */
+#define LANES_STEP                          \
+    UNROLL                                  \
+    for (int l = 0; l < LANES; l++) {       \
+        FOR_O1(LOAD_W)                      \
+        FOR_PIX1(PIX_STEP)                  \
+        w += w_step;                        \
+    }
+
+/* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
+ * and z point at the pass's first ymm block; a lane's weights are the
+ * tile's nob blocks apart: 8 * NV floats when the pass is the whole tile
+ * (WHOLE, a constant stride), else 8 * R * nob. 1x1 kernels loop over the
+ * channels alone, 16 lanes an iteration (the loop's overhead shows at 8). */
 INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, const float *w, const float *bias,
-                      float *y, const float *z, const int SOB, const int NPIX, const int LANES) {
-    const int64_t y_ob = kp->y_ob, w_step = 16 * (int64_t)kp->nob;
+                      float *y, const float *z, const int NV, const int NPIX, const int LANES, const int R,
+                      const bool WHOLE) {
+    const int64_t y_ob = kp->y_ob, w_step = WHOLE ? 8 * NV : 8 * R * (int64_t)kp->nob;
     FOR_PIX1(DECL_X)
     FOR_ALL(DECL_ACC)
     FOR_ALL(INIT_ACC)
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
-    for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
-        for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
-            for (int64_t kw = 0, off = xr; kw < KW; kw++, off += x_kw) {
-                UNROLL
-                for (int l = 0; l < LANES; l++) {
-                    FOR_OH1(LOAD_W)
-                    FOR_PIX1(PIX_STEP)
-                    w += w_step;
-                }
+    if (KH == 1 && KW == 1) {
+        int64_t c = 0, off = 0;
+        if (LANES == 8)   /* two 8-lane blocks an iteration: the overhead of one per 16 lanes */
+            for (; c + 2 <= kp->nc; c += 2) {
+                LANES_STEP
+                off += x_c;
+                LANES_STEP
+                off += x_c;
             }
+        for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
+    } else {
+        for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
+            for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
+                for (int64_t kw = 0, off = xr; kw < KW; kw++, off += x_kw) { LANES_STEP }
+    }
     FOR_ALL(STORE_ACC)
 }
 
 typedef void (*pass_fn)(const onyx_nchwc_kparams *kp, const float *const *xp, const float *w, const float *bias,
                         float *y, const float *z);
 
-#define INST(L, SOB, NPIX)                                                                               \
-    TARGET static void p_##L##_##SOB##_##NPIX(const onyx_nchwc_kparams *kp, const float *const *xp,       \
-                                              const float *w, const float *bias, float *y, const float *z) { \
-        pass_body(kp, xp, w, bias, y, z, SOB, NPIX, L);                                                  \
+/* p<blocked lanes or 1>_<R or 0: R = 1, a pass of a wider tile>_<NV>_<NPIX> */
+#define INST(L, R, NV, NPIX)                                                                                \
+    TARGET static void p##L##_##R##_##NV##_##NPIX(const onyx_nchwc_kparams *kp, const float *const *xp,    \
+                                                  const float *w, const float *bias, float *y,             \
+                                                  const float *z) {                                        \
+        pass_body(kp, xp, w, bias, y, z, NV, NPIX, L, (R) ? (R) : 1, (R) == 1);                            \
     }
-#define INST_LAYOUT(L) INST(L, 1, 1) INST(L, 1, 2) INST(L, 1, 3) INST(L, 1, 4) INST(L, 1, 5) INST(L, 1, 6) \
-    INST(L, 2, 1) INST(L, 2, 2) INST(L, 2, 3)
-INST_LAYOUT(16)
-INST_LAYOUT(1)
+#define INST3(L, R, NV) INST(L, R, NV, 1) INST(L, R, NV, 2) INST(L, R, NV, 3)
+#define INST4(L, R, NV) INST3(L, R, NV) INST(L, R, NV, 4)
+#define INST6(L, R, NV) INST4(L, R, NV) INST(L, R, NV, 5) INST(L, R, NV, 6)
+#define INST8(L, R, NV) INST6(L, R, NV) INST(L, R, NV, 7) INST(L, R, NV, 8)
+#define INST_B8(L) INST8(L, 1, 1) INST6(L, 1, 2) INST4(L, 1, 3) INST3(L, 1, 4)
+#define INST_B8_HALF(L) INST3(L, 0, 2) INST3(L, 0, 3) INST3(L, 0, 4)
+#define INST_B16(L) INST6(L, 2, 2) INST3(L, 2, 4)
+INST_B8(8)
+INST_B8(1)
+INST_B8_HALF(8)
+INST_B8_HALF(1)
+INST_B16(16)
+INST_B16(1)
 
-#define ROW1(L) {p_##L##_1_1, p_##L##_1_2, p_##L##_1_3, p_##L##_1_4, p_##L##_1_5, p_##L##_1_6}
-#define ROW2(L) {p_##L##_2_1, p_##L##_2_2, p_##L##_2_3, NULL, NULL, NULL}
-static const pass_fn passes[2][2][6] = {{ROW1(16), ROW2(16)}, {ROW1(1), ROW2(1)}};
+#define P(L, R, NV, N) p##L##_##R##_##NV##_##N
+#define ROW3(L, R, NV) P(L, R, NV, 1), P(L, R, NV, 2), P(L, R, NV, 3)
+#define ROW4(L, R, NV) ROW3(L, R, NV), P(L, R, NV, 4)
+#define ROW6(L, R, NV) ROW4(L, R, NV), P(L, R, NV, 5), P(L, R, NV, 6)
+#define ROW8(L, R, NV) ROW6(L, R, NV), P(L, R, NV, 7), P(L, R, NV, 8)
+/* [blocked, NCHW][nob or passes' blocks - 1][npix - 1] */
+static const pass_fn tiles8[2][4][8] = {
+    {{ROW8(8, 1, 1)}, {ROW6(8, 1, 2)}, {ROW4(8, 1, 3)}, {ROW3(8, 1, 4)}},
+    {{ROW8(1, 1, 1)}, {ROW6(1, 1, 2)}, {ROW4(1, 1, 3)}, {ROW3(1, 1, 4)}},
+};
+/* the passes of 5..8 blocks (3 pixels): [blocked, NCHW][blocks - 2][npix - 1] */
+static const pass_fn halves8[2][3][3] = {
+    {{ROW3(8, 0, 2)}, {ROW3(8, 0, 3)}, {ROW3(8, 0, 4)}},
+    {{ROW3(1, 0, 2)}, {ROW3(1, 0, 3)}, {ROW3(1, 0, 4)}},
+};
+static const pass_fn passes16[2][2][6] = {
+    {{ROW6(16, 2, 2)}, {ROW3(16, 2, 4)}},
+    {{ROW6(1, 2, 2)}, {ROW3(1, 2, 4)}},
+};
+
+void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                             const float *z) {
+    const int nchw = kp->lanes == 1, nob = kp->nob;
+    if (nob <= 4) {
+        tiles8[nchw][nob - 1][npix - 1](kp, xp, kp->w, kp->bias, y, z);
+        return;
+    }
+    /* 5..8 blocks (3 pixels): two passes of near-equal size */
+    const int first = (nob + 1) / 2;
+    halves8[nchw][first - 2][npix - 1](kp, xp, kp->w, kp->bias, y, z);
+    halves8[nchw][nob - first - 2][npix - 1](kp, xp, kp->w + 8 * first, kp->bias ? kp->bias + 8 * first : NULL,
+                                             y + first * kp->y_ob, z ? z + first * kp->y_ob : NULL);
+}
 
 void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                           const float *z) {
-    const int li = kp->lanes == 16 ? 0 : 1, nob = kp->nob;
+    const int nchw = kp->lanes == 1, nob = kp->nob;
     for (int o0 = 0; o0 < nob; o0 += 2) {
         const int sob = nob - o0 >= 2 ? 2 : 1;
         /* the table gives 3 pixels per tile for nob >= 2; a lone block of
          * a wider group runs the same pixels */
-        passes[li][sob - 1][npix - 1](kp, xp, kp->w + 16 * o0, kp->bias ? kp->bias + 16 * o0 : NULL,
-                                      y + o0 * kp->y_ob, z ? z + o0 * kp->y_ob : NULL);
+        passes16[nchw][sob - 1][npix - 1](kp, xp, kp->w + 16 * o0, kp->bias ? kp->bias + 16 * o0 : NULL,
+                                          y + o0 * kp->y_ob, z ? z + o0 * kp->y_ob : NULL);
     }
 }
 

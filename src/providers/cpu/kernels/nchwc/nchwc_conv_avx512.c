@@ -12,7 +12,7 @@
 
 #define TARGET __attribute__((target("avx512f")))
 #define INLINE TARGET static inline __attribute__((always_inline))
-#define NOBM ONYX_NCHWC_MAX_NOB
+#define NOBM 4   /* blocks of 16 channels: 4 per group */
 #define NPM ONYX_NCHWC_MAX_PIX
 /* Complete unrolling of the loop over the 16 input lanes: constant
  * offsets in the broadcasts (clang's count form would mean "by exactly N"). */

@@ -1,6 +1,6 @@
 /* Depthwise 2-D convolution on the blocked layout (nchwc.h): one image, one
- * block of 16 channels, a band of output rows. Every output pixel is one
- * 16-lane vector: y = act(sum over taps of x * w + bias + z).
+ * block of blk channels, a band of output rows. Every output pixel is one
+ * blk-lane vector: y = act(sum over taps of x * w + bias + z).
  *
  * Per output row, the columns whose whole window lies inside the input (the
  * interior) run without bounds checks, NCHWC_NB pixels at a time: their
@@ -9,21 +9,20 @@
  * fully unrolled with constant offsets, so an input vector shared by
  * neighbouring windows is loaded once per kernel row. The few edge columns
  * (and rows) clip their taps to the input instead: out-of-bounds taps are
- * zero. The loops are compiled for AVX-512F (a pixel per zmm register), for
- * AVX2 (halves in ymm registers) and as a portable fallback (4-lane
- * quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
+ * zero. The loops are compiled for AVX-512F (a 16-lane pixel per zmm
+ * register), for AVX2 (an 8-lane pixel, or halves of 16, in ymm registers)
+ * and as a portable fallback (4-lane quarters), picked from the CPU dispatch table (NCHWC_MULTIVERSION). */
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 
-#define BLK ONYX_NCHWC_BLOCK
 
 /* ------------------------------------------------------------ weights */
 
-int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g) { return g->Cb * g->KH * g->KW * BLK; }
+int64_t onyx_nchwc_dw_packed_size(const onyx_nchwc_geom *g) { return g->Cb * g->KH * g->KW * g->blk; }
 
 void onyx_nchwc_dw_pack(const onyx_nchwc_geom *g, const float *w, float *packed) {
-    int64_t taps = g->KH * g->KW;
+    const int64_t taps = g->KH * g->KW, BLK = g->blk;
     for (int64_t cb = 0; cb < g->Cb; cb++)
         for (int64_t t = 0; t < taps; t++)
             for (int64_t l = 0; l < BLK; l++) {
@@ -52,10 +51,10 @@ NCHWC_INLINE dw_span dw_clip(int64_t o, int64_t stride, int64_t pad, int64_t dil
 /* What stays fixed along one output row. */
 typedef struct dw_row {
     const float *x;       /* input row of the first valid kernel row, column 0 */
-    const float *w;       /* weights of the first valid kernel row, [KW][16] */
+    const float *w;       /* weights of the first valid kernel row, [KW][blk] */
     int64_t nkh;          /* valid kernel rows */
     int64_t xdh;          /* floats between the input rows of consecutive kernel rows */
-    const float *bias;    /* 16 floats or NULL */
+    const float *bias;    /* blk floats or NULL */
     const float *z;       /* row of z or NULL */
     float *y;             /* row of y */
     const onyx_nchwc_act *act;
@@ -68,7 +67,7 @@ typedef struct dw_row {
 #define DW_PIXELS(VT)                                                                                       \
     NCHWC_INLINE void dw_pixels_##VT(const dw_row *r, const float *x, const float *w, int64_t wkh,          \
                                      const int64_t nkw, const int64_t xdw, const int64_t xsw, const int nb, \
-                                     int64_t ow, int64_t lane) {                                            \
+                                     int64_t ow, int64_t lane, const int64_t BLK) {                         \
         VT acc[NCHWC_NB];                                                                                   \
         const VT b = r->bias ? VLOAD(VT, r->bias + lane) : VSET1(VT, 0.0f);                                 \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++) acc[j] = b;                                    \
@@ -90,44 +89,46 @@ DW_PIXELS(nchwc_v16)
 DW_PIXELS(nchwc_v8)
 DW_PIXELS(nchwc_v4)
 
-/* A pixel's 16 lanes in vectors of vl lanes. */
+/* A pixel's blk lanes in vectors of at most vl lanes. */
 NCHWC_INLINE void dw_pixels(const dw_row *r, const float *x, const float *w, int64_t wkh, const int64_t nkw,
-                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl) {
-#define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane)
-    NCHWC_LANES(vl, DW_CALL);
+                            const int64_t xdw, const int64_t xsw, const int nb, int64_t ow, const int vl,
+                            const int64_t BLK) {
+#define DW_CALL(VT, lane) dw_pixels_##VT(r, x, w, wkh, nkw, xdw, xsw, nb, ow, lane, BLK)
+    NCHWC_LANES(vl, BLK, DW_CALL);
 #undef DW_CALL
 }
 
 /* Interior columns [lo, hi): every tap inside the input; NCHWC_NB pixels
  * a step, then 4, then single ones. */
 NCHWC_INLINE void dw_interior(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int64_t KW,
-                              const int64_t SW, const int64_t DW, const int vl) {
+                              const int64_t SW, const int64_t DW, const int vl, const int64_t BLK) {
     const int64_t xsw = SW * BLK, xdw = DW * BLK, wkh = KW * BLK;
     if (lo >= hi) return;
     const float *x = r->x + (lo * SW - g->PL) * BLK;   /* column of the first tap of pixel lo */
     int64_t ow = lo;
     for (; ow + NCHWC_NB <= hi; ow += NCHWC_NB)
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, vl);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, NCHWC_NB, ow, vl, BLK);
     if (ow + 4 <= hi) {
-        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, vl);
+        dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 4, ow, vl, BLK);
         ow += 4;
     }
-    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, vl);
+    for (; ow < hi; ow++) dw_pixels(r, x + (ow - lo) * xsw, r->w, wkh, KW, xdw, xsw, 1, ow, vl, BLK);
 }
 
 /* Columns [lo, hi) one at a time with clipped taps. */
-NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl) {
+NCHWC_INLINE void dw_edge(const onyx_nchwc_geom *g, const dw_row *r, int64_t lo, int64_t hi, const int vl,
+                          const int64_t BLK) {
     for (int64_t ow = lo; ow < hi; ow++) {
         dw_span s = dw_clip(ow, g->SW, g->PL, g->DW, g->KW, g->IW);
         /* no valid tap: the pointers are not dereferenced, keep them in range */
         const float *x = s.n ? r->x + s.first * BLK : r->x;
-        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, vl);
+        dw_pixels(r, x, r->w + s.k0 * BLK, g->KW * BLK, s.n, g->DW * BLK, 0, 1, ow, vl, BLK);
     }
 }
 
 NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                                const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,
-                               const onyx_nchwc_act *act, const int vl) {
+                               const onyx_nchwc_act *act, const int vl, const int64_t BLK) {
     const int64_t row = g->IW * BLK, in_plane = g->IH * row, out_plane = g->OH * g->OW * BLK;
     const float *xb = x + cb * in_plane, *wb = packed + cb * g->KH * g->KW * BLK;
     const float *zb = z ? z + cb * out_plane : NULL;
@@ -144,21 +145,24 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
         dw_span s = dw_clip(oh, g->SH, g->PT, g->DH, g->KH, g->IH);
         dw_row r = {s.n ? xb + s.first * row : xb, wb + s.k0 * KW * BLK, s.n, g->DH * row,
                     bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act};
-        dw_edge(g, &r, 0, lo, vl);
-        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl);
-        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl);
-        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl);
-        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl);
-        else dw_interior(g, &r, lo, hi, KW, SW, DW, vl);
-        dw_edge(g, &r, hi, g->OW, vl);
+        dw_edge(g, &r, 0, lo, vl, BLK);
+        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl, BLK);
+        else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl, BLK);
+        else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl, BLK);
+        else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl, BLK);
+        else dw_interior(g, &r, lo, hi, KW, SW, DW, vl, BLK);
+        dw_edge(g, &r, hi, g->OW, vl, BLK);
     }
 }
 
+#define DW_BODY(B) dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl, B)
 NCHWC_MULTIVERSION(dw_rows_isa,
                    (const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                     const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1, const onyx_nchwc_act *act),
                    (g, x, packed, bias, z, y, cb, oh0, oh1, act),
-                   { dw_rows_body(g, x, packed, bias, z, y, cb, oh0, oh1, act, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(g->blk, DW_BODY);
+                   })
 
 void onyx_nchwc_dw_rows(const onyx_nchwc_geom *g, const float *x, const float *packed, const float *bias,
                         const float *z, float *y, int64_t cb, int64_t oh0, int64_t oh1,

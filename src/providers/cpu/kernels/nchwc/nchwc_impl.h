@@ -4,7 +4,8 @@
  * dispatch (from the CPU table, platform.h), the reorder entry points used by the
  * op table in nchwc_pool.c, and the 16-lane vector helpers.
  *
- * One pixel of a channel block is 16 floats: one AVX-512 register. The hot
+ * One pixel of a channel block is 16 or 8 floats: one AVX-512 or AVX2
+ * register (blocks of 4 run on quarters everywhere). The hot
  * loops are written once on GNU vector types and compiled three times
  * (NCHWC_MULTIVERSION): with target("avx512f") on 16-float vectors, one
  * zmm register each, with target("avx2,fma") on 8-float halves (ymm), and
@@ -28,9 +29,10 @@ onyx_status *onyx_nchwc_reorder_output_infer(onyx_infer_ctx *ctx);
 
 /* ---- lane vectors ---- */
 
-/* One pixel of a block (16 lanes), a half (8) and a quarter of one (4
- * lanes): the AVX-512 variants work on whole pixels, the AVX2 ones on
- * halves, the baseline ones on quarters, the width of its 16-byte registers (a 64-byte vector would live on the
+/* One pixel of a 16-channel block (16 lanes), a half (8) and a quarter of
+ * one (4 lanes): the AVX-512 variants work on whole pixels, the AVX2 ones
+ * on halves (a whole pixel of an 8-channel block), the baseline ones on
+ * quarters, the width of its 16-byte registers (a 64-byte vector would live on the
  * stack there, and its comparisons would go lane by lane). The hot inner
  * functions are macros instantiated for both types. */
 typedef float nchwc_v16 __attribute__((vector_size(64), aligned(4)));
@@ -90,7 +92,7 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
  * function compiled for AVX-512F, for AVX2 + FMA and for the baseline, and
  * a dispatcher `name` that follows the CPU table's ISA (platform.h). In the
  * body the constant int nchwc_vl says how many lanes a register holds (16,
- * 8, 4): pass it down and cover a pixel's 16 lanes with NCHWC_LANES. Other
+ * 8, 4): pass it down and cover a pixel's blk lanes with NCHWC_LANES. Other
  * targets get one plain definition. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define NCHWC_HAVE_AVX512_BUILD 1
@@ -122,19 +124,36 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
     }
 #endif
 
-/* CALL(VT, lane) for the vectors of vl lanes that cover a pixel's 16: one
- * nchwc_v16, two nchwc_v8 halves or four nchwc_v4 quarters. */
-#define NCHWC_LANES(vl, CALL)                                                          \
+/* CALL(VT, lane) for the vectors of at most vl lanes that cover a pixel's
+ * blk lanes (4, 8 or 16): one nchwc_v16 for 16 on AVX-512, nchwc_v8
+ * halves for 16 on AVX2 and for 8 on both, nchwc_v4 quarters for 4 and on
+ * the baseline. */
+#define NCHWC_LANES(vl, blk, CALL)                                                     \
     do {                                                                               \
-        if ((vl) == 16) {                                                              \
+        if ((vl) == 16 && (blk) == 16) {                                               \
             CALL(nchwc_v16, 0);                                                        \
-        } else if ((vl) == 8) {                                                        \
-            CALL(nchwc_v8, 0);                                                         \
-            CALL(nchwc_v8, 8);                                                         \
+        } else if ((vl) >= 8 && (blk) % 8 == 0) {                                      \
+            for (int nchwc_h_ = 0; nchwc_h_ < (blk); nchwc_h_ += 8)                    \
+                CALL(nchwc_v8, nchwc_h_);                                              \
         } else {                                                                       \
-            for (int nchwc_q_ = 0; nchwc_q_ < ONYX_NCHWC_BLOCK; nchwc_q_ += 4)         \
+            for (int nchwc_q_ = 0; nchwc_q_ < (blk); nchwc_q_ += 4)                    \
                 CALL(nchwc_v4, nchwc_q_);                                              \
         }                                                                              \
+    } while (0)
+
+/* CALL(B) with B the constant equal to blk (4, 8 or 16, as validated by
+ * onyx_nchwc_node_block): the always-inline bodies that take it fold every
+ * stride and NCHWC_LANES, so each block size gets straight-line code (the
+ * 16-channel code is what it was when 16 was the only block). */
+#define NCHWC_BLOCK_CASES(blk, CALL) \
+    do {                             \
+        if ((blk) == 16) {           \
+            CALL(16);                \
+        } else if ((blk) == 8) {     \
+            CALL(8);                 \
+        } else {                     \
+            CALL(4);                 \
+        }                            \
     } while (0)
 
 /* Chunk of rows/pixels per parallel task: at least this many floats

@@ -1,10 +1,10 @@
 /* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on the blocked
- * layout [N, C/16, H, W, 16] (nchwc.h), and the op table of the family,
+ * layout [N, C/B, H, W, B] (nchwc.h; B the node's block), and the op table of the family,
  * which also lists the reorders (nchwc_reorder.c).
  *
  * Each channel lane is pooled exactly as the ONNX operator pools a channel
  * (window geometry and semantics: pool_geom.h, shared with kernels/nn/pool.c).
- * An output pixel is one 16-lane vector; interior columns (every tap inside
+ * An output pixel is one B-lane vector; interior columns (every tap inside
  * the input) run POOL_NB at a time without bounds checks. Rows of all
  * (image, block) planes are split over the thread pool. */
 #include <math.h>
@@ -14,30 +14,29 @@
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "providers/cpu/kernels/nn/pool_geom.h"
 
-#define BLK ONYX_NCHWC_BLOCK
 
 enum { KIND_MAX = 0, KIND_AVG = 1 };
 
 /* ------------------------------------------------------------ validation */
 
-static onyx_status *check_blocked(const onyx_value *x, const char *op) {
+static onyx_status *check_blocked(const onyx_value *x, const char *op, int blk) {
     if (!onyx_is_tensor(x)) return ONYX_INVALID_ARG("%s: input X is missing or not a tensor", op);
     if (x->dtype != ONYX_FLOAT)
         return ONYX_INVALID_ARG("%s: input X has element type %s; expected float", op, onyx_dtype_name(x->dtype));
-    if (x->rank != 5 || x->dims[4] != BLK) {
+    if (x->rank != 5 || x->dims[4] != blk) {
         char b[200];
-        return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/16, H, W, 16], got shape %s", op,
+        return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/%d, H, W, %d], got shape %s", op, blk, blk,
                                 onyx_shape_str(x->dims, x->rank, b, sizeof b));
     }
     return NULL;
 }
 
-static onyx_status *check_blocked_type(const onyx_type *t, const char *op) {
+static onyx_status *check_blocked_type(const onyx_type *t, const char *op, int blk) {
     if (t->kind && t->kind != ONYX_VALUE_TENSOR) return ONYX_INVALID_ARG("%s: input X is not a tensor", op);
     if (t->dtype && t->dtype != ONYX_FLOAT)
         return ONYX_INVALID_ARG("%s: input X has element type %s; expected float", op, onyx_dtype_name(t->dtype));
-    if (t->rank >= 0 && (t->rank != 5 || (onyx_dim_known(t->dims[4]) && t->dims[4] != BLK)))
-        return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/16, H, W, 16]", op);
+    if (t->rank >= 0 && (t->rank != 5 || (onyx_dim_known(t->dims[4]) && t->dims[4] != blk)))
+        return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/%d, H, W, %d]", op, blk, blk);
     return NULL;
 }
 
@@ -72,6 +71,7 @@ typedef struct pool_job {
     int64_t lo, hi;             /* interior columns */
     const float *x;
     float *y;
+    int64_t blk;                /* channels per block */
 } pool_job;
 
 /* nb consecutive output pixels, lanes [lane, lane + the width of VT): x at
@@ -80,7 +80,7 @@ typedef struct pool_job {
 #define POOL_PIXELS(VT)                                                                                   \
     NCHWC_INLINE void pool_pixels_##VT(const float *x, float *y, int64_t nkh, int64_t xdh, const int64_t nkw, \
                                        const int64_t xdw, const int64_t xsw, const int nb, float div,       \
-                                       const int kind, int64_t lane) {                                      \
+                                       const int kind, int64_t lane, int64_t blk) {                         \
         VT acc[NCHWC_NB];                                                                                 \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++)                                              \
             acc[j] = VSET1(VT, kind == KIND_MAX ? -INFINITY : 0.0f);                                      \
@@ -94,38 +94,39 @@ typedef struct pool_job {
             }                                                                                             \
         }                                                                                                 \
         _Pragma("GCC unroll 8") for (int j = 0; j < nb; j++)                                              \
-            VSTORE(VT, y + j * BLK + lane, kind == KIND_MAX ? acc[j] : acc[j] / div);                     \
+            VSTORE(VT, y + j * blk + lane, kind == KIND_MAX ? acc[j] : acc[j] / div);                     \
     }
 POOL_PIXELS(nchwc_v16)
 POOL_PIXELS(nchwc_v8)
 POOL_PIXELS(nchwc_v4)
 
-/* A pixel's 16 lanes in vectors of vl lanes. */
+/* A pixel's blk lanes in vectors of at most vl lanes. */
 NCHWC_INLINE void pool_pixels(const float *x, float *y, int64_t nkh, int64_t xdh, const int64_t nkw,
                               const int64_t xdw, const int64_t xsw, const int nb, float div, const int kind,
-                              const int vl) {
-#define POOL_CALL(VT, lane) pool_pixels_##VT(x, y, nkh, xdh, nkw, xdw, xsw, nb, div, kind, lane)
-    NCHWC_LANES(vl, POOL_CALL);
+                              const int vl, const int64_t blk) {
+#define POOL_CALL(VT, lane) pool_pixels_##VT(x, y, nkh, xdh, nkw, xdw, xsw, nb, div, kind, lane, blk)
+    NCHWC_LANES(vl, blk, POOL_CALL);
 #undef POOL_CALL
 }
 
 NCHWC_INLINE void pool_interior(const pool_job *j, const float *xr, float *yr, int64_t nkh, float div,
-                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const int vl) {
+                                const int64_t KW, const int64_t SW, const int64_t DW, const int kind, const int vl,
+                                const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xsw = SW * BLK, xdw = DW * BLK;
     if (j->lo >= j->hi) return;
     const float *x = xr + j->sw[j->lo].first * BLK;
     int64_t ow = j->lo;
     for (; ow + NCHWC_NB <= j->hi; ow += NCHWC_NB)
-        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, NCHWC_NB, div, kind, vl);
+        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, NCHWC_NB, div, kind, vl, BLK);
     for (; ow < j->hi; ow++)
-        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, 1, div, kind, vl);
+        pool_pixels(x + (ow - j->lo) * xsw, yr + ow * BLK, nkh, xdh, KW, xdw, xsw, 1, div, kind, vl, BLK);
 }
 
 /* One output row of one plane. xr: the plane's input row of the first
  * valid kernel row (any row when there is none). */
 NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const pool_span *h, const int kind,
-                           const int vl) {
+                           const int vl, const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
     const int64_t xdh = g->d[0] * g->in[1] * BLK, xdw = g->d[1] * BLK;
     for (int64_t ow = 0; ow < g->out[1]; ow++) {
@@ -133,20 +134,20 @@ NCHWC_INLINE void pool_row(const pool_job *j, const float *xr, float *yr, const 
             int64_t rows = j->count_pad ? h->npad : h->n;
             float div = (float)(rows * g->k[1]);
             const int64_t KW = g->k[1], SW = g->s[1], DW = g->d[1];
-            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, vl);
-            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, vl);
-            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, vl);
-            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, vl);
+            if (KW == 3 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 2, 1, kind, vl, BLK);
+            else if (KW == 2 && SW == 2 && DW == 1) pool_interior(j, xr, yr, h->n, div, 2, 2, 1, kind, vl, BLK);
+            else if (KW == 3 && SW == 1 && DW == 1) pool_interior(j, xr, yr, h->n, div, 3, 1, 1, kind, vl, BLK);
+            else pool_interior(j, xr, yr, h->n, div, KW, SW, DW, kind, vl, BLK);
             ow = j->hi - 1;
             continue;
         }
         const pool_span *w = &j->sw[ow];
         float div = (float)(j->count_pad ? h->npad * w->npad : h->n * w->n);
-        pool_pixels(xr + w->first * BLK, yr + ow * BLK, h->n, xdh, w->n, xdw, 0, 1, div, kind, vl);
+        pool_pixels(xr + w->first * BLK, yr + ow * BLK, h->n, xdh, w->n, xdw, 0, 1, div, kind, vl, BLK);
     }
 }
 
-NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const int vl) {
+NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, const int vl, const int64_t BLK) {
     const onyx_pool_geom *g = j->g;
     const int64_t OH = g->out[0], in_plane = g->in[0] * g->in[1] * BLK, out_row = g->out[1] * BLK;
     for (size_t r = begin; r < end; r++) {
@@ -154,25 +155,29 @@ NCHWC_INLINE void pool_rows_body(const pool_job *j, size_t begin, size_t end, co
         const pool_span *h = &j->sh[oh];
         const float *xr = j->x + plane * in_plane + h->first * g->in[1] * BLK;
         float *yr = j->y + (int64_t)r * out_row;
-        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, vl);
-        else pool_row(j, xr, yr, h, KIND_AVG, vl);
+        if (j->kind == KIND_MAX) pool_row(j, xr, yr, h, KIND_MAX, vl, BLK);
+        else pool_row(j, xr, yr, h, KIND_AVG, vl, BLK);
     }
 }
 
+#define POOL_BODY(B) pool_rows_body(j, begin, end, nchwc_vl, B)
 NCHWC_MULTIVERSION(pool_rows_isa, (const pool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { pool_rows_body(j, begin, end, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(j->blk, POOL_BODY);
+                   })
 
 static void pool_rows_task(void *arg, size_t begin, size_t end) { pool_rows_isa(arg, begin, end); }
 
 static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "MaxPool" : "AveragePool";
-    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
+    int blk;
+    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
-    ONYX_TRY(check_blocked(x, op));
+    ONYX_TRY(check_blocked(x, op, blk));
     ONYX_TRY(check_outputs(ctx, op));
     onyx_pool_geom g;
     ONYX_TRY(onyx_pool_geometry(ctx->node, op, 2, x->dims + 2, true, true, &g));
-    int64_t ydims[5] = {x->dims[0], x->dims[1], g.out[0], g.out[1], BLK}, numel;
+    int64_t ydims[5] = {x->dims[0], x->dims[1], g.out[0], g.out[1], blk}, numel;
     ONYX_TRY(onyx_shape_numel(ydims, 5, &numel));
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, 5, ydims, &y));
@@ -182,7 +187,7 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
     if (!spans) return ONYX_OOM();
     /* the attribute's type is checked with the geometry */
     bool count_pad = kind == KIND_AVG && onyx_attr_int(ctx->node, "count_include_pad", 0) != 0;
-    pool_job j = {&g, kind, count_pad, spans, spans + g.out[0], g.out[1], g.out[1], x->data, y->data};
+    pool_job j = {&g, kind, count_pad, spans, spans + g.out[0], g.out[1], g.out[1], x->data, y->data, blk};
     for (int64_t o = 0; o < g.out[0]; o++) spans[o] = span_of(&g, 0, o);
     for (int64_t o = 0; o < g.out[1]; o++) {
         pool_span s = spans[g.out[0] + o] = span_of(&g, 1, o);
@@ -192,7 +197,7 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
         }
     }
     size_t rows = (size_t)(x->dims[0] * x->dims[1] * g.out[0]);
-    size_t per_row = (size_t)g.out[1] * BLK;   /* floats written per row */
+    size_t per_row = (size_t)g.out[1] * blk;   /* floats written per row */
     onyx_parallel_for(ctx->tp, rows, per_row >= NCHWC_TASK_FLOATS ? 1 : NCHWC_TASK_FLOATS / per_row,
                       pool_rows_task, &j);
     free(spans);
@@ -202,14 +207,14 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
 static onyx_status *max_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, KIND_MAX); }
 static onyx_status *avg_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, KIND_AVG); }
 
-static void blocked_out_type(onyx_infer_ctx *ctx, onyx_type *o) {
+static void blocked_out_type(onyx_infer_ctx *ctx, onyx_type *o, int blk) {
     const onyx_type *t = ctx->in[0];
     memset(o, 0, sizeof *o);
     o->kind = ONYX_VALUE_TENSOR;
     o->dtype = ONYX_FLOAT;
     o->rank = 5;
     for (int i = 0; i < 4; i++) o->dims[i] = t->rank == 5 ? t->dims[i] : ONYX_DIM_UNKNOWN;
-    o->dims[4] = BLK;
+    o->dims[4] = blk;
 }
 
 /* An Indices output (wired) is a definite error. */
@@ -223,10 +228,12 @@ static onyx_status *check_infer_outputs(const onyx_infer_ctx *ctx, const char *o
 static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
     const char *op = ctx->node->op_type;
-    ONYX_TRY(check_blocked_type(ctx->in[0], op));
+    int blk;
+    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
+    ONYX_TRY(check_blocked_type(ctx->in[0], op, blk));
     ONYX_TRY(check_infer_outputs(ctx, op));
     onyx_type *o = &ctx->out[0];
-    blocked_out_type(ctx, o);
+    blocked_out_type(ctx, o, blk);
     o->dims[2] = o->dims[3] = ONYX_DIM_UNKNOWN;
     const onyx_type *t = ctx->in[0];
     if (t->rank != 5) return NULL;
@@ -248,12 +255,14 @@ typedef struct gpool_job {
     const float *x;
     float *y;
     int64_t S;   /* pixels per plane */
+    int64_t blk;
 } gpool_job;
 
 /* One plane, lanes [lane, lane + the width of VT). Four partial results:
  * independent chains, and shorter float sums. */
 #define GPOOL_PLANE(VT)                                                                                 \
-    NCHWC_INLINE void gpool_plane_##VT(const float *x, float *y, int64_t S, const int kind, int64_t lane) { \
+    NCHWC_INLINE void gpool_plane_##VT(const float *x, float *y, int64_t S, const int kind, int64_t lane,   \
+                                       int64_t BLK) {                                                   \
         const VT init = VSET1(VT, kind == KIND_MAX ? -INFINITY : 0.0f);                                 \
         VT a[4] = {init, init, init, init};                                                             \
         int64_t p = 0;                                                                                  \
@@ -275,39 +284,43 @@ GPOOL_PLANE(nchwc_v16)
 GPOOL_PLANE(nchwc_v8)
 GPOOL_PLANE(nchwc_v4)
 
-NCHWC_INLINE void gpool_plane(const float *x, float *y, int64_t S, const int kind, const int vl) {
-#define GPOOL_CALL(VT, lane) gpool_plane_##VT(x, y, S, kind, lane)
-    NCHWC_LANES(vl, GPOOL_CALL);
+NCHWC_INLINE void gpool_plane(const float *x, float *y, int64_t S, const int kind, const int vl, const int64_t blk) {
+#define GPOOL_CALL(VT, lane) gpool_plane_##VT(x, y, S, kind, lane, blk)
+    NCHWC_LANES(vl, blk, GPOOL_CALL);
 #undef GPOOL_CALL
 }
 
-NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const int vl) {
+NCHWC_INLINE void gpool_body(const gpool_job *j, size_t begin, size_t end, const int vl, const int64_t BLK) {
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = j->x + (int64_t)pl * j->S * BLK;
-        if (j->kind == KIND_MAX) gpool_plane(x, j->y + pl * BLK, j->S, KIND_MAX, vl);
-        else gpool_plane(x, j->y + pl * BLK, j->S, KIND_AVG, vl);
+        if (j->kind == KIND_MAX) gpool_plane(x, j->y + pl * BLK, j->S, KIND_MAX, vl, BLK);
+        else gpool_plane(x, j->y + pl * BLK, j->S, KIND_AVG, vl, BLK);
     }
 }
 
+#define GPOOL_BODY(B) gpool_body(j, begin, end, nchwc_vl, B)
 NCHWC_MULTIVERSION(gpool_isa, (const gpool_job *j, size_t begin, size_t end), (j, begin, end),
-                   { gpool_body(j, begin, end, nchwc_vl); })
+                   {
+                       NCHWC_BLOCK_CASES(j->blk, GPOOL_BODY);
+                   })
 
 static void gpool_task(void *arg, size_t begin, size_t end) { gpool_isa(arg, begin, end); }
 
 static onyx_status *gpool_run(onyx_kernel_ctx *ctx, int kind) {
     const char *op = kind == KIND_MAX ? "GlobalMaxPool" : "GlobalAveragePool";
-    ONYX_TRY(onyx_nchwc_check_block(ctx->node));
+    int blk;
+    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
-    ONYX_TRY(check_blocked(x, op));
+    ONYX_TRY(check_blocked(x, op, blk));
     ONYX_TRY(check_outputs(ctx, op));
-    int64_t ydims[5] = {x->dims[0], x->dims[1], 1, 1, BLK};
+    int64_t ydims[5] = {x->dims[0], x->dims[1], 1, 1, blk};
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, 5, ydims, &y));
     if (y->numel == 0) return NULL;
     /* y->numel > 0: N, Cb >= 1, so H * W <= X's numel */
     int64_t S = x->dims[2] * x->dims[3];
-    gpool_job j = {kind, x->data, y->data, S};
-    size_t per = (size_t)(S + 1) * BLK;
+    gpool_job j = {kind, x->data, y->data, S, blk};
+    size_t per = (size_t)(S + 1) * blk;
     size_t planes = (size_t)(x->dims[0] * x->dims[1]);
     onyx_parallel_for(ctx->tp, planes, per >= NCHWC_TASK_FLOATS ? 1 : NCHWC_TASK_FLOATS / per, gpool_task, &j);
     return NULL;
@@ -318,9 +331,11 @@ static onyx_status *global_avg_compute(onyx_kernel_ctx *ctx) { return gpool_run(
 
 static onyx_status *gpool_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    ONYX_TRY(check_blocked_type(ctx->in[0], ctx->node->op_type));
+    int blk;
+    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
+    ONYX_TRY(check_blocked_type(ctx->in[0], ctx->node->op_type, blk));
     ONYX_TRY(check_infer_outputs(ctx, ctx->node->op_type));
-    blocked_out_type(ctx, &ctx->out[0]);
+    blocked_out_type(ctx, &ctx->out[0], blk);
     ctx->out[0].dims[2] = ctx->out[0].dims[3] = 1;
     return NULL;
 }

@@ -6,7 +6,7 @@
  * one thread and in that thread's L2:
  *   1. transforms the 4x4 input patches of its tiles, every input channel:
  *      V[e][Cb][Tb][16] = (B^T d B)_e, zero outside the input;
- *   2. per group of up to 4 output blocks: 16 passes of the direct
+ *   2. per group of up to 64 output channels: 16 passes of the direct
  *      convolution's register tiles (a 1x1 "convolution" over the tiles,
  *      pixels = tiles), M[e][nob][Tb][16] = sum_c U_e[m][c] V[e][c];
  *   3. transforms M back, 2x2 outputs per tile, adding bias and Z and
@@ -17,9 +17,9 @@
  *
  * Transforms: B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
  * G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
- * They run on whole 16-lane pixels (AVX-512) or 4-lane quarters (portable),
- * NCHWC_MULTIVERSION; the products run on the tile function the caller
- * passes (AVX-512 or generic). */
+ * They run on whole pixels (16 lanes on AVX-512, 8 on AVX2), halves or
+ * quarters (NCHWC_MULTIVERSION, NCHWC_LANES); the products run on the tile
+ * function the caller passes (the CPU table's for the block size). */
 #include <stdatomic.h>
 #include <string.h>
 #include "core/checked.h"
@@ -27,7 +27,6 @@
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 
-#define BLK ONYX_NCHWC_BLOCK
 #define NE 16   /* elements of a transformed 4x4 tile */
 /* V (all input channels) and M (one block group) of a tile block, and the
  * weights of one (group, element), together in L2 (1 MB per core). */
@@ -74,9 +73,9 @@ bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known) {
 /* Output blocks split into ceil(Mb / 4) groups whose sizes differ by at
  * most one, as the direct convolution splits them (nchwc_conv.c). */
 
-int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C) {
+int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C, int blk) {
     int64_t n;
-    if (onyx_mul_overflow_i64(onyx_nchwc_blocks(M) * BLK, onyx_nchwc_blocks(C) * BLK, &n) ||
+    if (onyx_mul_overflow_i64(onyx_nchwc_blocks(M, blk) * blk, onyx_nchwc_blocks(C, blk) * blk, &n) ||
         onyx_mul_overflow_i64(n, NE, &n))
         return 0;
     return n;
@@ -101,7 +100,7 @@ static void wino_coefficients(float gg[NE][9]) {
  * Padding filters and channels are zeros. */
 typedef struct wino_pack_job {
     const float *w;
-    int64_t M, C, Cp, plane;
+    int64_t M, C, Cp, plane, blk;
     onyx_nchwc_groups bg;
     float *packed;
 } wino_pack_job;
@@ -110,10 +109,11 @@ typedef struct wino_pack_job {
 static void wino_pack_groups(void *arg, size_t begin, size_t end) {
     const wino_pack_job *j = arg;
     const float *w = j->w;
-    const int64_t M = j->M, C = j->C, Cp = j->Cp, plane = j->plane;
+    const int64_t M = j->M, C = j->C, Cp = j->Cp, plane = j->plane, BLK = j->blk;
     float gg[NE][9];
     wino_coefficients(gg);
-    float gb[9][BLK * BLK], tmp[BLK * BLK];   /* [tap][cc * 16 + jj], one plane's block */
+    /* [tap][cc * BLK + jj], one plane's block */
+    float gb[9][ONYX_NCHWC_MAX_BLOCK * ONYX_NCHWC_MAX_BLOCK], tmp[ONYX_NCHWC_MAX_BLOCK * ONYX_NCHWC_MAX_BLOCK];
     for (int64_t gi = (int64_t)begin; gi < (int64_t)end; gi++) {
         const int64_t ob0 = onyx_nchwc_group_start(&j->bg, gi), width = onyx_nchwc_group_nob(&j->bg, gi) * BLK;
         float *pg = j->packed + ob0 * BLK * Cp;
@@ -143,10 +143,10 @@ static void wino_pack_groups(void *arg, size_t begin, size_t end) {
     }
 }
 
-void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed) {
-    const int64_t Mb = onyx_nchwc_blocks(M), Cp = onyx_nchwc_blocks(C) * BLK;
-    wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * BLK * Cp, .bg = onyx_nchwc_make_groups(Mb),
-                       .packed = packed};
+void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed) {
+    const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = onyx_nchwc_blocks(C, blk) * blk;
+    wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * blk * Cp, .blk = blk,
+                       .bg = onyx_nchwc_make_groups(Mb, blk), .packed = packed};
     onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, wino_pack_groups, &j);
 }
 
@@ -193,7 +193,8 @@ typedef struct wino_plan {
     } while (0)
 
 /* Tiles [t0, t0 + nt) of the batch into V ([e][Cb][Tb][16]). */
-NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt), (pl, V, t0, nt), {
+NCHWC_INLINE void input_transform_body(const wino_plan *pl, float *V, int64_t t0, int64_t nt, const int vl,
+                                       const int64_t BLK) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t IH = g->IH, IW = g->IW, img = g->Cb * IH * IW * BLK, v_e = g->Cb * pl->Tb * BLK;
     for (int64_t tt = 0; tt < nt; tt++) {
@@ -209,9 +210,14 @@ NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, 
             /* the channel block's first pixel: taps outside are never addressed */
             const float *xc = pl->x + n * img + cb * IH * IW * BLK;
             float *vo = V + (cb * pl->Tb + tt) * BLK;
-            NCHWC_LANES(nchwc_vl, WINO_INPUT);
+            NCHWC_LANES(vl, BLK, WINO_INPUT);
         }
     }
+}
+
+#define INPUT_BODY(B) input_transform_body(pl, V, t0, nt, nchwc_vl, B)
+NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, int64_t nt), (pl, V, t0, nt), {
+    NCHWC_BLOCK_CASES(pl->g->blk, INPUT_BODY);
 })
 
 /* One output pixel: bias, z, activation, store (lanes [q, ...)). */
@@ -239,9 +245,8 @@ NCHWC_MULTIVERSION(input_transform, (const wino_plan *pl, float *V, int64_t t0, 
     } while (0)
 
 /* M ([e][nob][Tb][16]) of output blocks [ob0, ob0 + nob) back to y. */
-NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
-                                      int nob),
-                   (pl, M, t0, nt, ob0, nob), {
+NCHWC_INLINE void output_transform_body(const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
+                                        int nob, const int vl, const int64_t BLK) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t img = g->Mb * g->OH * g->OW * BLK, m_e = nob * pl->Tb * BLK;
     for (int64_t tt = 0; tt < nt; tt++) {
@@ -252,10 +257,17 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
             float *yo = pl->y + at;
             const float *zo = pl->z ? pl->z + at : NULL, *mo = M + (o * pl->Tb + tt) * BLK;
             const float *bias = pl->bias ? pl->bias + (ob0 + o) * BLK : NULL;
-            NCHWC_LANES(nchwc_vl, WINO_OUTPUT);
+            NCHWC_LANES(vl, BLK, WINO_OUTPUT);
         }
     }
-})
+}
+
+#define OUTPUT_BODY(B) output_transform_body(pl, M, t0, nt, ob0, nob, nchwc_vl, B)
+NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64_t t0, int64_t nt, int64_t ob0,
+                                      int nob),
+                   (pl, M, t0, nt, ob0, nob), {
+                       NCHWC_BLOCK_CASES(pl->g->blk, OUTPUT_BODY);
+                   })
 
 /* ------------------------------------------------------------ items */
 
@@ -263,11 +275,11 @@ NCHWC_MULTIVERSION(output_transform, (const wino_plan *pl, const float *M, int64
  * register tiles, pixels = tiles. */
 static void products(const wino_plan *pl, const float *V, float *M, int64_t nt, int64_t gi) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t ob0 = onyx_nchwc_group_start(&pl->bg, gi), plane = g->Mb * BLK * g->Cb * BLK;
+    const int64_t BLK = g->blk, ob0 = onyx_nchwc_group_start(&pl->bg, gi), plane = g->Mb * BLK * g->Cb * BLK;
     const int nob = onyx_nchwc_group_nob(&pl->bg, gi), P = pl->tile->pixels[nob - 1];
     const int64_t ntiles = (nt + P - 1) / P;
     onyx_nchwc_kparams kp = {.x_c = pl->Tb * BLK, .nc = g->Cb, .kh = 1, .kw = 1, .y_ob = pl->Tb * BLK,
-                             .nob = nob, .lanes = BLK, .first = true, .act = {.kind = ONYX_GEMM_ACT_NONE}};
+                             .nob = nob, .blk = (int)BLK, .lanes = (int)BLK, .first = true, .act = {.kind = ONYX_GEMM_ACT_NONE}};
     for (int e = 0; e < NE; e++) {
         kp.w = pl->U + e * plane + ob0 * BLK * g->Cb * BLK;
         const float *ve = V + e * g->Cb * pl->Tb * BLK;
@@ -300,8 +312,8 @@ static void wino_range(void *arg, size_t begin, size_t end) {
     wino_plan *pl = arg;
     const onyx_nchwc_geom *g = pl->g;
     bool hv, hm;
-    float *V = onyx_scratch_acquire(SLOT_V, (size_t)(NE * g->Cb * pl->Tb * BLK), &hv);
-    float *M = onyx_scratch_acquire(SLOT_M, (size_t)(NE * ONYX_NCHWC_MAX_NOB * pl->Tb * BLK), &hm);
+    float *V = onyx_scratch_acquire(SLOT_V, (size_t)(NE * g->Cb * pl->Tb * g->blk), &hv);
+    float *M = onyx_scratch_acquire(SLOT_M, (size_t)(NE * ONYX_NCHWC_GROUP_CHANNELS * pl->Tb), &hm);
     if (V && M) {
         for (int64_t it = (int64_t)begin * pl->items / pl->parts; it < (int64_t)end * pl->items / pl->parts; it++)
             run_item(pl, it, V, M);
@@ -317,7 +329,7 @@ static void wino_range(void *arg, size_t begin, size_t end) {
  * its groups' weights) or, with one group, smaller blocks. */
 static void plan_items(wino_plan *pl, int threads) {
     const onyx_nchwc_geom *g = pl->g;
-    const int64_t tile_bytes = (int64_t)NE * BLK * sizeof(float) * (g->Cb + ONYX_NCHWC_MAX_NOB);
+    const int64_t tile_bytes = (int64_t)NE * sizeof(float) * (g->Cb * g->blk + ONYX_NCHWC_GROUP_CHANNELS);
     int64_t Tb = BLOCK_BYTES / tile_bytes;
     if (Tb > MAX_TILES) Tb = MAX_TILES;
     if (Tb < MIN_TILES) Tb = MIN_TILES;
@@ -346,7 +358,7 @@ onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp) {
     wino_plan pl = {.g = g, .tile = tile, .x = x, .U = U, .bias = bias, .z = z, .y = y, .act = act,
-                    .bg = onyx_nchwc_make_groups(g->Mb)};
+                    .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     pl.TH = (g->OH + 1) / 2;
     pl.TW = (g->OW + 1) / 2;
     if (onyx_mul_overflow_i64(pl.TH, pl.TW, &pl.T) || onyx_mul_overflow_i64(pl.T, g->N, &pl.T))
@@ -354,7 +366,8 @@ onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc
                                 (long long)pl.TW);
     if (pl.T == 0) return NULL;
     int64_t v;
-    if (onyx_mul_overflow_i64(g->Cb + ONYX_NCHWC_MAX_NOB, NE * BLK * MAX_TILES, &v) || v > ONYX_MAX_TENSOR_ELEMENTS)
+    if (onyx_mul_overflow_i64(g->Cb * g->blk + ONYX_NCHWC_GROUP_CHANNELS, NE * MAX_TILES, &v) ||
+        v > ONYX_MAX_TENSOR_ELEMENTS)
         return ONYX_INVALID_ARG("Winograd Conv: %lld input channels are too many", (long long)g->C);
     plan_items(&pl, onyx_threadpool_threads(tp));
     onyx_parallel_for(tp, (size_t)pl.parts, 1, wino_range, &pl);

@@ -17,16 +17,16 @@
 #include "core/threadpool.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
-/* Floats of the packed transformed weights of W [M, C, 3, 3]:
- * 16 * Mb * 16 * Cb * 16 (0 if that overflows int64). */
-int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C);
+/* Floats of the packed transformed weights of W [M, C, 3, 3] in blocks of
+ * blk channels: 16 * Mb * blk * Cb * blk (0 if that overflows int64). */
+int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C, int blk);
 
 /* U_e = (G g G^T)_e of every filter g of W [M, C, 3, 3]; element e's
- * weights are at packed + e * Mb * 16 * Cb * 16, laid out as the 1x1
+ * weights are at packed + e * Mb * blk * Cb * blk, laid out as the 1x1
  * blocked weights of the direct convolution (nchwc_conv.h: per group of
- * up to 4 output blocks, as onyx_nchwc_wino_groups splits them,
- * [Cb][16 input lanes][nob][16 output lanes]); padding channels zero. */
-void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed);
+ * up to 64 output channels, as onyx_nchwc_make_groups splits them,
+ * [Cb][blk input lanes][nob][blk output lanes]); padding channels zero. */
+void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed);
 
 /* Whether Winograd pays off (and applies) for this convolution: 3x3,
  * stride 1, dilation 1, group 1, blocked X, and large enough (see the rule
@@ -34,9 +34,10 @@ void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, float *packed);
  * false: decide from the channels alone (init, X's size unknown). */
 bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known);
 
-/* y = act(conv(x, w) + bias + z) for blocked x [N][Cb][IH][IW][16] and
- * packed U: the whole batch. bias: Mb * 16 floats or NULL; z, y:
- * [N][Mb][OH][OW][16]. Errors only for sizes too large to buffer. */
+/* y = act(conv(x, w) + bias + z) for blocked x [N][Cb][IH][IW][blk]
+ * (blk = g->blk) and packed U: the whole batch. bias: Mb * blk floats or
+ * NULL; z, y: [N][Mb][OH][OW][blk]. Errors only for sizes too large to
+ * buffer. */
 onyx_status *onyx_nchwc_wino_conv(const onyx_nchwc_geom *g, const onyx_cpu_nchwc_tile *tile, const float *x,
                                   const float *U, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp);

@@ -17,7 +17,9 @@
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <locale.h>
+#ifdef ONYX_HAVE_PCRE2  /* RegexFullMatch is left out without it (cpu/build_options.c) */
 #include <pcre2.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +515,7 @@ static onyx_status *norm_infer(onyx_infer_ctx *ctx) {
 }
 
 /* -------------------------------------------------------- RegexFullMatch */
+#ifdef ONYX_HAVE_PCRE2
 
 /* Work bounds for one match: backtracking steps and nesting depth. RE2 runs
  * in linear time; these keep a pathological pattern from hanging a run. */
@@ -604,6 +607,7 @@ static onyx_status *regex_compute(onyx_kernel_ctx *ctx) {
 static onyx_status *regex_infer(onyx_infer_ctx *ctx) {
     return string_infer_same_shape(ctx, ONYX_BOOL);
 }
+#endif
 
 /* ---------------------------------------------------------------- table */
 
@@ -613,6 +617,8 @@ const onyx_op_def onyx_ops_strings[] = {
     {"", "StringConcat", 20, L, STR, 0, NULL, NULL, concat_compute, concat_infer},
     {"", "StringSplit", 20, L, STR, 0, NULL, NULL, split_compute, split_infer},
     {"", "StringNormalizer", 10, L, STR, 0, norm_init, norm_free, norm_compute, norm_infer},
+#ifdef ONYX_HAVE_PCRE2
     {"", "RegexFullMatch", 20, L, STR, 0, regex_init, regex_free, regex_compute, regex_infer},
+#endif
     {0},
 };

@@ -1,0 +1,26 @@
+/* Operators that this build of the CPU provider leaves out on purpose, and
+ * the build option that would bring each back, so a model that needs one is
+ * refused with a message that says how to get it (cpu_provider.c why_not)
+ * rather than "not implemented". Optional libraries: ONYX_HAVE_<NAME> come
+ * from cmake/optional_deps.cmake. */
+#include <string.h>
+#include "providers/cpu/build_options.h"
+
+typedef struct left_out_op {
+    const char *domain, *op_type;
+    const char *why;
+} left_out_op;
+
+static const left_out_op left_out[] = {
+#ifndef ONYX_HAVE_PCRE2
+    {"", "RegexFullMatch", "this build has no PCRE2: configure with -DONYX_WITH_PCRE2=ON (libpcre2-dev)"},
+#endif
+    {NULL, NULL, NULL},
+};
+
+const char *onyx_cpu_left_out(const char *domain, const char *op_type) {
+    if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
+    for (const left_out_op *l = left_out; l->op_type; l++)
+        if (!strcmp(l->domain, domain) && !strcmp(l->op_type, op_type)) return l->why;
+    return NULL;
+}

@@ -1,0 +1,259 @@
+/* The quantisation tool (src/quantize/): dynamic mode on small MatMul models
+ * built here (integer operators in the file, one DynamicQuantizeLinear per
+ * shared activation, float weights gone, outputs within cosine 0.99 of the
+ * float model), and every refusal writing nothing (missing or corrupt model,
+ * output equal to the input, unknown op type, unknown node name, modes not
+ * implemented). */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "format/model.h"
+#include "format/pb_wire.h"
+#include "onyx.h"
+#include "quantize/quantize.h"
+#include "testlib.h"
+
+enum { ROWS = 5, K = 37, N = 19 };
+static char dir[64];
+static onyx_env *env;
+
+static void put_tensor_f32(pb_buf *b, const char *name, const int64_t *dims, int rank, const float *data) {
+    size_t t = pb_begin_message(b, 5);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) pb_put_varint_field(b, 1, (uint64_t)dims[i]), n *= dims[i];
+    pb_put_varint_field(b, 2, ONYX_FLOAT);
+    pb_put_string_field(b, 8, name);
+    pb_put_bytes_field(b, 9, data, (size_t)n * sizeof(float));
+    pb_end_message(b, t);
+}
+
+static void put_value_info(pb_buf *b, uint32_t field, const char *name, const int64_t *dims, int rank) {
+    size_t vi = pb_begin_message(b, field);
+    pb_put_string_field(b, 1, name);
+    size_t tp = pb_begin_message(b, 2);
+    size_t tt = pb_begin_message(b, 1);
+    pb_put_varint_field(b, 1, ONYX_FLOAT);
+    size_t sh = pb_begin_message(b, 2);
+    for (int i = 0; i < rank; i++) {
+        size_t d = pb_begin_message(b, 1);
+        pb_put_varint_field(b, 1, (uint64_t)dims[i]);
+        pb_end_message(b, d);
+    }
+    pb_end_message(b, sh);
+    pb_end_message(b, tt);
+    pb_end_message(b, tp);
+    pb_end_message(b, vi);
+}
+
+static void put_node(pb_buf *b, const char *op, const char *name, const char *a, const char *c, const char *y) {
+    size_t n = pb_begin_message(b, 1);
+    pb_put_string_field(b, 1, a);
+    if (c) pb_put_string_field(b, 1, c);
+    pb_put_string_field(b, 2, y);
+    pb_put_string_field(b, 3, name);
+    pb_put_string_field(b, 4, op);
+    pb_end_message(b, n);
+}
+
+/* X[ROWS,K] -> mm_y: MatMul(X, W1) -> Y;  mm_z: MatMul(X, W2) -> R -> Relu -> Z.
+ * Weights have a few large values so per-channel scales differ. */
+static void write_model(const char *path) {
+    static float w1[K * N], w2[K * N];
+    testlib_seed(7);
+    for (int i = 0; i < K * N; i++) {
+        w1[i] = testlib_frand() * ((i % N) == 3 ? 4.0f : 0.5f);
+        w2[i] = testlib_frand();
+    }
+    pb_buf b;
+    pb_buf_init(&b);
+    pb_put_varint_field(&b, 1, 8);
+    size_t op = pb_begin_message(&b, 8);
+    pb_put_varint_field(&b, 2, 17);
+    pb_end_message(&b, op);
+    size_t g = pb_begin_message(&b, 7);
+    put_node(&b, "MatMul", "mm_y", "X", "W1", "Y");
+    put_node(&b, "MatMul", "mm_z", "X", "W2", "R");
+    put_node(&b, "Relu", "relu", "R", NULL, "Z");
+    pb_put_string_field(&b, 2, "g");
+    int64_t wd[2] = {K, N}, xd[2] = {ROWS, K}, yd[2] = {ROWS, N};
+    put_tensor_f32(&b, "W1", wd, 2, w1);
+    put_tensor_f32(&b, "W2", wd, 2, w2);
+    put_value_info(&b, 11, "X", xd, 2);
+    put_value_info(&b, 12, "Y", yd, 2);
+    put_value_info(&b, 12, "Z", yd, 2);
+    pb_end_message(&b, g);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b.data, 1, b.len, f) == b.len);
+    if (f) fclose(f);
+    pb_buf_free(&b);
+}
+
+static char *path_in(const char *name) {
+    static char bufs[4][256];
+    static int k;
+    char *p = bufs[k++ % 4];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static bool exists(const char *p) {
+    struct stat s;
+    return stat(p, &s) == 0;
+}
+
+/* Outputs Y and Z of a model on a fixed input. */
+static void run_model(const char *path, float *y, float *z) {
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create(env, path, NULL, &s));
+    if (!s) return;
+    float x[ROWS * K];
+    for (int i = 0; i < ROWS * K; i++) x[i] = sinf((float)i * 0.37f) * 2.0f;
+    int64_t shape[2] = {ROWS, K};
+    onyx_value *in = NULL, *out[2] = {NULL, NULL};
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &in));
+    const char *in_name = "X", *out_names[2] = {"Y", "Z"};
+    CHECK_OK(onyx_session_run(s, NULL, &in_name, (const onyx_value *const *)&in, 1, out_names, 2, out));
+    if (out[0] && out[1]) {
+        memcpy(y, onyx_tensor_data(out[0]), sizeof(float) * ROWS * N);
+        memcpy(z, onyx_tensor_data(out[1]), sizeof(float) * ROWS * N);
+    }
+    onyx_value_free(in);
+    onyx_value_free(out[0]);
+    onyx_value_free(out[1]);
+    onyx_session_free(s);
+}
+
+static double cosine(const float *a, const float *b, size_t n) {
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
+}
+
+/* Nodes of an op type, and initializers of a type, in a saved file. */
+static size_t file_ops(const char *path, const char *op) {
+    onyx_model *m = NULL;
+    CHECK_OK(onyx_model_load_file(path, &m));
+    if (!m) return (size_t)-1;
+    size_t c = 0;
+    for (size_t i = 0; i < m->graph->n_nodes; i++) c += strcmp(m->graph->nodes[i].op_type, op) == 0;
+    onyx_model_free(m);
+    return c;
+}
+
+static size_t file_inits(const char *path, int dtype) {
+    onyx_model *m = NULL;
+    CHECK_OK(onyx_model_load_file(path, &m));
+    if (!m) return (size_t)-1;
+    size_t c = 0;
+    for (size_t i = 0; i < m->graph->n_initializers; i++) c += m->graph->initializers[i].data_type == dtype;
+    onyx_model_free(m);
+    return c;
+}
+
+static void test_dynamic(const char *model, bool per_channel, int wtype) {
+    onyx_quant_options o;
+    onyx_quant_options_init(&o);
+    o.per_channel = per_channel;
+    o.weight_type = wtype;
+    const char *out = path_in("dyn.onnx");
+    remove(out);
+    size_t n = 0;
+    CHECK_OK(onyx_quantize_model(model, out, &o, &n));
+    CHECK(n == 2);
+    CHECK(file_ops(out, "MatMul") == 0);
+    CHECK(file_ops(out, "MatMulInteger") == 2);
+    CHECK(file_ops(out, "DynamicQuantizeLinear") == 1); /* X is quantised once for both */
+    CHECK(file_ops(out, "Relu") == 1);
+    CHECK(file_inits(out, wtype) == 4);                 /* W1, W2 and their zero points */
+    /* float initializers: the weight scales only (the float weights are gone) */
+    CHECK(file_inits(out, ONYX_FLOAT) == 2);
+    float fy[ROWS * N], fz[ROWS * N], qy[ROWS * N], qz[ROWS * N];
+    memset(qy, 0, sizeof qy);
+    memset(qz, 0, sizeof qz);
+    run_model(model, fy, fz);
+    run_model(out, qy, qz);
+    double cy = cosine(fy, qy, ROWS * N), cz = cosine(fz, qz, ROWS * N);
+    if (cy < 0.999 || cz < 0.999)
+        fprintf(stderr, "per_channel %d wtype %d: cosine %.6f %.6f\n", per_channel, wtype, cy, cz);
+    CHECK(cy >= 0.999);
+    CHECK(cz >= 0.999);
+}
+
+static void test_exclude(const char *model) {
+    onyx_quant_options o;
+    onyx_quant_options_init(&o);
+    const char *ex[] = {"mm_z"};
+    o.nodes_to_exclude = (onyx_quant_names){ex, 1};
+    const char *out = path_in("excl.onnx");
+    size_t n = 0;
+    CHECK_OK(onyx_quantize_model(model, out, &o, &n));
+    CHECK(n == 1);
+    CHECK(file_ops(out, "MatMul") == 1);
+    CHECK(file_ops(out, "MatMulInteger") == 1);
+}
+
+/* A refused request: the error names the problem and no output appears. */
+static void refused(const char *in, const onyx_quant_options *o, const char *needle) {
+    const char *out = path_in("refused.onnx");
+    remove(out);
+    CHECK_ERR(onyx_quantize_model(in, out, o, NULL), needle);
+    CHECK(!exists(out));
+}
+
+static void test_refusals(const char *model) {
+    onyx_quant_options o;
+    onyx_quant_options_init(&o);
+    refused(path_in("missing.onnx"), &o, "missing.onnx");
+    const char *corrupt = path_in("corrupt.onnx");
+    FILE *f = fopen(corrupt, "wb");
+    if (f) fputs("\x0a\xff\xff\xff\xff this is not a model", f), fclose(f);
+    refused(corrupt, &o, "corrupt.onnx");
+    /* output equal to the input, by name and through another path */
+    CHECK_ERR(onyx_quantize_model(model, model, &o, NULL), "is the input model");
+    char other[300];
+    snprintf(other, sizeof other, "%s/./model.onnx", dir);
+    CHECK_ERR(onyx_quantize_model(model, other, &o, NULL), "is the input model");
+    const char *bad_op[] = {"Conv"};
+    o.op_types = (onyx_quant_names){bad_op, 1};
+    refused(model, &o, "unknown op type 'Conv'");
+    const char *made_up[] = {"NotAnOp"};
+    o.op_types = (onyx_quant_names){made_up, 1};
+    refused(model, &o, "unknown op type 'NotAnOp'");
+    onyx_quant_options_init(&o);
+    const char *nodes[] = {"no_such_node"};
+    o.nodes_to_exclude = (onyx_quant_names){nodes, 1};
+    refused(model, &o, "no_such_node");
+    onyx_quant_options_init(&o);
+    o.mode = ONYX_QUANT_INT4;
+    refused(model, &o, "int4");
+    onyx_quant_options_init(&o);
+    o.block_size = 24;
+    refused(model, &o, "block size");
+    onyx_quant_options_init(&o);
+    const char *calib[] = {"x.npz"};
+    o.calibration = (onyx_quant_names){calib, 1};
+    refused(model, &o, "--mode static");
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/onyx-quant-XXXXXX");
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    CHECK_OK(onyx_env_create(ONYX_LOG_WARNING, "test_quantize", &env));
+    static char model[256];
+    snprintf(model, sizeof model, "%s", path_in("model.onnx"));
+    write_model(model);
+    test_dynamic(model, false, ONYX_INT8);
+    test_dynamic(model, true, ONYX_INT8);
+    test_dynamic(model, false, ONYX_UINT8);
+    test_exclude(model);
+    test_refusals(model);
+    onyx_env_free(env);
+    const char *files[] = {"model.onnx", "dyn.onnx", "excl.onnx", "corrupt.onnx", "refused.onnx"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) remove(path_in(files[i]));
+    rmdir(dir);
+    return testlib_finish("test_quantize");
+}
