@@ -113,8 +113,8 @@ if [ -x build/onyx ]; then
 fi
 
 # ---- 3c. ARM64: the cross build (`make aarch64` -> build-aarch64/) and, under qemu-user, its unit
-# tests and the node-suite subset of tests/node_filter_qemu.txt (scripts/test_aarch64.sh; on an
-# ARM64 host the steps above already ran natively)
+# tests and the whole node suite (scripts/test_aarch64.sh node; on an ARM64 host the steps above
+# already ran natively)
 if [ "$(uname -m)" = x86_64 ]; then
     onyx_install_deps aarch64
     step aarch64-build make aarch64 JOBS="$jobs"

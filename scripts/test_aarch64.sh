@@ -3,9 +3,9 @@
 # Build first with `make aarch64` (build-aarch64/; the unit tests run with
 # `cd build-aarch64 && ctest -R '^unit\.'`, ctest starts them through qemu-aarch64).
 #
-#   scripts/test_aarch64.sh node [FLAGS]    the node tests that tests/node_filter_qemu.txt selects
-#                                           (CI's subset, see that file), minus tests/node_exclude.txt
-#   scripts/test_aarch64.sh node-all [FLAGS]  all 1,802 node tests (tests/node_filter.txt)
+#   scripts/test_aarch64.sh node [FLAGS]    the node suite as ctest's conformance.node runs it:
+#                                           tests/node_filter.txt minus tests/node_exclude.txt (all
+#                                           1,802 tests; about 2-3 minutes under qemu on 2 cores)
 #   scripts/test_aarch64.sh bench [MODEL...]  the public benchmark models' outputs against ONNX
 #                                           Runtime's on this (x86-64) host: scripts/check_bench_outputs.sh
 #                                           with ONYX=scripts/aarch64_onyx.sh
@@ -21,11 +21,9 @@ filter_of() { grep -v '^#' "$1" | grep . | paste -sd '|'; }
 what="${1:-node}"
 [ $# -gt 0 ] && shift
 case "$what" in
-    node | node-all)
-        file=tests/node_filter_qemu.txt
-        [ "$what" = node-all ] && file=tests/node_filter.txt
+    node)
         # qemu runs the kernels 10-50x slower than the host: a longer timeout per test
-        exec scripts/aarch64_onyx.sh test "$tests/node" --filter "$(filter_of "$file")" \
+        exec scripts/aarch64_onyx.sh test "$tests/node" --filter "$(filter_of tests/node_filter.txt)" \
             --exclude-file tests/node_exclude.txt --timeout 600 "$@"
         ;;
     bench)
@@ -33,7 +31,7 @@ case "$what" in
             exec scripts/check_bench_outputs.sh "$@"
         ;;
     *)
-        echo "usage: scripts/test_aarch64.sh node|node-all|bench [...]" >&2
+        echo "usage: scripts/test_aarch64.sh node|bench [...]" >&2
         exit 2
         ;;
 esac
