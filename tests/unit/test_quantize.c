@@ -14,6 +14,7 @@
 #include "format/model.h"
 #include "format/pb_wire.h"
 #include "onyx.h"
+#include "providers/cpu/platform.h"
 #include "quantize/quantize.h"
 #include "testlib.h"
 
@@ -105,11 +106,25 @@ static bool exists(const char *p) {
     return stat(p, &s) == 0;
 }
 
-/* Outputs Y and Z of a model on a fixed input. */
-static void run_model(const char *path, float *y, float *z) {
+/* Nodes of an op type in a session's optimised graph. */
+static size_t session_ops(const onyx_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) c += !strcmp(onyx_session_node_op_type(s, i), op);
+    return c;
+}
+
+static size_t last_fused; /* DynamicQuantizeMatMul nodes of the last session */
+
+/* Outputs Y and Z of a model on a fixed input, at an optimisation level. */
+static void run_model_at(const char *path, onyx_optimization_level level, float *y, float *z) {
+    onyx_session_options *so;
+    CHECK_OK(onyx_session_options_create(&so));
+    CHECK_OK(onyx_session_options_set_optimization_level(so, level));
     onyx_session *s = NULL;
-    CHECK_OK(onyx_session_create(env, path, NULL, &s));
+    CHECK_OK(onyx_session_create(env, path, so, &s));
+    onyx_session_options_free(so);
     if (!s) return;
+    last_fused = session_ops(s, "DynamicQuantizeMatMul");
     float x[ROWS * K];
     for (int i = 0; i < ROWS * K; i++) x[i] = sinf((float)i * 0.37f) * 2.0f;
     int64_t shape[2] = {ROWS, K};
@@ -126,6 +141,8 @@ static void run_model(const char *path, float *y, float *z) {
     onyx_value_free(out[1]);
     onyx_session_free(s);
 }
+
+static void run_model(const char *path, float *y, float *z) { run_model_at(path, ONYX_OPT_ALL, y, z); }
 
 static double cosine(const float *a, const float *b, size_t n) {
     double ab = 0, aa = 0, bb = 0;
@@ -181,6 +198,25 @@ static void test_dynamic(const char *model, bool per_channel, int wtype) {
         fprintf(stderr, "per_channel %d wtype %d: cosine %.6f %.6f\n", per_channel, wtype, cy, cz);
     CHECK(cy >= 0.999);
     CHECK(cz >= 0.999);
+    /* the fused DynamicQuantizeMatMul (integer GEMM, every ISA path this CPU
+     * has) against the unfused chain on the reference kernels (level basic) */
+    float ry[ROWS * N], rz[ROWS * N];
+    run_model_at(out, ONYX_OPT_BASIC, ry, rz);
+    CHECK(last_fused == 0);
+    const char *isas[] = {"avx512", "avx2", "generic"};
+    for (size_t k = 0; k < 3; k++) {
+        if (!onyx_cpu_force_isa(isas[k])) continue;
+        run_model_at(out, ONYX_OPT_EXTENDED, qy, qz);
+        CHECK(last_fused == 2);
+        for (int i = 0; i < ROWS * N; i++) {
+            if (fabsf(qy[i] - ry[i]) > 1e-5f * fabsf(ry[i]) + 1e-5f || fabsf(qz[i] - rz[i]) > 1e-5f * fabsf(rz[i]) + 1e-5f) {
+                fprintf(stderr, "%s: fused output %d: %g %g, unfused %g %g\n", isas[k], i, qy[i], qz[i], ry[i], rz[i]);
+                CHECK(!"fused == unfused");
+                break;
+            }
+        }
+    }
+    onyx_cpu_force_isa(onyx_cpu_isa_name(onyx_cpu_detected()));
 }
 
 static void test_exclude(const char *model) {
@@ -229,7 +265,8 @@ static void test_refusals(const char *model) {
     refused(model, &o, "no_such_node");
     onyx_quant_options_init(&o);
     o.mode = ONYX_QUANT_INT4;
-    refused(model, &o, "int4");
+    o.accuracy_level = 2;
+    refused(model, &o, "accuracy level");
     onyx_quant_options_init(&o);
     o.block_size = 24;
     refused(model, &o, "block size");

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/gemm/igemm.h"
+#include "providers/cpu/kernels/contrib/nbits.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
@@ -18,7 +20,8 @@ _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
     [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0,
-                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
+                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                          &onyx_nbits_isa_generic},
 #ifdef ONYX_GEMM_X86
     /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
      * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
@@ -28,11 +31,12 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
                        {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
-                       {128, 128, 36, 36}},
+                       {128, 128, 36, 36}, &onyx_nbits_isa_avx2},
     /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
      * run the AVX2 tile */
     [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, 16,
-                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9}},
+                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9},
+                         &onyx_nbits_isa_avx512},
 #endif
 #ifdef ONYX_GEMM_NEON
     /* the 8 x 12 SGEMM tile (24 of the 32 q registers). The blocked layout
@@ -159,6 +163,59 @@ bool onyx_cpu_force_isa(const char *name) {
     atomic_store_explicit(&onyx_cpu_current, &tables[isa], memory_order_release);
     atomic_store(&source, "forced");
     return true;
+}
+
+/* VNNI feature bits (CPUID leaf 7): clang's __builtin_cpu_supports lacks
+ * "avxvnni". The OS state for ymm/zmm is implied by the table's ISA. */
+#ifdef ONYX_GEMM_X86
+#include <cpuid.h>
+static bool cpu_has_vnni(bool zmm) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return false;
+    if (zmm) return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 11)); /* AVX512_VNNI */
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));           /* AVX_VNNI */
+}
+#endif
+
+bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
+#ifdef ONYX_GEMM_X86
+    if (isa == ONYX_CPU_AVX512 || isa == ONYX_CPU_AVX2) return cpu_has_vnni(isa == ONYX_CPU_AVX512);
+#endif
+    (void)isa;
+    return false;
+}
+
+const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
+#ifdef ONYX_GEMM_X86
+    static _Atomic int vnni = -1; /* bit 0: AVX512-VNNI, bit 1: AVX-VNNI */
+    int v = atomic_load_explicit(&vnni, memory_order_relaxed);
+    if (v < 0) {
+        v = (cpu_has_vnni(true) ? 1 : 0) | (cpu_has_vnni(false) ? 2 : 0);
+        atomic_store_explicit(&vnni, v, memory_order_relaxed);
+    }
+    switch (onyx_cpu()->isa) {
+    case ONYX_CPU_AVX512:
+        if (v & 1) return &onyx_igemm_isa_avx512vnni;
+        return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
+    case ONYX_CPU_AVX2: return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
+    default: break;
+    }
+#endif
+    return &onyx_igemm_isa_generic;
+}
+
+const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count) {
+    static const struct onyx_igemm_isa *paths[4];
+    size_t n = 0;
+#ifdef ONYX_GEMM_X86
+    onyx_cpu_isa isa = onyx_cpu_detected();
+    if (isa >= ONYX_CPU_AVX512 && cpu_has_vnni(true)) paths[n++] = &onyx_igemm_isa_avx512vnni;
+    if (isa >= ONYX_CPU_AVX2 && cpu_has_vnni(false)) paths[n++] = &onyx_igemm_isa_avxvnni;
+    if (isa >= ONYX_CPU_AVX2) paths[n++] = &onyx_igemm_isa_avx2;
+#endif
+    paths[n++] = &onyx_igemm_isa_generic;
+    *count = n;
+    return paths;
 }
 
 const char *onyx_cpu_isa_source(void) {

@@ -22,6 +22,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum onyx_cpu_isa {
     ONYX_CPU_GENERIC = 0,   /* x86-64 baseline (SSE2) or any other target: portable C */
@@ -40,6 +41,7 @@ enum {
 };
 
 struct onyx_gemm_isa;
+struct onyx_nbits_isa;
 struct onyx_nchwc_kparams;
 
 typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, const float *const *xp, int npix,
@@ -76,6 +78,7 @@ typedef struct onyx_cpu_table {
      * none of this ISA (onyx_cpu_nchwc_tile_for falls back) */
     onyx_cpu_nchwc_tile nchwc_tiles[ONYX_CPU_NCHWC_BLOCK_KINDS];
     onyx_cpu_wino_rule wino;            /* where the blocked layout's Winograd runs */
+    const struct onyx_nbits_isa *nbits; /* MatMulNBits 4/8-bit weight micro-kernels */
 } onyx_cpu_table;
 
 extern _Atomic(const onyx_cpu_table *) onyx_cpu_current;
@@ -87,6 +90,9 @@ static inline const onyx_cpu_table *onyx_cpu(void) {
     return t ? t : onyx_cpu_init();
 }
 
+/* Whether the CPU has 8-bit dot products (AVX512-VNNI for the avx512
+ * table, AVX-VNNI for avx2), for the int8 kernels of the table in use. */
+bool onyx_cpu_has_vnni(onyx_cpu_isa isa);
 /* The best instruction set of this CPU. */
 onyx_cpu_isa onyx_cpu_detected(void);
 /* Whether this CPU runs the kernels of `isa` (generic: always; the x86 ones
@@ -102,6 +108,14 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa);
 /* Use the table of `name`. False (and no change) for an unknown name or an
  * ISA this CPU lacks. Kernels already running finish on the old table. */
 bool onyx_cpu_force_isa(const char *name);
+/* The integer GEMM micro-kernel (gemm/igemm.h) of the table in use: on the
+ * avx512 table VPDPBUSD on zmm where the CPU has AVX512-VNNI, on the avx2
+ * table VPDPBUSD on ymm where it has AVX-VNNI, else VPMADDUBSW (AVX2);
+ * portable C on the generic table. */
+struct onyx_igemm_isa;
+const struct onyx_igemm_isa *onyx_cpu_igemm(void);
+/* Every integer GEMM path this CPU can run, best first (tests force each). */
+const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count);
 /* Why the table in use is what it is: "detected", "ONYX_ISA", "forced". */
 const char *onyx_cpu_isa_source(void);
 

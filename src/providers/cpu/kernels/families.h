@@ -31,6 +31,8 @@ ONYX_FAMILY(attention_aux) /* RotaryEmbedding, LinearAttention, CausalConvWithSt
 ONYX_FAMILY(contrib_norm)  /* LayerNormalization (opsets < 17), SimplifiedLayerNormalization, com.microsoft Skip/Embed LayerNormalization */
 ONYX_FAMILY(contrib_matmul) /* com.microsoft FusedMatMul, FusedGemm */
 ONYX_FAMILY(contrib_attention) /* com.microsoft Attention */
+ONYX_FAMILY(contrib_nbits) /* com.microsoft MatMulNBits (4/8-bit weights, contrib/matmul_nbits.c) */
+ONYX_FAMILY(contrib_gqa)   /* com.microsoft GroupQueryAttention (contrib/gqa.c) */
 ONYX_FAMILY(strings)       /* StringConcat, StringSplit, StringNormalizer, RegexFullMatch (PCRE2) */
 ONYX_FAMILY(image)         /* ImageDecoder: BMP, PNM, PNG, JPEG, JPEG 2000, TIFF, WebP */
 ONYX_FAMILY(text)          /* TfIdfVectorizer */
@@ -41,5 +43,6 @@ ONYX_FAMILY(ml_svm)        /* ai.onnx.ml SVMClassifier, SVMRegressor */
 ONYX_FAMILY(ml_tree)       /* ai.onnx.ml TreeEnsembleClassifier/Regressor, TreeEnsemble (opset 5) */
 ONYX_FAMILY(ml_preprocess) /* ai.onnx.ml Scaler, Normalizer, Binarizer, Imputer, OneHotEncoder, LabelEncoder, CategoryMapper, ArrayFeatureExtractor, FeatureVectorizer, DictVectorizer, CastMap, ZipMap */
 ONYX_FAMILY(qlinear)       /* MatMulInteger, ConvInteger, QLinearMatMul (int8 and float8), QLinearConv */
+ONYX_FAMILY(quant_contrib) /* com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat (integer GEMM) */
 ONYX_FAMILY(nchwc_conv)    /* ai.onyx.nchwc Conv on the blocked-channel layout (layout pass, level all) */
 ONYX_FAMILY(nchwc_pool)    /* ai.onyx.nchwc MaxPool, AveragePool, Global*Pool, ReorderInput/Output */

@@ -1,0 +1,211 @@
+/* Integer GEMM driver (igemm.h): B packing, the A copy when rows need
+ * padding or a sign shift, the tile loop over the pool, and the epilogue
+ * that turns each tile's int32 dot products into the output while the tile
+ * is in L1 (zero-point correction, then int32, scaled float with bias and
+ * activation, or requantised 8-bit). */
+#include "providers/cpu/gemm/igemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/checked.h"
+#include "core/value.h"
+#include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/platform.h"
+
+void onyx_igemm_b_free(onyx_igemm_b *b) {
+    onyx_free(b->data);
+    free(b->col_sum);
+    free(b->zb);
+    memset(b, 0, sizeof *b);
+}
+
+static inline int32_t b_shifted(const void *b, bool b_signed, size_t i) {
+    return b_signed ? ((const int8_t *)b)[i] : (int32_t)((const uint8_t *)b)[i] - 128;
+}
+
+onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
+                               size_t n_zb, onyx_igemm_b *out) {
+    memset(out, 0, sizeof *out);
+    if (n_zb != 0 && n_zb != 1 && n_zb != n) return ONYX_INVALID_ARG("igemm: %zu zero points for %zu columns", n_zb, n);
+    if (k > ((size_t)1 << 30) || n > ((size_t)1 << 30)) return ONYX_INVALID_ARG("igemm: B of %zu x %zu is too large", k, n);
+    out->k = k;
+    out->n = n;
+    out->kp = (k + 3) & ~(size_t)3;
+    out->strips = (n + ONYX_IGEMM_NR - 1) / ONYX_IGEMM_NR;
+    size_t cols = out->strips * ONYX_IGEMM_NR, bytes;
+    if (onyx_mul_overflow_size(out->kp, cols, &bytes)) return ONYX_INVALID_ARG("igemm: B too large");
+    out->data = onyx_alloc_zeroed(bytes ? bytes : 64);
+    out->col_sum = calloc(cols ? cols : 1, sizeof *out->col_sum);
+    out->zb = calloc(cols ? cols : 1, sizeof *out->zb);
+    if (!out->data || !out->col_sum || !out->zb) {
+        onyx_igemm_b_free(out);
+        return ONYX_OOM();
+    }
+    out->zb_zero = true;
+    out->pairs_safe = true;
+    for (size_t j = 0; j < n; j++) {
+        int32_t z = zb && n_zb ? b_shifted(zb, b_signed, n_zb == 1 ? 0 : j) : (b_signed ? 0 : -128);
+        out->zb[j] = z;
+        out->zb_zero &= z == 0;
+        int8_t *strip = out->data + (j / ONYX_IGEMM_NR) * out->kp * ONYX_IGEMM_NR;
+        size_t c = j % ONYX_IGEMM_NR;
+        int32_t sum = 0, prev = 0;
+        for (size_t p = 0; p < k; p++) {
+            int32_t v = b_shifted(b, b_signed, p * ldb + j);
+            strip[(p / 4) * 64 + c * 4 + p % 4] = (int8_t)v;
+            sum += v;
+            if (p % 2 == 1 && abs(prev) + abs(v) > 128) out->pairs_safe = false;
+            prev = v;
+        }
+        if (k % 2 == 1 && abs(prev) > 128) out->pairs_safe = false;
+        out->col_sum[j] = sum;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ driver */
+
+typedef struct igemm_job {
+    const onyx_igemm_isa *isa;
+    const uint8_t *a;       /* u8 rows, padded to kp */
+    size_t lda, m;
+    const int32_t *row_sum; /* of a, when B has nonzero zero points */
+    const onyx_igemm_b *b;
+    const int32_t *col_term; /* per column: K za zb - za colsum */
+    const onyx_igemm_out *o;
+    size_t row_blocks, col_groups;
+} igemm_job;
+
+static inline float act_apply(float x, const onyx_igemm_out *o) {
+    return o->act ? onyx_gemm_act_scalar(x, o->act, o->act_a, o->act_b) : x;
+}
+
+/* The corrected int32 value: wraps modulo 2^32 like the accumulation. */
+static inline int32_t corrected(int32_t acc, int32_t col_term, int32_t zb, int32_t row_sum) {
+    return (int32_t)((uint32_t)acc + (uint32_t)col_term - (uint32_t)zb * (uint32_t)row_sum);
+}
+
+void onyx_igemm_store_tile(const onyx_igemm_tile *t, const int32_t *acc, size_t ldacc, size_t mr) {
+    const onyx_igemm_out *o = t->o;
+    const int32_t *ct = t->col_term, *zb = t->zb;
+    size_t nc = t->nc;
+    for (size_t i = 0; i < mr; i++) {
+        const int32_t *r = acc + i * ldacc;
+        int32_t rs = t->row_sum ? t->row_sum[i] : 0;
+        size_t row = t->i0 + i, j0 = t->j0;
+        switch (o->kind) {
+        case ONYX_IGEMM_OUT_I32: {
+            int32_t *c = (int32_t *)o->c + row * o->ldc + j0;
+            for (size_t j = 0; j < nc; j++) c[j] = corrected(r[j], ct[j], zb[j], rs);
+            break;
+        }
+        case ONYX_IGEMM_OUT_F32: {
+            float *c = (float *)o->c + row * o->ldc + j0;
+            const float *sc = o->scale_col ? o->scale_col + j0 : NULL;
+            const float *bias = o->bias ? o->bias + j0 : NULL;
+            for (size_t j = 0; j < nc; j++) {
+                float x = (float)corrected(r[j], ct[j], zb[j], rs) * (sc ? o->scale * sc[j] : o->scale);
+                if (bias) x += bias[j];
+                c[j] = act_apply(x, o);
+            }
+            break;
+        }
+        default: {
+            bool u8 = o->kind == ONYX_IGEMM_OUT_U8;
+            float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+            const float *sc = o->scale_col ? o->scale_col + j0 : NULL;
+            uint8_t *c = (uint8_t *)o->c + row * o->ldc + j0;
+            for (size_t j = 0; j < nc; j++) {
+                float x = nearbyintf((float)corrected(r[j], ct[j], zb[j], rs) * (sc ? o->scale * sc[j] : o->scale)) +
+                          (float)o->zy;
+                x = x < lo ? lo : (x > hi ? hi : x);
+                c[j] = u8 ? (uint8_t)(int)x : (uint8_t)(int8_t)(int)x;
+            }
+            break;
+        }
+        }
+    }
+}
+
+/* Work units: column group outer (its B strips stay in L2 while the rows
+ * pass), row block inner. */
+static void igemm_range(void *arg, size_t begin, size_t end) {
+    const igemm_job *jb = arg;
+    const onyx_igemm_isa *isa = jb->isa;
+    const onyx_igemm_b *b = jb->b;
+    int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr <= 16, nv <= 8 */
+    for (size_t u = begin; u < end; u++) {
+        size_t cg = u / jb->row_blocks, rb = u % jb->row_blocks;
+        size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
+        size_t s0 = cg * isa->nv, nv = b->strips - s0 < isa->nv ? b->strips - s0 : isa->nv;
+        size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
+        if (j0 + nc > b->n) nc = b->n - j0;
+        onyx_igemm_tile t = {.o = jb->o, .i0 = i0, .j0 = j0, .nc = nc, .col_term = jb->col_term + j0,
+                             .zb = b->zb + j0, .row_sum = jb->row_sum ? jb->row_sum + i0 : NULL, .acc = acc};
+        isa->kernel(jb->a + i0 * jb->lda, jb->lda, mr, b->data + s0 * b->kp * ONYX_IGEMM_NR, b->kp, nv, &t, b);
+    }
+}
+
+/* A as the kernels read it: unsigned, rows readable up to kp. Returns the
+ * buffer to use (a->data itself when it already is), or NULL on OOM with
+ * *copy set to the allocation to free. */
+static const uint8_t *prepare_a(const onyx_igemm_a *a, size_t m, size_t k, size_t kp, size_t *lda, uint8_t **copy) {
+    *copy = NULL;
+    *lda = a->lda;
+    if (!a->a_signed && a->lda >= kp && (k == kp || a->padded)) return a->data;
+    size_t ld = (kp + 63) & ~(size_t)63;
+    uint8_t *buf = onyx_alloc(m * ld + 64);
+    if (!buf) return NULL;
+    uint8_t flip = a->a_signed ? 0x80 : 0;
+    for (size_t i = 0; i < m; i++) {
+        const uint8_t *src = a->data + i * a->lda;
+        uint8_t *dst = buf + i * ld;
+        for (size_t p = 0; p < k; p++) dst[p] = src[p] ^ flip;
+        memset(dst + k, 0, ld - k);
+    }
+    *copy = buf;
+    *lda = ld;
+    return buf;
+}
+
+onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b,
+                             const onyx_igemm_out *o, onyx_threadpool *tp) {
+    if (m == 0 || b->n == 0) return NULL;
+    size_t lda;
+    uint8_t *copy;
+    const uint8_t *ad = prepare_a(a, m, b->k, b->kp, &lda, &copy);
+    int32_t *col_term = malloc(b->strips * ONYX_IGEMM_NR * sizeof *col_term);
+    int32_t *row_sum = b->zb_zero ? NULL : malloc(m * sizeof *row_sum);
+    if (!ad || !col_term || (!b->zb_zero && !row_sum)) {
+        onyx_free(copy);
+        free(col_term);
+        free(row_sum);
+        return ONYX_OOM();
+    }
+    int32_t za = a->za + (a->a_signed ? 128 : 0);
+    for (size_t j = 0; j < b->strips * ONYX_IGEMM_NR; j++)
+        col_term[j] = (int32_t)((uint32_t)b->k * (uint32_t)za * (uint32_t)b->zb[j] - (uint32_t)za * (uint32_t)b->col_sum[j]);
+    for (size_t i = 0; row_sum && i < m; i++) {
+        uint32_t s = 0;
+        for (size_t p = 0; p < b->k; p++) s += ad[i * lda + p];
+        row_sum[i] = (int32_t)s;
+    }
+    igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b, .col_term = col_term, .o = o};
+    jb.row_blocks = (m + isa->mr - 1) / isa->mr;
+    jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
+    size_t units = jb.row_blocks * jb.col_groups;
+    /* a unit is mr x 16nv x k MACs; keep a chunk above ~64K MACs */
+    size_t per = isa->mr * isa->nv * ONYX_IGEMM_NR * b->kp;
+    size_t grain = per >= 65536 ? 1 : 65536 / (per ? per : 1);
+    onyx_parallel_for(tp, units, grain, igemm_range, &jb);
+    onyx_free(copy);
+    free(col_term);
+    free(row_sum);
+    return NULL;
+}
+
+onyx_status *onyx_igemm(const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b, const onyx_igemm_out *o,
+                        onyx_threadpool *tp) {
+    return onyx_igemm_with(onyx_cpu_igemm(), a, m, b, o, tp);
+}

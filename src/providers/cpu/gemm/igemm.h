@@ -1,0 +1,135 @@
+/* Integer GEMM (u8s8 and s8s8, int32 accumulation) for the quantised
+ * operators: C = (A - za) x (B - zb), then an epilogue fused into the store
+ * (int32 out; float out with per-column scale, bias and activation; or
+ * requantised to uint8/int8).
+ *
+ * Every case runs as u8 x s8, the form of VPDPBUSD: a signed A is shifted to
+ * unsigned (a + 128, za + 128) and an unsigned B to signed (b - 128, zb -
+ * 128); the zero points enter through row and column sums:
+ *   sum (a - za)(b - zb) = sum a*b - zb * rowsum(a) - za * colsum(b) + K za zb.
+ * B (the constant weights) is packed once at load into strips of 16 columns,
+ * 4 consecutive k of a column in one 32-bit lane ([strip][k/4][16][4]), with
+ * its column sums. A needs no packing beyond rows padded to a multiple of 4
+ * bytes (the micro-kernels broadcast 4 bytes of a row at a time). */
+#ifndef ONYX_CPU_IGEMM_H
+#define ONYX_CPU_IGEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/status.h"
+#include "core/threadpool.h"
+
+#define ONYX_IGEMM_NR 16 /* columns per packed strip */
+
+typedef struct onyx_igemm_b {
+    size_t k, n;        /* logical shape of B */
+    size_t kp;          /* k rounded up to 4 (packed rows are zero beyond k) */
+    size_t strips;      /* ceil(n / 16) */
+    int8_t *data;       /* strips * kp * 16 bytes, 64-byte aligned */
+    int32_t *col_sum;   /* per column (strips * 16): sum over k of the shifted b */
+    int32_t *zb;        /* per column: zero point of the shifted b */
+    bool zb_zero;       /* every zb is 0: no row sums of A needed */
+    /* Every pair (k, k+1), k even, of a column has |b0| + |b1| <= 128, so
+     * VPMADDUBSW (u8 x s8 pairs summed in saturating int16) cannot saturate
+     * (255 * 128 = 32640): the AVX2 kernel then needs one instruction per
+     * product pair instead of two. True for 7-bit weights (reduce_range). */
+    bool pairs_safe;
+} onyx_igemm_b;
+
+/* Pack B (k x n, row stride ldb elements; b_signed: int8, else uint8) with
+ * zero points zb (n_zb == 1: per tensor; n_zb == n: per column; zb NULL:
+ * 0). */
+onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
+                               size_t n_zb, onyx_igemm_b *out);
+void onyx_igemm_b_free(onyx_igemm_b *b);
+
+/* A: m rows of bytes with row stride lda >= b->kp; bytes from k to kp of a
+ * row are read but multiply zero. a_signed: int8 (shifted internally). */
+typedef struct onyx_igemm_a {
+    const uint8_t *data;
+    size_t lda;
+    bool a_signed;
+    int32_t za;
+    bool padded;            /* every row, the last included, is readable up to kp */
+} onyx_igemm_a;
+
+enum {
+    ONYX_IGEMM_OUT_I32 = 0, /* C = acc (int32) */
+    ONYX_IGEMM_OUT_F32 = 1, /* C = act(acc * scale[j] + bias[j]) */
+    ONYX_IGEMM_OUT_U8 = 2,  /* C = saturate(round(acc * scale[j]) + zy) */
+    ONYX_IGEMM_OUT_S8 = 3,
+};
+
+typedef struct onyx_igemm_out {
+    int kind;
+    void *c;
+    size_t ldc;            /* elements */
+    float scale;           /* multiplier of every column ... */
+    const float *scale_col; /* ... times this per column, when not NULL */
+    const float *bias;     /* per column, float out only; NULL: none */
+    int act;               /* onyx_gemm_activation (0 none, 1 Relu, 2 Clip, 3 LeakyRelu), float out */
+    float act_a, act_b;
+    int32_t zy;            /* zero point of requantised output */
+} onyx_igemm_out;
+
+/* C[m x n] for A and packed B, split over the pool's threads. */
+onyx_status *onyx_igemm(const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b, const onyx_igemm_out *o,
+                        onyx_threadpool *tp);
+
+/* ---- micro-kernels (igemm_<isa>.c) ---- */
+
+/* Where a tile goes and what its store adds: the zero-point terms of its
+ * columns (readable for all nv * 16 of them) and rows. */
+typedef struct onyx_igemm_tile {
+    const onyx_igemm_out *o;
+    size_t i0, j0, nc;        /* first row and column; columns to store (<= nv * 16) */
+    const int32_t *col_term;  /* from j0: K za zb - za colsum(b) */
+    const int32_t *zb;        /* from j0 */
+    const int32_t *row_sum;   /* from i0, or NULL when every zb is 0 */
+    int32_t *acc;             /* scratch of 16 x 16 x 8 int32 for onyx_igemm_store_tile */
+} onyx_igemm_tile;
+
+/* The portable store of a tile whose raw dot products are in acc (row
+ * stride ldacc): kernels use it for the output kinds they do not store
+ * themselves. */
+void onyx_igemm_store_tile(const onyx_igemm_tile *t, const int32_t *acc, size_t ldacc, size_t mr);
+
+/* The mr x (16 nv) tile at a (rows lda apart) times nv strips of packed B
+ * from b (strips kp * 16 bytes apart), u8 x s8 exactly in int32, stored
+ * through t. */
+typedef void (*onyx_igemm_kernel_fn)(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, size_t kp,
+                                     size_t nv, const onyx_igemm_tile *t, const onyx_igemm_b *pb);
+
+/* Dynamic quantisation of float activations into the kernels' A layout
+ * (DynamicQuantizeLinear's uint8 rule): the range of x, then each row
+ * quantised with round-half-even and zero-padded to ld bytes. */
+typedef void (*onyx_igemm_minmax_fn)(const float *x, size_t n, float *mn, float *mx);
+typedef void (*onyx_igemm_quant_rows_fn)(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp,
+                                         uint8_t *dst, size_t ld);
+
+typedef struct onyx_igemm_isa {
+    const char *name;   /* "avx512vnni", "avxvnni", "avx2", "generic" */
+    size_t mr, nv;      /* largest tile: rows, strips of 16 */
+    onyx_igemm_kernel_fn kernel;
+    onyx_igemm_minmax_fn minmax;
+    onyx_igemm_quant_rows_fn quant_rows;
+} onyx_igemm_isa;
+
+void onyx_igemm_minmax_generic(const float *x, size_t n, float *mn, float *mx);
+void onyx_igemm_quant_rows_generic(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp,
+                                   uint8_t *dst, size_t ld);
+
+extern const onyx_igemm_isa onyx_igemm_isa_generic;
+#if defined(__x86_64__) || defined(__i386__)
+extern const onyx_igemm_isa onyx_igemm_isa_avx2;
+extern const onyx_igemm_isa onyx_igemm_isa_avxvnni;
+extern const onyx_igemm_isa onyx_igemm_isa_avx512vnni;
+#endif
+
+/* The micro-kernel of the CPU dispatch table in use (platform.c), and the
+ * driver on an explicit one (tests force each path in turn). */
+onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b,
+                             const onyx_igemm_out *o, onyx_threadpool *tp);
+
+#endif

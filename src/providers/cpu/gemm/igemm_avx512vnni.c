@@ -1,0 +1,146 @@
+/* AVX-512 VNNI integer GEMM micro-kernel: VPDPBUSD multiplies 4 u8 of A
+ * (one 32-bit broadcast) by 4 s8 of each of 16 columns and adds the 4
+ * products into the column's int32 lane: 64 MACs per instruction, exact
+ * (no intermediate saturation). An 8 x 48 tile keeps 24 accumulators and 3
+ * B vectors in the 32 zmm registers; per 4 k it loads 3 B vectors and 8
+ * broadcasts (load-port work) for 24 VPDPBUSD. The store is fused: the
+ * zero-point terms, the int32 or scaled-float output with bias and
+ * activation are applied to the accumulators in registers (requantised
+ * outputs go through the portable store). */
+#include "providers/cpu/gemm/igemm.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <string.h>
+
+#define MR 8
+#define NV 3
+#define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define INLINE TARGET static inline __attribute__((always_inline))
+
+/* One accumulator vector of row i, columns 16v.. of the tile, to C. */
+INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
+    const onyx_igemm_out *o = t->o;
+    size_t jv = v * 16;
+    if (jv >= t->nc) return;
+    __mmask16 m = t->nc - jv >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (t->nc - jv)) - 1);
+    x = _mm512_add_epi32(x, _mm512_loadu_si512((const void *)(t->col_term + jv)));
+    if (t->row_sum)
+        x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(t->row_sum[i]),
+                                                   _mm512_loadu_si512((const void *)(t->zb + jv))));
+    size_t off = (t->i0 + i) * o->ldc + t->j0 + jv;
+    if (o->kind == ONYX_IGEMM_OUT_I32) {
+        _mm512_mask_storeu_epi32((int32_t *)o->c + off, m, x);
+        return;
+    }
+    __m512 f = _mm512_cvtepi32_ps(x), s = _mm512_set1_ps(o->scale);
+    if (o->scale_col) s = _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, o->scale_col + t->j0 + jv));
+    f = _mm512_mul_ps(f, s);
+    if (o->bias) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, o->bias + t->j0 + jv));
+    __m512 zero = _mm512_setzero_ps();
+    switch (o->act) {
+    case 1: f = _mm512_max_ps(zero, f); break; /* NaN passes through, as the scalar x < 0 ? 0 : x */
+    case 2: f = _mm512_min_ps(_mm512_set1_ps(o->act_b), _mm512_max_ps(_mm512_set1_ps(o->act_a), f)); break;
+    case 3: f = _mm512_mask_mul_ps(f, _mm512_cmp_ps_mask(f, zero, _CMP_LT_OQ), f, _mm512_set1_ps(o->act_a)); break;
+    default: break;
+    }
+    _mm512_mask_storeu_ps((float *)o->c + off, m, f);
+}
+
+INLINE void tile(const uint8_t *a, size_t lda, const int8_t *b, size_t kp, const onyx_igemm_tile *t, const int mr,
+                 const int nv) {
+    __m512i c[MR][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < mr; i++)
+#pragma GCC unroll 3
+        for (int v = 0; v < nv; v++) c[i][v] = _mm512_setzero_si512();
+    const size_t ss = kp * 16;
+    for (size_t g = 0; g < kp / 4; g++) {
+        __m512i bv[NV];
+#pragma GCC unroll 3
+        for (int v = 0; v < nv; v++) bv[v] = _mm512_load_si512((const void *)(b + v * ss + g * 64));
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; i++) {
+            int32_t a4;
+            memcpy(&a4, a + i * lda + g * 4, 4);
+            __m512i av = _mm512_set1_epi32(a4);
+#pragma GCC unroll 3
+            for (int v = 0; v < nv; v++) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
+        }
+    }
+    if (t->o->kind == ONYX_IGEMM_OUT_I32 || t->o->kind == ONYX_IGEMM_OUT_F32) {
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; i++)
+#pragma GCC unroll 3
+            for (int v = 0; v < nv; v++) store_vec(t, c[i][v], (size_t)i, (size_t)v);
+        return;
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < mr; i++)
+#pragma GCC unroll 3
+        for (int v = 0; v < nv; v++) _mm512_storeu_si512((void *)(t->acc + (size_t)i * nv * 16 + v * 16), c[i][v]);
+    onyx_igemm_store_tile(t, t->acc, (size_t)nv * 16, (size_t)mr);
+}
+
+#define T(R, V)                                                                                                 \
+    TARGET static void tile_##R##_##V(const uint8_t *a, size_t lda, const int8_t *b, size_t kp,                \
+                                      const onyx_igemm_tile *t) {                                               \
+        tile(a, lda, b, kp, t, R, V);                                                                           \
+    }
+#define ROW(R) T(R, 1) T(R, 2) T(R, 3)
+ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8)
+#undef ROW
+#undef T
+
+typedef void (*tile_fn)(const uint8_t *, size_t, const int8_t *, size_t, const onyx_igemm_tile *);
+#define ROW(R) {tile_##R##_1, tile_##R##_2, tile_##R##_3}
+static const tile_fn tiles[MR][NV] = {ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7), ROW(8)};
+#undef ROW
+
+static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, size_t kp, size_t nv,
+                   const onyx_igemm_tile *t, const onyx_igemm_b *pb) {
+    (void)pb;
+    tiles[mr - 1][nv - 1](a, lda, b, kp, t);
+}
+
+/* ---- dynamic quantisation of A (16 floats per step) ---- */
+
+TARGET static void minmax(const float *x, size_t n, float *mn, float *mx) {
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        lo = _mm512_min_ps(v, lo); /* a NaN in v leaves lo as it was (MINPS returns its second operand then) */
+        hi = _mm512_max_ps(v, hi);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        lo = _mm512_min_ps(v, lo);
+        hi = _mm512_max_ps(v, hi);
+    }
+    *mn = _mm512_reduce_min_ps(lo);
+    *mx = _mm512_reduce_max_ps(hi);
+}
+
+TARGET static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp, uint8_t *dst,
+                              size_t ld) {
+    const __m512 s = _mm512_set1_ps(scale);
+    const __m512i z = _mm512_set1_epi32(zp), lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
+    for (size_t i = 0; i < m; i++) {
+        const float *r = x + i * ldx;
+        uint8_t *d = dst + i * ld;
+        for (size_t p = 0; p < k; p += 16) {
+            __mmask16 msk = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1);
+            __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(msk, r + p), s);
+            /* round half to even (the MXCSR default); NaN converts to INT_MIN and clamps to 0 */
+            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), z);
+            q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+            _mm_mask_storeu_epi8(d + p, msk, _mm512_cvtepi32_epi8(q));
+        }
+        memset(d + k, 0, ld - k);
+    }
+}
+
+const onyx_igemm_isa onyx_igemm_isa_avx512vnni = {"avx512vnni", MR, NV, kernel, minmax, quant_rows};
+#endif

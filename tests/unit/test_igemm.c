@@ -1,0 +1,224 @@
+/* Integer GEMM (gemm/igemm.h): every micro-kernel this CPU can run (AVX-512
+ * VNNI, AVX-VNNI, AVX2 VPMADDUBSW in both its exact-split and pairs-safe
+ * forms, portable C), forced in turn, against an int64 reference: odd
+ * shapes, signed and unsigned operands, per-tensor and per-column zero
+ * points, saturation edges (A = 255 with B = -128/127, where VPMADDUBSW
+ * would saturate), and the int32, float (scale, bias, Relu) and
+ * requantised uint8/int8 stores; single-threaded and on a pool.
+ *
+ * `test_igemm bench [M N K]` times one thread on each path (default
+ * 1024^3) and measures the VPDPBUSD peak of this core with an
+ * independent-accumulator loop. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/threadpool.h"
+#include "providers/cpu/gemm/igemm.h"
+#include "providers/cpu/platform.h"
+#include "testlib.h"
+
+typedef struct shape {
+    size_t m, k, n;
+} shape;
+
+/* Fill with random bytes; edge: extremes only (255/0 for A, -128/127 for B). */
+static void fill(uint8_t *p, size_t n, bool edge, bool is_b, bool sgn) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = testlib_rand_u64();
+        if (!edge) p[i] = (uint8_t)r;
+        else if (is_b) p[i] = sgn ? ((r & 1) ? 0x80 : 0x7f) : ((r & 1) ? 0 : 255);
+        else p[i] = sgn ? 0x7f + (uint8_t)(r & 1) : 255; /* 127 or -128 */
+    }
+}
+
+static int32_t val(const uint8_t *p, size_t i, bool sgn) { return sgn ? (int8_t)p[i] : p[i]; }
+
+typedef struct case_cfg {
+    bool a_signed, b_signed, edge, per_col_zp, small_b;
+    int kind;
+    bool pool;
+} case_cfg;
+
+static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threadpool *tp) {
+    size_t lda = s.k + (s.m % 3); /* a stride wider than k sometimes */
+    uint8_t *a = malloc(s.m * lda + 1), *b = malloc(s.k * s.n + 1), *zb = malloc(s.n + 1);
+    fill(a, s.m * lda, c.edge, false, c.a_signed);
+    fill(b, s.k * s.n, c.edge, true, c.b_signed);
+    if (c.small_b) /* 7-bit weights: the pairs-safe VPMADDUBSW path */
+        for (size_t i = 0; i < s.k * s.n; i++) b[i] = c.b_signed ? (uint8_t)(int8_t)((int8_t)b[i] / 2) : (uint8_t)(64 + b[i] / 2);
+    fill(zb, s.n, false, true, c.b_signed);
+    int32_t za = c.a_signed ? -7 : 131;
+    if (c.edge) za = 0;
+    size_t nzb = c.per_col_zp ? s.n : 1;
+    onyx_igemm_b pb;
+    CHECK_OK(onyx_igemm_pack_b(b, c.b_signed, s.k, s.n, s.n, zb, nzb, &pb));
+    if (c.small_b) CHECK(pb.pairs_safe);
+    float *scol = malloc(s.n * sizeof(float)), *bias = malloc(s.n * sizeof(float));
+    for (size_t j = 0; j < s.n; j++) scol[j] = 0.5f + (float)(j % 7) * 0.25f, bias[j] = (float)j * 0.125f - 1.0f;
+    size_t esz = c.kind == ONYX_IGEMM_OUT_I32 || c.kind == ONYX_IGEMM_OUT_F32 ? 4 : 1;
+    void *out = calloc(s.m * s.n + 1, esz);
+    onyx_igemm_a av = {.data = a, .lda = lda, .a_signed = c.a_signed, .za = za};
+    float scale = c.kind >= ONYX_IGEMM_OUT_U8 ? 1.0f / (float)(s.k * 300) : 0.001f;
+    onyx_igemm_out o = {.kind = c.kind, .c = out, .ldc = s.n, .scale = scale, .scale_col = scol,
+                        .bias = c.kind == ONYX_IGEMM_OUT_F32 ? bias : NULL, .act = c.kind == ONYX_IGEMM_OUT_F32,
+                        .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3};
+    CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
+    int bad = 0;
+    for (size_t i = 0; i < s.m && bad < 3; i++)
+        for (size_t j = 0; j < s.n && bad < 3; j++) {
+            int64_t acc = 0;
+            int32_t z = val(zb, nzb == 1 ? 0 : j, c.b_signed);
+            for (size_t p = 0; p < s.k; p++) acc += (int64_t)(val(a, i * lda + p, c.a_signed) - za) * (val(b, p * s.n + j, c.b_signed) - z);
+            double ref = (double)acc * (double)scale * scol[j], got;
+            bool ok;
+            switch (c.kind) {
+            case ONYX_IGEMM_OUT_I32:
+                got = ((int32_t *)out)[i * s.n + j];
+                ok = got == (double)acc;
+                break;
+            case ONYX_IGEMM_OUT_F32:
+                ref += bias[j];
+                ref = ref < 0 ? 0 : ref;
+                got = ((float *)out)[i * s.n + j];
+                ok = fabs(got - ref) <= 1e-5 * fabs(ref) + 1e-5;
+                break;
+            default: {
+                bool u8 = c.kind == ONYX_IGEMM_OUT_U8;
+                double q = nearbyint(ref) + o.zy, lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+                ref = q < lo ? lo : (q > hi ? hi : q);
+                got = u8 ? ((uint8_t *)out)[i * s.n + j] : ((int8_t *)out)[i * s.n + j];
+                ok = fabs(got - ref) <= 1; /* float vs double rounding of the product at .5 */
+                break;
+            }
+            }
+            if (!ok) {
+                fprintf(stderr, "%s m%zu k%zu n%zu as%d bs%d edge%d pc%d small%d kind%d pool%d: [%zu,%zu] got %.9g want %.9g\n",
+                        isa->name, s.m, s.k, s.n, c.a_signed, c.b_signed, c.edge, c.per_col_zp, c.small_b, c.kind,
+                        c.pool, i, j, got, ref);
+                bad++;
+            }
+        }
+    CHECK(bad == 0);
+    onyx_igemm_b_free(&pb);
+    free(a), free(b), free(zb), free(scol), free(bias), free(out);
+    return bad;
+}
+
+static void cross_check(void) {
+    size_t np;
+    const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
+    onyx_threadpool *tp = onyx_threadpool_create(3);
+    const shape shapes[] = {{1, 1, 1}, {1, 3, 17}, {3, 5, 7}, {7, 33, 17}, {8, 64, 48}, {9, 4, 16}, {13, 130, 50},
+                            {17, 255, 33}, {25, 77, 97}, {2, 1000, 3}, {33, 12, 200}};
+    for (size_t pi = 0; pi < np; pi++) {
+        const onyx_igemm_isa *isa = paths[pi];
+        int fails = 0;
+        size_t cases = 0;
+        for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+            for (int mask = 0; mask < 64; mask++) {
+                case_cfg c = {.a_signed = mask & 1, .b_signed = (mask >> 1) & 1, .edge = (mask >> 2) & 1,
+                              .per_col_zp = (mask >> 3) & 1, .kind = (mask >> 4) & 3};
+                c.small_b = !c.edge && (si + (size_t)mask) % 3 == 0;
+                c.pool = (si + (size_t)mask) % 2 == 0;
+                fails += check_case(isa, shapes[si], c, tp) != 0;
+                cases++;
+            }
+        printf("igemm %-10s %zu cases, %d failed\n", isa->name, cases, fails);
+    }
+    printf("igemm in use: %s\n", ((const onyx_igemm_isa *)onyx_cpu_igemm())->name);
+    onyx_threadpool_free(tp);
+}
+
+/* ------------------------------------------------------------ bench */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* 24 independent VPDPBUSD chains (written in assembly so that nothing but
+ * the instructions and the loop counter runs): the instruction's
+ * throughput limit on this core. */
+__attribute__((target("avx512f,avx512vnni"), noinline)) static double vnni_peak_macs(size_t iters) {
+    double t0 = now_s();
+    size_t n = iters;
+#define D(r) "vpdpbusd %%zmm30, %%zmm31, %%zmm" #r "\n\t"
+    __asm__ volatile("vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31\n\t"
+                     "1:\n\t" D(0) D(1) D(2) D(3) D(4) D(5) D(6) D(7) D(8) D(9) D(10) D(11) D(12) D(13) D(14)
+                         D(15) D(16) D(17) D(18) D(19) D(20) D(21) D(22) D(23)
+                     "dec %0\n\tjnz 1b\n\t"
+                     : "+r"(n)
+                     :
+                     : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+                       "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19",
+                       "xmm20", "xmm21", "xmm22", "xmm23", "xmm30", "xmm31");
+#undef D
+    double t = now_s() - t0;
+    return (double)iters * 24 * 64 / t;
+}
+#endif
+
+static void bench(size_t m, size_t n, size_t k) {
+    uint8_t *a = malloc(m * k), *b = malloc(k * n);
+    fill(a, m * k, false, false, false);
+    fill(b, k * n, false, true, true);
+    int32_t *c = malloc(m * n * sizeof *c);
+    onyx_igemm_b pb;
+    CHECK_OK(onyx_igemm_pack_b(b, true, k, n, n, NULL, 0, &pb));
+    onyx_igemm_a av = {.data = a, .lda = k};
+    onyx_igemm_out o = {.kind = ONYX_IGEMM_OUT_I32, .c = c, .ldc = n};
+    size_t np;
+    const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
+    /* Rounds alternate the peak loop and each path, so both see the same
+     * machine load; the best of each is kept. */
+    double peak = 0, best[8];
+    bool vnni = false;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    vnni = __builtin_cpu_supports("avx512vnni");
+#endif
+    for (size_t pi = 0; pi < np; pi++) best[pi] = 1e30;
+    for (int r = 0; r < 20; r++) {
+#if defined(__x86_64__)
+        if (vnni) {
+            double p = vnni_peak_macs(200000);
+            if (p > peak) peak = p;
+        }
+#endif
+        for (size_t pi = 0; pi < np; pi++) {
+            if (paths[pi] == &onyx_igemm_isa_generic && r > 0) continue;
+            double t0 = now_s();
+            CHECK_OK(onyx_igemm_with(paths[pi], &av, m, &pb, &o, NULL));
+            double t = now_s() - t0;
+            if (t < best[pi]) best[pi] = t;
+        }
+    }
+    if (peak > 0)
+        printf("VPDPBUSD zmm peak, 1 thread: %.1f GMAC/s (64 u8 x s8 MACs per instruction: 16 int32 lanes x 4; "
+               "%.2f instructions/ns)\n", peak * 1e-9, peak / 64 * 1e-9);
+    for (size_t pi = 0; pi < np; pi++) {
+        double macs = (double)m * n * k / best[pi];
+        printf("igemm %-10s %zux%zux%zu, 1 thread: %.2f ms, %.1f GMAC/s", paths[pi]->name, m, n, k, best[pi] * 1e3,
+               macs * 1e-9);
+        if (peak > 0) printf(" = %.1f%% of the VPDPBUSD peak", 100 * macs / peak);
+        printf("\n");
+    }
+    onyx_igemm_b_free(&pb);
+    free(a), free(b), free(c);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "bench")) {
+        size_t m = argc > 4 ? strtoul(argv[2], NULL, 10) : 1024, n = argc > 4 ? strtoul(argv[3], NULL, 10) : 1024,
+               k = argc > 4 ? strtoul(argv[4], NULL, 10) : 1024;
+        bench(m, n, k);
+        return testlib_finish("test_igemm bench");
+    }
+    cross_check();
+    return testlib_finish("test_igemm");
+}
