@@ -44,7 +44,8 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
      * loops), not yet measured against the im2col + NEON SGEMM path on
      * ARM64 hardware */
     [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
-                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
+                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                       &onyx_nbits_isa_generic},
 #endif
 };
 
