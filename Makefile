@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all build test check asan tsan fuzz install clean aarch64
+.PHONY: all build test check asan tsan fuzz install clean aarch64 wasm
 
 all: build
 
@@ -36,8 +36,15 @@ aarch64:
 	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(AARCH64_DEPS) >/dev/null
 	@cmake --build build-aarch64 -j $(JOBS)
 
+# WebAssembly module for js/ (Debian's emscripten) into build-wasm/, copied to js/dist/.
+# NODE_PATH: Emscripten's JS optimiser needs acorn, which Debian installs under /usr/share/nodejs.
+wasm:
+	@NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm -j $(JOBS)
+	@mkdir -p js/dist && cp build-wasm/onyx-wasm.js js/dist/onyx-wasm.cjs && cp build-wasm/onyx-wasm.wasm js/dist/
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64 build-wasm js/dist

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Inputs for timing one step of a decoder in ONNX Runtime's generation layout
-(scripts/export_llama.py), in bench/compare's layout: BENCH/public/NAME.onnx (links) and
+(scripts/export_llama.py), in bench/compare's layout: BENCH/public/NAME.onnx (hard links) and
 BENCH/public/NAME.CONFIG.npz.
 
     /usr/bin/python3 bench/llm/make_inputs.py BENCH MODEL.onnx [MODEL.onnx ...]
@@ -31,8 +31,10 @@ def main():
         for f in [path] + [os.path.join(os.path.dirname(path), e.value) for t in m.graph.initializer
                            for e in t.external_data if e.key == "location"][:1]:
             link = os.path.join(pub, os.path.basename(f))
-            if not os.path.lexists(link):
-                os.symlink(os.path.abspath(f), link)
+            if os.path.islink(link):
+                os.remove(link)
+            if not os.path.exists(link):
+                os.link(f, link)   # hard links: onyx does not follow symbolic links to external data
         for cfg, (seq, past) in {"decode512": (1, 512), "prefill128": (128, 0)}.items():
             feeds = {"input_ids": rng.integers(0, V, size=(1, seq)).astype(np.int64),
                      "attention_mask": np.ones((1, past + seq), np.int64)}

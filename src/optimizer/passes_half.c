@@ -143,6 +143,11 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
         } else if (gv->source == ONYX_VAL_INITIALIZER && gv->constant) {
             onyx_value *w;
             ONYX_TRY(widen(gv->constant, &w));
+            /* the 16-bit bytes are read once: give the file's pages back, so
+             * the process holds the weights once (packing frees the widened
+             * copy in turn) */
+            if (!(g->values[v].constant->flags & ONYX_VALUE_OWNS_DATA))
+                onyx_release_mapped(g->model, g->values[v].constant->data, g->values[v].constant->nbytes);
             onyx_value_destroy(g->values[v].constant);
             g->values[v].constant = w;
             g->values[v].type.dtype = ONYX_FLOAT;

@@ -138,6 +138,7 @@ int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_quantize(int argc, char **argv); /* over src/quantize/ */
 int cmd_ops(int argc, char **argv);
+int cmd_ops_required(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
 int cmd_generate(int argc, char **argv); /* tools/cmd_generate.c */

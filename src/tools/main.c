@@ -22,6 +22,7 @@ static const char *const general_help =
     "  quantize IN OUT --mode dynamic|static|int4   write an int8 (or int4) model\n"
     "  convert IN OUT --to float16|bfloat16   convert a float32 model to 16-bit floats\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  ops --required-by MODEL...  the operator list of a minimal build for these models\n"
     "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
     "  generate MODEL --input-ids 1,2,3   generate tokens with a decoder model (onyx help generate)\n"
     "  help [CMD]   show help for a command\n"

@@ -15,11 +15,19 @@
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 
+/* The baseline table's SGEMM: portable C, or on WebAssembly the SIMD128
+ * kernel (SIMD128 is a build flag there, not a run-time choice). */
+#ifdef ONYX_GEMM_WASM_SIMD
+#define BASELINE_GEMM onyx_gemm_isa_wasm_simd
+#else
+#define BASELINE_GEMM onyx_gemm_isa_generic
+#endif
+
 #define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
 
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
-    [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0,
+    [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &BASELINE_GEMM, 0,
                           {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
                           &onyx_nbits_isa_generic},
 #ifdef ONYX_GEMM_X86
