@@ -143,7 +143,7 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     const igemm_job *jb = arg;
     const onyx_igemm_isa *isa = jb->isa;
     const onyx_igemm_b *b = jb->b;
-    int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr <= 16, nv <= 8 */
+    int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
     for (size_t u = begin; u < end; u++) {
         size_t cg = u / jb->row_blocks, rb = u % jb->row_blocks;
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
