@@ -69,11 +69,27 @@ class Reader(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def test_quantize_static_says_what_is_missing(models, tmp_path):
+class WrongNames(CalibrationDataReader):
+    def __init__(self):
+        self.batches = iter([{"nope": np.zeros((2, 8), np.float32)}])
+
+    def get_next(self):
+        return next(self.batches, None)
+
+
+def test_quantize_static(models, tmp_path):
     out = tmp_path / "s.onnx"
-    with pytest.raises(NotImplementedError, match="static"):
-        quantize_static(models["mlp"], str(out), Reader(4), quant_format=QuantFormat.QDQ,
-                        calibrate_method=CalibrationMethod.MinMax, per_channel=True)
+    quantize_static(models["mlp"], str(out), Reader(8), quant_format=QuantFormat.QDQ,
+                    calibrate_method=CalibrationMethod.MinMax, per_channel=True)
+    kinds = ops(str(out))
+    assert kinds.count("MatMul") == 2 and "QuantizeLinear" in kinds and kinds.count("DequantizeLinear") >= 4
+    x = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    assert cosine(run(models["mlp"], x), run(str(out), x)) >= 0.99
+    out.unlink()
+    with pytest.raises(NotImplementedError, match="entropy"):
+        quantize_static(models["mlp"], str(out), Reader(2), calibrate_method=CalibrationMethod.Entropy)
+    with pytest.raises(QuantizationError, match="'nope' is not an input"):
+        quantize_static(models["mlp"], str(out), WrongNames())
     assert not out.exists()
     with pytest.raises(ValueError, match="no batch"):
         quantize_static(models["mlp"], str(out), Reader(0))
