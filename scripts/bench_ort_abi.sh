@@ -9,6 +9,8 @@
 # compares them (../shared/bench/compare_outputs.py, |a-b| <= 1e-4 + 1e-3|b|); then times
 # ROUNDS alternating rounds of `onyx perf` and ort_run.js on onyx's library (THREADS threads,
 # RUNS timed runs each) and prints the ratio of the medians of the per-round medians.
+# PREALLOC=1 times the node binding with pre-allocated output tensors (ort_run.js --prealloc),
+# which onyx writes into directly (onyx_session_run_into) as ONNX Runtime does.
 # Not part of CI (slow); run under flock /tmp/onyx-bench.lock on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,8 @@ models="${BENCH_MODELS:-/var/tmp/onnx-bench}/public"
 threads="${THREADS:-2}"
 runs="${RUNS:-20}"
 rounds="${ROUNDS:-3}"
+prealloc=()
+[ "${PREALLOC:-0}" = 1 ] && prealloc=(--prealloc)
 work="${WORK:-$root/build/ort-abi-bench}"
 libdir="$work/lib"
 rm -rf "$work"
@@ -45,7 +49,7 @@ for name in "${names[@]}"; do
         for r in $(seq "$rounds"); do
             p+=("$(build/onyx perf "$m" --inputs "$npz" -x "$threads" -r "$runs" -w 3 | field median_ms)")
             n+=("$(LD_LIBRARY_PATH="$libdir" node "$bench/ort_run.js" "$m" --inputs "$npz" --threads "$threads" \
-                   --runs "$runs" --warmup 3 | field median_ms)")
+                   --runs "$runs" --warmup 3 "${prealloc[@]}" | field median_ms)")
         done
         pm="$(printf '%s\n' "${p[@]}" | median)"
         nm="$(printf '%s\n' "${n[@]}" | median)"

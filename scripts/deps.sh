@@ -20,6 +20,9 @@ ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata nodejs
                 # onyx serve's tests: REST and gRPC clients, stub generator, YAML check
                 python3-requests python3-grpcio python3-grpc-tools python3-yaml python3-pytest
                 python3-numpy python3-onnx)
+# The WebAssembly build (make wasm, scripts/test_wasm.sh): Emscripten, node-acorn for its JS
+# optimiser, numpy and onnx for the test models, chromium for the browser demo's test.
+ONYX_WASM_DEPS=(emscripten node-acorn python3-numpy python3-onnx chromium)
 # The Python package (python/, scripts/test_python.sh): headers, numpy, setuptools, pytest, venv
 # and pip, and what its tests and examples use (onnx to build models, Dask, PyTorch).
 ONYX_PYTHON_DEPS=(python3-dev python3-numpy python3-setuptools python3-wheel python3-pytest python3-venv
@@ -29,6 +32,7 @@ onyx_install_deps() {
     local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""
     [ "${1:-build}" = test ] && wanted+=("${ONYX_TEST_DEPS[@]}")
     [ "${1:-build}" = python ] && wanted+=("${ONYX_PYTHON_DEPS[@]}")
+    [ "${1:-build}" = wasm ] && wanted=(make cmake "${ONYX_WASM_DEPS[@]}")
     for pkg in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
             || missing+=("$pkg")

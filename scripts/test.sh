@@ -99,6 +99,9 @@ if [ -x build/onyx ]; then
     step python scripts/test_python.sh
 fi
 
+# ---- 3a2. the WebAssembly build (Emscripten) and its Node.js tests (scripts/test_wasm.sh)
+step wasm scripts/test_wasm.sh
+
 # ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
 # has (ONYX_ISA forces the CPU dispatch table; the kernel unit tests also force every ISA in
 # turn themselves). The avx512 path is the default run above on AVX-512 machines.

@@ -23,7 +23,11 @@ static inline bool onyx_add_overflow_size(size_t a, size_t b, size_t *out) {
 /* Limits that keep hostile files from asking for absurd work. */
 #define ONYX_MAX_RANK 16                        /* dims stored inline */
 #define ONYX_MAX_TENSOR_ELEMENTS (INT64_C(1) << 40)
+#if SIZE_MAX > 0xFFFFFFFFu
 #define ONYX_MAX_TENSOR_BYTES ((size_t)1 << 40)  /* 1 TiB: allocation fails long before */
+#else
+#define ONYX_MAX_TENSOR_BYTES (SIZE_MAX / 2)     /* 32-bit targets (wasm32): 2 GiB */
+#endif
 #define ONYX_MAX_GRAPH_DEPTH 64                 /* nested subgraphs */
 
 #endif

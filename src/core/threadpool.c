@@ -88,6 +88,9 @@ onyx_threadpool *onyx_threadpool_for_init(onyx_threadpool *tp) {
 onyx_threadpool *onyx_threadpool_init_pool(void) { return init_pool; }
 
 int onyx_cpu_count(void) {
+#ifdef __EMSCRIPTEN__
+    return 1;   /* the WebAssembly build is single-threaded (no pthreads) */
+#else
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
         int n = CPU_COUNT(&set);
@@ -95,6 +98,7 @@ int onyx_cpu_count(void) {
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+#endif
 }
 
 onyx_threadpool *onyx_threadpool_create(int threads) { return onyx_threadpool_create_ex(threads, true); }

@@ -383,7 +383,7 @@ size_t pb_begin_message(pb_buf *b, uint32_t num) {
 void pb_end_message(pb_buf *b, size_t mark) {
     if (b->oom) return;
     size_t payload = b->len - mark - PB_LEN_SLOT;
-    if (payload >> (7 * PB_LEN_SLOT)) {
+    if ((uint64_t)payload >> (7 * PB_LEN_SLOT)) {
         b->oom = true;  /* cannot be represented; treat as failure */
         return;
     }

@@ -70,6 +70,8 @@ onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const 
     return onyx_optimize_phase(g, env, level, disabled, ONYX_OPT_PHASE_EVERY, report);
 }
 
+static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_env *env, int level, const char *disabled);
+
 onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
                                  onyx_opt_phase phase, onyx_opt_report *report) {
     onyx_opt_ctx ctx = {.g = g, .env = env, .level = level, .fold_limit_bytes = (size_t)256 << 20};
@@ -86,6 +88,7 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, 
     }
     onyx_graph_untrack_uses(g);
     if (st) return st;
+    if (phase != ONYX_OPT_PHASE_LAYOUT) ONYX_TRY(optimize_subgraphs(g, env, level, disabled));
     if (report) {   /* a second phase adds to the first's report */
         bool first = !report->stats;
         if (first) report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
@@ -96,6 +99,31 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, 
                                                 fired[p] + (first ? 0 : report->stats[p].fired)};
         if (first) report->nodes_before = before;
         report->nodes_after = live_nodes(g);
+    }
+    return NULL;
+}
+
+/* The bodies of If, Loop, Scan (and every other graph attribute), depth
+ * first: the same passes as the main graph up to the extended level, so
+ * their Constant nodes fold and their patterns fuse instead of running on
+ * every branch taken or iteration. The blocked layout stays off inside
+ * (a body's values cross into its node's outputs in plain layout), and the
+ * rewrites are not counted in the main graph's report. Values a deeper
+ * subgraph captures by name are left alone by every pass, as in the main
+ * graph. */
+static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_env *env, int level, const char *disabled) {
+    int sub_level = level < ONYX_OPT_EXTENDED ? level : ONYX_OPT_EXTENDED;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        onyx_node *n = &g->nodes[i];
+        for (size_t k = 0; !n->dead && k < n->n_subgraphs; k++) {
+            onyx_status *st = onyx_optimize_phase(n->subgraphs[k], env, sub_level, disabled,
+                                                  ONYX_OPT_PHASE_PORTABLE, NULL);
+            if (st) {
+                char d[300];
+                return onyx_error_wrap(st, "%s: subgraph '%s': ", onyx_node_describe(n, d, sizeof d),
+                                       n->subgraph_attr_names[k]);
+            }
+        }
     }
     return NULL;
 }

@@ -1,7 +1,8 @@
 /* Every optimiser pass, in the order the manager runs them within a level.
  * Each ONYX_PASS(symbol) names a `const onyx_pass onyx_pass_<symbol>`
  * defined in one of the passes_*.c files. */
-/* basic */
+/* basic (half_to_float first: the passes after it see float32) */
+ONYX_PASS(half_to_float)
 ONYX_PASS(constant_folding)
 ONYX_PASS(shape_folding)
 ONYX_PASS(identity_elimination)

@@ -35,6 +35,10 @@ static onyx_status *provided_output(onyx_run_state *rs, int32_t id, int dtype, i
     char want[200], got[200];
     bool same = p->dtype == dtype && p->rank == rank;
     for (int k = 0; same && k < rank; k++) same = p->dims[k] == dims[k];
+    if (!same && rs->provided_loose) {
+        *out = NULL;
+        return NULL;
+    }
     if (!same)
         return ONYX_INVALID_ARG("output '%s': the provided tensor is %s%s but the run produces %s%s", name,
                                 onyx_dtype_name(p->dtype), onyx_shape_str(p->dims, p->rank, want, sizeof want),
@@ -49,9 +53,9 @@ onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int r
     onyx_status *st;
     onyx_run_state *rs = ctx->run;
     int32_t id = ctx->node->out[i];
-    if (rs && rs->provided && id >= 0 && rs->provided[id]) {
+    if (rs && rs->provided && id >= 0 && rs->provided[id])
         ONYX_TRY(provided_output(rs, id, dtype, rank, dims, &v));
-    } else if (rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
+    if (!v && rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
         /* planned: place it in the arena if it is no bigger than recorded */
         size_t nbytes;
         int64_t numel;
@@ -137,16 +141,20 @@ static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i
     return st;
 }
 
+/* Subgraph bodies run this per iteration: the per-node argument arrays
+ * live on the stack unless some node has many inputs or outputs. */
+#define STACK_IO 32
+
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs) {
     const onyx_graph *g = plan->graph;
-    size_t max_io = 1;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].n_in > max_io) max_io = g->nodes[i].n_in;
-        if (g->nodes[i].n_out > max_io) max_io = g->nodes[i].n_out;
-    }
-    const onyx_value **in = malloc(max_io * sizeof *in);
-    onyx_value **out = malloc(max_io * sizeof *out);
-    bool *used = malloc(max_io * sizeof *used);
+    size_t max_io = plan->max_io ? plan->max_io : 1;
+    const onyx_value *stack_in[STACK_IO];
+    onyx_value *stack_out[STACK_IO];
+    bool stack_used[STACK_IO];
+    bool small = max_io <= STACK_IO;
+    const onyx_value **in = small ? stack_in : malloc(max_io * sizeof *in);
+    onyx_value **out = small ? stack_out : malloc(max_io * sizeof *out);
+    bool *used = small ? stack_used : malloc(max_io * sizeof *used);
     onyx_status *st = NULL;
     if (!in || !out || !used) st = ONYX_OOM();
     for (size_t i = 0; !st && i < g->n_nodes; i++) {
@@ -162,8 +170,10 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs) {
         for (size_t r = plan->release_start[i]; r < plan->release_start[i + 1]; r++)
             release_slot(rs, plan->release_vals[r]);
     }
-    free(in);
-    free(out);
-    free(used);
+    if (!small) {
+        free(in);
+        free(out);
+        free(used);
+    }
     return st;
 }

@@ -146,6 +146,11 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
     onyx_plan *plan = calloc(1, sizeof *plan);
     if (!plan) return ONYX_OOM();
     plan->graph = g;
+    plan->max_io = 1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].n_in > plan->max_io) plan->max_io = g->nodes[i].n_in;
+        if (g->nodes[i].n_out > plan->max_io) plan->max_io = g->nodes[i].n_out;
+    }
     plan->kernels = calloc(g->n_nodes + 1, sizeof *plan->kernels);
     plan->node_provider = calloc(g->n_nodes + 1, sizeof *plan->node_provider);
     onyx_status *st = NULL;

@@ -58,7 +58,11 @@ static void append(onyx_profiler *p, const char *fmt, ...) {
 }
 
 static void event_head(onyx_profiler *p, const char *cat, int64_t start_ns, int64_t end_ns) {
+#ifdef SYS_gettid
     long tid = syscall(SYS_gettid);
+#else
+    long tid = 0;   /* one thread (WebAssembly) */
+#endif
     append(p, "%s{\"cat\":\"%s\",\"pid\":%d,\"tid\":%ld,\"dur\":%lld,\"ts\":%lld,\"ph\":\"X\",\"name\":\"",
            p->len ? ",\n" : "", cat, p->pid, tid, (long long)((end_ns - start_ns) / 1000),
            (long long)((start_ns - p->t0_ns) / 1000));

@@ -5,6 +5,7 @@
 #include "ir/graph_edit.h"
 #include "ir/save_model.h"
 #include "providers/cpu/platform.h"
+#include "providers/cpu/gemm/sgemm_bf16.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -446,6 +447,22 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     return st;
 }
 
+/* "session.enable_bf16_fastmath" = "1": the weights of float32 GEMMs are
+ * packed as bfloat16 (providers/cpu/gemm/sgemm_bf16.h) where the CPU has
+ * AVX512-BF16; elsewhere the entry is ignored, with a log line. */
+static bool bf16_fastmath(onyx_session *s, const onyx_session_options *o) {
+    const char *v = onyx_session_options_config(o, "session.enable_bf16_fastmath");
+    if (!v || strcmp(v, "1")) return false;
+    if (!onyx_bf16_fastmath_available()) {
+        onyx_log(s->env, ONYX_LOG_WARNING,
+                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16 or the AVX-512 "
+                 "kernels are not in use (ONYX_ISA); float32 GEMMs stay float32");
+        return false;
+    }
+    onyx_log(s->env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
+    return true;
+}
+
 static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
     ONYX_TRY(apply_cpu_isa(o));
@@ -499,7 +516,9 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
     ONYX_TRY(onyx_partition(s->graph, s->providers, s->n_providers, &s->partition));
     /* kernels pack their weights with the session's threads */
     onyx_threadpool *outer = onyx_threadpool_for_init(s->tp);
+    bool bf16_outer = onyx_bf16_pack_mode(bf16_fastmath(s, o));
     onyx_status *pst = onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan);
+    onyx_bf16_pack_mode(bf16_outer);
     onyx_threadpool_for_init(outer);
     ONYX_TRY(pst);
     ONYX_TRY(collect_io(s));

@@ -93,6 +93,7 @@ typedef struct onyx_plan {
     /* values to release after node i: release_vals[release_start[i] .. release_start[i+1]) */
     size_t *release_start;
     int32_t *release_vals;
+    size_t max_io;                  /* most inputs or outputs of one node */
 } onyx_plan;
 
 onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,
@@ -126,6 +127,8 @@ typedef struct onyx_run_state {
      * receives (the producing node writes into it), or NULL; NULL array when
      * the caller provided none */
     onyx_value *const *provided;
+    bool provided_loose;            /* a result that does not fit its tensor is allocated instead
+                                     * (loop bodies: the shapes may change between iterations) */
 } onyx_run_state;
 
 /* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */

@@ -15,5 +15,13 @@ const onyx_graph *onyx_subgraph_graph(const onyx_subgraph *sg);
 onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
                                const onyx_value *const *inputs, size_t n_inputs,
                                onyx_value **outputs);
+/* The same with a tensor per output (NULL: none) that the node computing
+ * it writes into when the result has its exact type and shape: outputs[i]
+ * is then a view of provided[i] (same data pointer), else a new value.
+ * Loop passes its carried values' buffers of the previous iteration but
+ * one, so iterations allocate nothing for them. */
+onyx_status *onyx_subgraph_run_into(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
+                                    const onyx_value *const *inputs, size_t n_inputs,
+                                    onyx_value *const *provided, onyx_value **outputs);
 
 #endif

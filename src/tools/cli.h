@@ -96,6 +96,7 @@ typedef struct cli_session_args {
     const char *profile;  /* -p/--profile FILE: Chrome-trace profile */
     const char *save_optimized;  /* write the optimised model here */
     cli_strlist disabled_passes; /* --disable-pass NAME */
+    bool bf16_fastmath;          /* --bf16-fastmath: session.enable_bf16_fastmath = 1 */
 } cli_session_args;
 
 /* disabled|basic|extended|all, or 0|1|2|99. */
@@ -137,7 +138,10 @@ int cmd_info(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_quantize(int argc, char **argv); /* over src/quantize/ */
 int cmd_ops(int argc, char **argv);
+int cmd_ops_required(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* src/serve/ */
+int cmd_generate(int argc, char **argv); /* tools/cmd_generate.c */
 extern const char *const cli_serve_help;
 /* The whole command line (argv[0] is the program name): `onyx` and
  * `python -m onyx` both run this. Returns the exit status. */

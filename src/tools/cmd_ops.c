@@ -1,5 +1,6 @@
 /* onyx ops [--markdown]: the operator support table, generated from the CPU
- * kernel registry itself (docs/operators.md is this command's output). */
+ * kernel registry itself (docs/operators.md is this command's output).
+ * onyx ops --required-by MODEL...: a minimal build's list (cmd_ops_required.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +21,9 @@ static void print_types(uint64_t mask) {
 }
 
 int cmd_ops(int argc, char **argv) {
+    if (argc > 0 && !strcmp(argv[0], "--required-by")) return cmd_ops_required(argc - 1, argv + 1);
     bool markdown = argc > 0 && !strcmp(argv[0], "--markdown");
-    if (argc > (markdown ? 1 : 0)) return cli_usage_error("ops", "usage: onyx ops [--markdown]");
+    if (argc > (markdown ? 1 : 0)) return cli_usage_error("ops", "usage: onyx ops [--markdown] | onyx ops --required-by MODEL...");
     size_t n = onyx_cpu_kernel_count();
     if (markdown) {
         size_t ops = 0;

@@ -71,6 +71,8 @@ static bool test_flag(cli_args *a, test_opts *o) {
         o->verbose = true;
     else if (cli_flag(a, "--no-fork", false))
         o->no_fork = true;
+    else if (cli_flag(a, "--bf16-fastmath", false))
+        o->session.bf16_fastmath = true;
     else
         return false;
     return true;

@@ -20,8 +20,11 @@ static const char *const general_help =
     "  info MODEL   show inputs, outputs, opsets, operators and provider assignment\n"
     "  optimize MODEL OUT   optimise a model and save it\n"
     "  quantize IN OUT --mode dynamic|static|int4   write an int8 (or int4) model\n"
+    "  convert IN OUT --to float16|bfloat16   convert a float32 model to 16-bit floats\n"
     "  ops [--markdown]     list the supported operators, opset ranges and types\n"
+    "  ops --required-by MODEL...  the operator list of a minimal build for these models\n"
     "  serve --model-repository DIR   KServe v2 / Triton model server (onyx serve --help)\n"
+    "  generate MODEL --input-ids 1,2,3   generate tokens with a decoder model (onyx help generate)\n"
     "  help [CMD]   show help for a command\n"
     "\n"
     "  onyx --version   print the version\n";
@@ -37,6 +40,8 @@ static const char *const run_help =
     "  -x THREADS            intra-op threads (default: one per core)\n"
     "  -o LEVEL              optimization: disabled|basic|extended|all\n"
     "  --disable-pass NAME   skip an optimiser pass (repeatable)\n"
+    "  --bf16-fastmath       float32 MatMul/Gemm weights in bfloat16 on AVX512-BF16 CPUs\n"
+    "                        (session.enable_bf16_fastmath=1; also for perf and test)\n"
     "  -p, --profile FILE    write a Chrome-trace profile (ONNX Runtime's format)\n"
     "  -e, --providers LIST  execution providers in priority order, e.g. cuda,cpu (the CPU\n"
     "                        takes the rest; one that cannot start is skipped with a warning);\n"
@@ -100,6 +105,13 @@ static const char *const optimize_help =
     "  optimises MODEL at the level (default all) and writes OUT, a valid ONNX model (initializers\n"
     "  of 1 MiB and more go to OUT.data); prints the node counts and the passes that fired.\n";
 
+static const char *const generate_help =
+    "usage: onyx generate MODEL --input-ids 1,2,3 [--max-new-tokens N] [--greedy | --top-k K --top-p P\n"
+    "                     --temperature T --seed S] [--eos-id ID] [-x THREADS] [-o LEVEL]\n"
+    "  prefill with the prompt ids, then decode one token per run with the key-value cache kept\n"
+    "  between steps (a model in ONNX Runtime's generation layout: input_ids, attention_mask,\n"
+    "  past_key_values.N.key/value -> logits, present.N.key/value). Greedy unless a sampling\n"
+    "  flag is given. Prints the generated ids and the prefill and decode speeds.\n";
 static const char *const quantize_help =
     "usage: onyx quantize IN OUT --mode dynamic|static|int4 [options]\n"
     "  writes OUT, a quantised standard ONNX model (ONNX Runtime runs it too); a refused request\n"
@@ -124,13 +136,24 @@ static const char *const quantize_help =
     "  --block-size B        int4: elements per block along K (default 32, a power of two >= 16)\n"
     "  --symmetric | --asymmetric   int4: zero point implied (default) or stored per block\n"
     "  --accuracy-level L    int4: MatMulNBits accuracy_level, 0 (default) or 4 (int8 activations)\n";
+static const char *const convert_help =
+    "usage: onyx convert IN OUT --to float16|bfloat16 [--keep-io-types] [--op-block-list LIST]\n"
+    "                    [--node-block-list LIST]\n"
+    "  writes OUT with the float32 initializers and operators of IN in float16 (or bfloat16),\n"
+    "  Casts where float32 and 16-bit values meet (initializers of 1 MiB and more go to OUT.data)\n"
+    "  --keep-io-types       graph inputs and outputs stay float32 (Casts at the boundary)\n"
+    "  --op-block-list LIST  comma-separated operator types left in float32, replacing the default\n"
+    "                        list of range-sensitive operators (ReduceSum, CumSum, TopK, Range...)\n"
+    "  --node-block-list LIST  comma-separated node names left in float32\n"
+    "  Refuses, writing nothing, a model that does not load, an unknown operator in the block\n"
+    "  list and an OUT naming IN.\n";
 
 static const char *help_text(const char *cmd) {
     const struct {   /* not static: cli_serve_help lives in another unit */
         const char *cmd, *text;
     } texts[] = {{"run", run_help}, {"test", test_help}, {"perf", perf_help}, {"info", info_help},
                  {"optimize", optimize_help}, {"quantize", quantize_help},
-                 {"serve", cli_serve_help}};
+                 {"serve", cli_serve_help}, {"convert", convert_help}, {"generate", generate_help}};
     for (size_t i = 0; cmd && i < sizeof texts / sizeof texts[0]; i++)
         if (strcmp(cmd, texts[i].cmd) == 0) return texts[i].text;
     return general_help;
@@ -161,10 +184,12 @@ int onyx_cli_main(int argc, char **argv) {
     /* each command parses argv[2..] */
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "test") == 0) return cmd_test(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "perf") == 0) return cmd_perf(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc - 2, argv + 2);
     if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
+    if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
     fprintf(stderr, "onyx: unknown command '%s'\n\n", cmd);

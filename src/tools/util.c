@@ -175,6 +175,7 @@ static onyx_status *configure(onyx_session_options *o, const cli_session_args *a
     if (a->save_optimized) ONYX_TRY(onyx_session_options_set_optimized_model_path(o, a->save_optimized));
     for (size_t i = 0; i < a->disabled_passes.n; i++)
         ONYX_TRY(onyx_session_options_disable_pass(o, a->disabled_passes.items[i]));
+    if (a->bf16_fastmath) ONYX_TRY(onyx_session_options_add_config(o, "session.enable_bf16_fastmath", "1"));
     return NULL;
 }
 
@@ -204,6 +205,8 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
         o->session.profile = a->value;
     } else if (cli_flag(a, "--disable-pass", true)) {
         if (!a->failed && cli_strlist_add(&o->session.disabled_passes, a->value)) a->failed = true;
+    } else if (cli_flag(a, "--bf16-fastmath", false)) {
+        o->session.bf16_fastmath = true;
     } else if (cli_flag(a, "--inputs", true)) {
         o->inputs_path = a->value;
     } else if (cli_flag(a, "--input", true)) {

@@ -317,7 +317,8 @@ static void test_refusals(const char *model) {
     refused(model, &o, "no_such_node");
     onyx_quant_options_init(&o);
     o.mode = ONYX_QUANT_INT4;
-    refused(model, &o, "int4");
+    o.accuracy_level = 2;
+    refused(model, &o, "accuracy level");
     onyx_quant_options_init(&o);
     o.block_size = 24;
     refused(model, &o, "block size");

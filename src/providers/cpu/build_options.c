@@ -2,9 +2,15 @@
  * the build option that would bring each back, so a model that needs one is
  * refused with a message that says how to get it (cpu_provider.c why_not)
  * rather than "not implemented". Optional libraries: ONYX_HAVE_<NAME> come
- * from cmake/optional_deps.cmake. */
+ * from cmake/optional_deps.cmake. A minimal build (cmake/minimal_build.cmake)
+ * compiles this file with ONYX_MINIMAL_BUILD and its generated list of the
+ * operators it left out. */
+#include <stddef.h>
 #include <string.h>
 #include "providers/cpu/build_options.h"
+#ifdef ONYX_MINIMAL_BUILD
+#include "minimal_left_out.h"  /* minimal_left_out[], ONYX_MINIMAL_DESCRIPTION */
+#endif
 
 typedef struct left_out_op {
     const char *domain, *op_type;
@@ -20,6 +26,13 @@ static const left_out_op left_out[] = {
 
 const char *onyx_cpu_left_out(const char *domain, const char *op_type) {
     if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
+#ifdef ONYX_MINIMAL_BUILD
+    for (const char *name = minimal_left_out; *name; name += strlen(name) + 1)
+        if (!strcmp(name, op_type))
+            return "this is a minimal build (" ONYX_MINIMAL_DESCRIPTION ") whose operator list "
+                   "leaves it out: add the model or the operator to that list, or build without "
+                   "ONYX_OPS_CONFIG / ONYX_OPS_FROM_MODELS";
+#endif
     for (const left_out_op *l = left_out; l->op_type; l++)
         if (!strcmp(l->domain, domain) && !strcmp(l->op_type, op_type)) return l->why;
     return NULL;

@@ -7,16 +7,26 @@
 #include <string.h>
 #include "providers/cpu/gemm/gemm_kernel.h"
 #include "providers/cpu/gemm/igemm.h"
+#include "providers/cpu/kernels/contrib/nbits.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
+
+/* The baseline table's SGEMM: portable C, or on WebAssembly the SIMD128
+ * kernel (SIMD128 is a build flag there, not a run-time choice). */
+#ifdef ONYX_GEMM_WASM_SIMD
+#define BASELINE_GEMM onyx_gemm_isa_wasm_simd
+#else
+#define BASELINE_GEMM onyx_gemm_isa_generic
+#endif
 
 #define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
 
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */
-    [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &onyx_gemm_isa_generic, 0,
-                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9}},
+    [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &BASELINE_GEMM, 0,
+                          {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                          &onyx_nbits_isa_generic},
 #ifdef ONYX_GEMM_X86
     /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
      * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
@@ -26,11 +36,12 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
                        {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
-                       {128, 128, 36, 36}},
+                       {128, 128, 36, 36}, &onyx_nbits_isa_avx2},
     /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
      * run the AVX2 tile */
     [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, 16,
-                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9}},
+                         {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9},
+                         &onyx_nbits_isa_avx512},
 #endif
 };
 
@@ -147,6 +158,14 @@ static int cpu_int8_features(void) {
     }
 #endif
     return v < 0 ? 0 : v;
+}
+
+bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
+#ifdef ONYX_GEMM_X86
+    if (isa == ONYX_CPU_AVX512 || isa == ONYX_CPU_AVX2) return cpu_has_vnni(isa == ONYX_CPU_AVX512);
+#endif
+    (void)isa;
+    return false;
 }
 
 const struct onyx_igemm_isa *onyx_cpu_igemm(void) {

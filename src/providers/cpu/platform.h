@@ -32,6 +32,7 @@ typedef enum onyx_cpu_isa {
 #define ONYX_CPU_ISA_COUNT 3
 
 struct onyx_gemm_isa;
+struct onyx_nbits_isa;
 struct onyx_nchwc_kparams;
 
 typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, const float *const *xp, int npix,
@@ -68,6 +69,7 @@ typedef struct onyx_cpu_table {
      * none of this ISA (onyx_cpu_nchwc_tile_for falls back) */
     onyx_cpu_nchwc_tile nchwc_tiles[ONYX_CPU_NCHWC_BLOCK_KINDS];
     onyx_cpu_wino_rule wino;            /* where the blocked layout's Winograd runs */
+    const struct onyx_nbits_isa *nbits; /* MatMulNBits 4/8-bit weight micro-kernels */
 } onyx_cpu_table;
 
 extern _Atomic(const onyx_cpu_table *) onyx_cpu_current;
@@ -79,6 +81,9 @@ static inline const onyx_cpu_table *onyx_cpu(void) {
     return t ? t : onyx_cpu_init();
 }
 
+/* Whether the CPU has 8-bit dot products (AVX512-VNNI for the avx512
+ * table, AVX-VNNI for avx2), for the int8 kernels of the table in use. */
+bool onyx_cpu_has_vnni(onyx_cpu_isa isa);
 /* The best instruction set of this CPU. */
 onyx_cpu_isa onyx_cpu_detected(void);
 /* The ISA of a name ("avx512" or "avx512f", "avx2", "generic"); false for

@@ -23,6 +23,7 @@
 #include "core/checked.h"
 #include "core/value.h"
 #include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/gemm/sgemm_bf16.h"
 #include "providers/cpu/platform.h"
 
 #define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
@@ -64,6 +65,7 @@ struct onyx_packed_mat {
     size_t kcb;         /* K block size used for the layout */
     float *data;        /* per K block at pc: padded * kc floats, strips/panels in order */
     size_t bytes;
+    onyx_bf16_mat *bf16;   /* bf16 fast-math: B held as bfloat16 pairs instead (data NULL) */
 };
 
 /* ---- packing ---- */
@@ -202,8 +204,28 @@ static void pack_b_items(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* bf16 fast-math (sgemm_bf16.h): the weights as bfloat16 pairs. */
+static onyx_status *pack_b_bf16(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+                                onyx_packed_mat **out) {
+    onyx_packed_mat *p = calloc(1, sizeof *p);
+    if (!p) return ONYX_OOM();
+    onyx_status *st = onyx_bf16_pack_b(NULL, transB, K, N, B, ldb, &p->bf16);
+    if (st) {
+        free(p);
+        return st;
+    }
+    p->isa = current_isa();
+    p->is_b = true;
+    p->outer = N;
+    p->K = K;
+    p->bytes = p->bf16->bytes + sizeof *p;
+    *out = p;
+    return NULL;
+}
+
 onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                onyx_packed_mat **out) {
+    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) return pack_b_bf16(transB, K, N, B, ldb, out);
     const onyx_gemm_isa *isa = current_isa();
     /* pack_b_block writes every element, padding strips included */
     ONYX_TRY(packed_new(isa, true, N, K, false, out));
@@ -235,6 +257,7 @@ onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, 
 
 void onyx_packed_mat_free(onyx_packed_mat *p) {
     if (!p) return;
+    onyx_bf16_mat_free(p->bf16);
     onyx_free(p->data);
     free(p);
 }
@@ -541,6 +564,10 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
     if (K == 0 || alpha == 0.0f) {
         scale_only(M, N, beta, C, ldc, ep);
         return NULL;
+    }
+    if (B->packed && B->packed->bf16) {
+        if (!A->data) return ONYX_INVALID_ARG("gemm: a bfloat16-packed B needs a plain A");
+        return onyx_bf16_gemm(NULL, M, alpha, A->data, A->ld, A->trans, B->packed->bf16, beta, C, ldc, ep, tp);
     }
     gemm_job job = {
         .isa = isa, .M = M, .N = N, .K = K, .kcb = k_block(K), .nc_block = n_block(isa),

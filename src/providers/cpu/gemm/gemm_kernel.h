@@ -53,6 +53,12 @@ extern const onyx_gemm_isa onyx_gemm_isa_avx512;
 void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, float *dst, size_t dst_ld);
 #endif
 
+#if defined(__wasm_simd128__)
+/* WebAssembly with SIMD128 (-msimd128): the baseline table's kernel */
+#define ONYX_GEMM_WASM_SIMD 1
+extern const onyx_gemm_isa onyx_gemm_isa_wasm_simd;
+#endif
+
 /* Scalar epilogue shared by the kernels for their edge cases. */
 static inline float onyx_gemm_act_scalar(float x, int act, float a, float b) {
     switch (act) {

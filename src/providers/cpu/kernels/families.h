@@ -31,6 +31,8 @@ ONYX_FAMILY(attention_aux) /* RotaryEmbedding, LinearAttention, CausalConvWithSt
 ONYX_FAMILY(contrib_norm)  /* LayerNormalization (opsets < 17), SimplifiedLayerNormalization, com.microsoft Skip/Embed LayerNormalization */
 ONYX_FAMILY(contrib_matmul) /* com.microsoft FusedMatMul, FusedGemm */
 ONYX_FAMILY(contrib_attention) /* com.microsoft Attention */
+ONYX_FAMILY(contrib_nbits) /* com.microsoft MatMulNBits (4/8-bit weights, contrib/matmul_nbits.c) */
+ONYX_FAMILY(contrib_gqa)   /* com.microsoft GroupQueryAttention (contrib/gqa.c) */
 ONYX_FAMILY(strings)       /* StringConcat, StringSplit, StringNormalizer, RegexFullMatch (PCRE2) */
 ONYX_FAMILY(image)         /* ImageDecoder: BMP, PNM, PNG, JPEG, JPEG 2000, TIFF, WebP */
 ONYX_FAMILY(text)          /* TfIdfVectorizer */

@@ -16,9 +16,15 @@
  * attention_bias is added to the scores; it may broadcast on every axis.
  * past/present (key-value cache) and rotary embedding are not supported.
  *
- * MultiHeadAttention takes Q (B, S, D), K (B, T, D) and V (B, T, Dv) already
+ * MultiHeadAttention takes Q (B, S, D), K (B, L, D) and V (B, L, Dv) already
  * projected (optionally plus a bias), for cross-attention and projections
- * that are not constant; key_padding_mask takes the mask_index forms.
+ * that are not constant; key_padding_mask takes the mask_index forms. With
+ * past_key/past_value (B, N, P, head size) the keys are the past ones then
+ * the new ones: present_key/present_value (B, N, P + L, head size) hold that
+ * concatenation and the attention runs over it (T = P + L; unidirectional
+ * masks from the query's position P + s). Buffer sharing
+ * (past_sequence_length), cache_indirection and the qk output are not
+ * supported.
  *
  * The projection is one SGEMM with the constant weights packed in init and
  * the bias in the GEMM's store; the heads then run in parallel, reading Q,
@@ -74,9 +80,11 @@ typedef enum attn_mask_kind {
 
 typedef struct attn_params {
     int64_t B, S, T, din, N, dq, dk, dv, hq, hv, total;
+    int64_t L, P;                     /* MultiHeadAttention: new keys, past keys (T = P + L) */
     /* Q, K, V of batch 0, their per-batch strides and row strides (elements) */
     const float *q, *k, *v;
     int64_t q_bstride, k_bstride, v_bstride, ldq, ldk, ldv;
+    int64_t k_hstride, v_hstride;     /* head offsets in K and V: hq and hv, or a head's whole rows (BNSH) */
     float scale, filter;
     bool causal;
     attn_mask_kind mask;
@@ -249,8 +257,8 @@ static onyx_status *attn_head(attn_job *j, int64_t bh, float *scores, float *tmp
     const attn_params *p = j->p;
     int64_t b = bh / p->N, h = bh % p->N;
     size_t S = (size_t)p->S, T = (size_t)p->T;
-    const float *q = p->q + b * p->q_bstride + h * p->hq, *k = p->k + b * p->k_bstride + h * p->hq,
-                *v = p->v + b * p->v_bstride + h * p->hv;
+    const float *q = p->q + b * p->q_bstride + h * p->hq, *k = p->k + b * p->k_bstride + h * p->k_hstride,
+                *v = p->v + b * p->v_bstride + h * p->v_hstride;
     ONYX_TRY(onyx_sgemm(false, true, S, T, (size_t)p->hq, p->scale, q, (size_t)p->ldq, k, (size_t)p->ldk, 0.0f,
                         scores, T, NULL));
     for (int64_t i = 0; i < p->S; i++) attn_finish_row(j, b, h, i, scores + i * p->T, tmp);
@@ -341,6 +349,8 @@ static onyx_status *attn_compute(onyx_kernel_ctx *ctx) {
     p.v = qkv + p.dq + p.dk;
     p.q_bstride = p.k_bstride = p.v_bstride = p.S * p.total;
     p.ldq = p.ldk = p.ldv = p.total;
+    p.k_hstride = p.hq;
+    p.v_hstride = p.hv;
     if (!st) st = attn_run_heads(ctx, &p, y->data);
     onyx_free(qkv);
     return st;
@@ -348,9 +358,28 @@ static onyx_status *attn_compute(onyx_kernel_ctx *ctx) {
 
 /* ------------------------------------------------------------ MultiHeadAttention */
 
-/* query (B, S, D), key (B, T, D), value (B, T, Dv), optional bias
- * (D + D + Dv) added to each; the packed and past-state forms are not
- * supported. */
+/* past_key (B, N, P, hq) and past_value (B, N, P, hv): T becomes P + L. */
+static onyx_status *mha_check_past(const onyx_kernel_ctx *ctx, attn_params *p) {
+    char s1[200], s2[200];
+    const onyx_value *pk = ctx->n_in > 6 ? ctx->in[6] : NULL, *pv = ctx->n_in > 7 ? ctx->in[7] : NULL;
+    p->P = 0;
+    if (!pk && !pv) return NULL;
+    if (!onyx_is_tensor(pk) || !onyx_is_tensor(pv) || pk->dtype != ONYX_FLOAT || pv->dtype != ONYX_FLOAT ||
+        pk->rank != 4 || pv->rank != 4 || pk->dims[0] != p->B || pv->dims[0] != p->B || pk->dims[1] != p->N ||
+        pv->dims[1] != p->N || pk->dims[2] != pv->dims[2] || pk->dims[3] != p->hq || pv->dims[3] != p->hv)
+        return ONYX_INVALID_ARG("past_key %s and past_value %s must be float (B=%lld, num_heads=%lld, P, %lld) and "
+                                "(B, num_heads, P, %lld), given together",
+                                pk ? onyx_shape_str(pk->dims, pk->rank, s1, sizeof s1) : "(missing)",
+                                pv ? onyx_shape_str(pv->dims, pv->rank, s2, sizeof s2) : "(missing)", (long long)p->B,
+                                (long long)p->N, (long long)p->hq, (long long)p->hv);
+    p->P = pk->dims[2];
+    p->T = p->P + p->L;
+    return NULL;
+}
+
+/* query (B, S, D), key (B, L, D), value (B, L, Dv), optional bias
+ * (D + D + Dv) added to each, optional past_key/past_value; the packed
+ * forms are not supported. */
 static onyx_status *mha_params_of(onyx_kernel_ctx *ctx, attn_params *p) {
     const onyx_value *q = ctx->in[0], *k = ctx->n_in > 1 ? ctx->in[1] : NULL, *v = ctx->n_in > 2 ? ctx->in[2] : NULL;
     const onyx_value *b = ctx->n_in > 3 ? ctx->in[3] : NULL;
@@ -368,6 +397,7 @@ static onyx_status *mha_params_of(onyx_kernel_ctx *ctx, attn_params *p) {
     p->B = q->dims[0];
     p->S = q->dims[1];
     p->T = k->dims[1];
+    p->L = k->dims[1];
     p->dq = p->dk = q->dims[2];
     p->dv = v->dims[2];
     p->N = onyx_attr_int(ctx->node, "num_heads", 0);
@@ -378,10 +408,12 @@ static onyx_status *mha_params_of(onyx_kernel_ctx *ctx, attn_params *p) {
     p->hv = p->dv / p->N;
     if (b && (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank != 1 || b->dims[0] != 2 * p->dq + p->dv))
         return ONYX_INVALID_ARG("bias must be a 1-D float tensor of %lld values", (long long)(2 * p->dq + p->dv));
-    for (size_t i = 6; i < ctx->n_in; i++)
-        if (ctx->in[i]) return ONYX_NOT_IMPLEMENTED("past state and cache inputs are not supported");
-    for (size_t i = 1; i < ctx->n_out; i++)
-        if (ctx->out_used[i]) return ONYX_NOT_IMPLEMENTED("present state and qk outputs are not supported");
+    ONYX_TRY(mha_check_past(ctx, p));
+    for (size_t i = 8; i < ctx->n_in; i++)
+        if (ctx->in[i])
+            return ONYX_NOT_IMPLEMENTED("%s is not supported", i == 8 ? "past_sequence_length (buffer sharing)"
+                                                                       : "cache_indirection");
+    if (ctx->n_out > 3 && ctx->out_used[3]) return ONYX_NOT_IMPLEMENTED("the qk output is not supported");
     float scale = onyx_attr_float(ctx->node, "scale", 0.0f);
     p->scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p->hq);
     p->filter = onyx_attr_float(ctx->node, "mask_filter_value", -10000.0f);
@@ -399,6 +431,46 @@ static float *mha_add_bias(const onyx_value *x, const float *bias, int64_t d) {
     for (size_t r = 0; r < n / (size_t)d; r++)
         for (int64_t c = 0; c < d; c++) out[r * (size_t)d + (size_t)c] = src[r * (size_t)d + (size_t)c] + bias[c];
     return out;
+}
+
+/* One of present_key/present_value (B, N, P + L, head): past rows, then the
+ * new ones (x, bias added), taken from the (B, L, N * head) layout. */
+static void mha_concat(const attn_params *p, const float *past, const float *x, int64_t hd, float *out) {
+    for (int64_t b = 0; b < p->B; b++)
+        for (int64_t h = 0; h < p->N; h++) {
+            float *o = out + (b * p->N + h) * p->T * hd;
+            if (p->P) memcpy(o, past + (b * p->N + h) * p->P * hd, (size_t)(p->P * hd) * sizeof(float));
+            for (int64_t t = 0; t < p->L; t++)
+                memcpy(o + (p->P + t) * hd, x + (b * p->L + t) * p->N * hd + h * hd, (size_t)hd * sizeof(float));
+        }
+}
+
+/* With past or present outputs: build present K/V (outputs 1 and 2, or own
+ * buffers in cache[] when the graph does not read them) and attend over
+ * them (BNSH: a head's rows are contiguous). */
+static onyx_status *mha_present(onyx_kernel_ctx *ctx, attn_params *p, float *cache[2]) {
+    bool want_k = ctx->n_out > 1 && ctx->out_used[1], want_v = ctx->n_out > 2 && ctx->out_used[2];
+    if (!p->P && !want_k && !want_v) return NULL;
+    float *dst[2];
+    int64_t hd[2] = {p->hq, p->hv};
+    for (int i = 0; i < 2; i++) {
+        int64_t dims[4] = {p->B, p->N, p->T, hd[i]};
+        onyx_value *out = NULL;
+        if (i == 0 ? want_k : want_v) {
+            ONYX_TRY(onyx_kernel_output(ctx, (size_t)(1 + i), ONYX_FLOAT, 4, dims, &out));
+            dst[i] = out->data;
+        } else {
+            size_t n = (size_t)(p->B * p->N * p->T * hd[i]);
+            if (!(cache[i] = dst[i] = onyx_alloc((n ? n : 1) * sizeof(float)))) return ONYX_OOM();
+        }
+        const onyx_value *past = ctx->n_in > (size_t)(6 + i) ? ctx->in[6 + i] : NULL;
+        mha_concat(p, past ? past->data : NULL, i == 0 ? p->k : p->v, hd[i], dst[i]);
+    }
+    p->k = dst[0], p->v = dst[1];
+    p->k_bstride = p->N * p->T * p->hq, p->v_bstride = p->N * p->T * p->hv;
+    p->ldk = p->hq, p->ldv = p->hv;
+    p->k_hstride = p->T * p->hq, p->v_hstride = p->T * p->hv;
+    return NULL;
 }
 
 static onyx_status *mha_compute(onyx_kernel_ctx *ctx) {
@@ -428,9 +500,15 @@ static onyx_status *mha_compute(onyx_kernel_ctx *ctx) {
     p.ldq = p.dq;
     p.ldk = p.dk;
     p.ldv = p.dv;
+    p.k_hstride = p.hq;
+    p.v_hstride = p.hv;
+    float *cache[2] = {NULL, NULL};
+    if (!st) st = mha_present(ctx, &p, cache);
     if (!st && p.T > 0) st = attn_run_heads(ctx, &p, y->data);
     else if (!st) memset(y->data, 0, (size_t)y->numel * sizeof(float));
     for (int i = 0; i < 3; i++) onyx_free(own[i]);
+    onyx_free(cache[0]);
+    onyx_free(cache[1]);
     return st;
 }
 

@@ -172,6 +172,11 @@ typedef struct loop_run {
     size_t n_carried, n_scan;
     onyx_value **carried;     /* owned current values (or borrowed initial ones) */
     bool *carried_owned;
+    /* two buffers per body output 0..n_carried (cond, then the carried
+     * values): iteration it has the body write into bufs[2 k + it % 2]
+     * while it reads the other one, so after the first two iterations the
+     * loop allocates nothing for them. carried[i] may point into bufs. */
+    onyx_value **bufs;
     onyx_value ***scans;      /* per scan output: array of per-iteration values */
     size_t n_iters, cap_iters;
 } loop_run;
@@ -179,6 +184,8 @@ typedef struct loop_run {
 static void loop_run_free(loop_run *r) {
     for (size_t i = 0; i < r->n_carried; i++)
         if (r->carried_owned[i]) onyx_value_destroy(r->carried[i]);
+    for (size_t k = 0; r->bufs && k < 2 * (r->n_carried + 1); k++) onyx_value_destroy(r->bufs[k]);
+    free(r->bufs);
     for (size_t k = 0; k < r->n_scan; k++) {
         for (size_t it = 0; r->scans && r->scans[k] && it < r->n_iters; it++) onyx_value_destroy(r->scans[k][it]);
         if (r->scans) free(r->scans[k]);
@@ -206,6 +213,23 @@ static onyx_status *loop_push_scans(loop_run *r, onyx_value **body_out) {
     return NULL;
 }
 
+/* Body output v for buffer slot *buf: a view of the buffer (the body wrote
+ * into it) is dropped, leaving the buffer; a new numeric tensor becomes the
+ * slot's buffer (the old one goes). Returns the value that now holds the
+ * result, owned by the slot, or NULL when v cannot be a buffer (then the
+ * caller owns v). */
+static onyx_value *loop_keep(onyx_value **buf, onyx_value *v) {
+    if (*buf && v->data == (*buf)->data && v->kind == ONYX_VALUE_TENSOR) {
+        onyx_value_destroy(v);
+        return *buf;
+    }
+    if (v->kind != ONYX_VALUE_TENSOR || v->dtype == ONYX_STRING || v->device || !(v->flags & ONYX_VALUE_OWNS_DATA))
+        return NULL;
+    onyx_value_destroy(*buf);
+    *buf = v;
+    return v;
+}
+
 static onyx_status *loop_compute(onyx_kernel_ctx *ctx) {
     const cf_state *s = ctx->state;
     const onyx_graph *body = onyx_subgraph_graph(s->sub[0]);
@@ -228,12 +252,14 @@ static onyx_status *loop_compute(onyx_kernel_ctx *ctx) {
     r.carried = calloc(n_carried + 1, sizeof *r.carried);
     r.carried_owned = calloc(n_carried + 1, sizeof *r.carried_owned);
     r.scans = calloc(n_scan + 1, sizeof *r.scans);
+    r.bufs = calloc(2 * (n_carried + 1), sizeof *r.bufs);
+    onyx_value **prov = calloc(body->n_outputs + 1, sizeof *prov);
     const onyx_value **in = calloc(n_carried + 3, sizeof *in);
     onyx_value **out = calloc(body->n_outputs + 1, sizeof *out);
     onyx_value *iter_v = NULL, *cond_v = NULL;
     onyx_status *st = NULL;
     int64_t one = 1;
-    if (!r.carried || !r.carried_owned || !r.scans || !in || !out) st = ONYX_OOM();
+    if (!r.carried || !r.carried_owned || !r.scans || !r.bufs || !prov || !in || !out) st = ONYX_OOM();
     if (!st) st = onyx_tensor_new(ONYX_INT64, 0, &one, &iter_v);
     if (!st) st = onyx_tensor_new(ONYX_BOOL, 0, &one, &cond_v);
     for (size_t i = 0; !st && i < n_carried; i++) r.carried[i] = (onyx_value *)ctx->in[2 + i];
@@ -243,15 +269,18 @@ static onyx_status *loop_compute(onyx_kernel_ctx *ctx) {
         in[0] = iter_v;
         in[1] = cond_v;
         for (size_t i = 0; i < n_carried; i++) in[2 + i] = r.carried[i];
-        st = onyx_subgraph_run(s->sub[0], ctx, in, n_carried + 2, out);
+        size_t par = (size_t)(it & 1);
+        for (size_t k = 0; k <= n_carried; k++) prov[k] = r.bufs[2 * k + par];
+        st = onyx_subgraph_run_into(s->sub[0], ctx, in, n_carried + 2, prov, out);
         if (st) break;
         cond = scalar_true(out[0]);
-        onyx_value_destroy(out[0]);
+        if (!loop_keep(&r.bufs[par], out[0])) onyx_value_destroy(out[0]);
         out[0] = NULL;
         for (size_t i = 0; i < n_carried; i++) {
             if (r.carried_owned[i]) onyx_value_destroy(r.carried[i]);
-            r.carried[i] = out[1 + i];
-            r.carried_owned[i] = true;
+            onyx_value *kept = loop_keep(&r.bufs[2 * (1 + i) + par], out[1 + i]);
+            r.carried[i] = kept ? kept : out[1 + i];
+            r.carried_owned[i] = !kept;
             out[1 + i] = NULL;
         }
         st = loop_push_scans(&r, out);
@@ -259,7 +288,13 @@ static onyx_status *loop_compute(onyx_kernel_ctx *ctx) {
     }
     for (size_t i = 0; !st && i < n_carried; i++) {
         if (!ctx->out_used[i]) continue;
-        if (r.carried_owned[i]) {
+        onyx_value **in_buf = NULL;   /* the final value in a buffer: hand the buffer over */
+        for (size_t k = 2 * (1 + i); k < 2 * (2 + i); k++)
+            if (r.bufs[k] && r.bufs[k] == r.carried[i]) in_buf = &r.bufs[k];
+        if (in_buf) {
+            st = onyx_kernel_set_output(ctx, i, *in_buf);
+            *in_buf = NULL;
+        } else if (r.carried_owned[i]) {
             st = onyx_kernel_set_output(ctx, i, r.carried[i]);
             r.carried_owned[i] = false;
         } else if (r.carried[i]) {
@@ -279,6 +314,7 @@ static onyx_status *loop_compute(onyx_kernel_ctx *ctx) {
     onyx_value_destroy(iter_v);
     onyx_value_destroy(cond_v);
     for (size_t i = 0; out && i < body->n_outputs; i++) onyx_value_destroy(out[i]);
+    free(prov);
     free(in);
     free(out);
     return st;

@@ -1,5 +1,5 @@
 /* Operators around attention in transformer and state-space models:
- * RotaryEmbedding (23), LinearAttention (27), CausalConvWithState (27),
+ * RotaryEmbedding (23, and com.microsoft's), LinearAttention (27), CausalConvWithState (27),
  * SwiGLU (28) and TensorScatter (24, the KV-cache update).
  *
  * The float-family ops compute in float (double for SwiGLU on double) and
@@ -12,6 +12,7 @@
 #include "core/checked.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/nn_math.h"
+#include "providers/cpu/kernels/nn/rope.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
 static const onyx_value *aux_in(const onyx_kernel_ctx *ctx, size_t i) {
@@ -66,20 +67,7 @@ typedef struct rope_job {
 
 /* Rotate one head vector x (D floats) into y. */
 static void rope_row(const rope_job *j, const float *x, float *y, const float *c, const float *s) {
-    int64_t half = j->rd / 2;
-    if (j->interleaved) {
-        for (int64_t i = 0; i < half; i++) {
-            float x1 = x[2 * i], x2 = x[2 * i + 1];
-            y[2 * i] = c[i] * x1 - s[i] * x2;
-            y[2 * i + 1] = s[i] * x1 + c[i] * x2;
-        }
-    } else {
-        for (int64_t i = 0; i < half; i++) {
-            float x1 = x[i], x2 = x[half + i];
-            y[i] = c[i] * x1 - s[i] * x2;
-            y[half + i] = s[i] * x1 + c[i] * x2;
-        }
-    }
+    onyx_rope_rotate(x, y, c, s, j->rd, j->interleaved);
     memcpy(y + j->rd, x + j->rd, (size_t)(j->D - j->rd) * sizeof(float));
 }
 
@@ -165,22 +153,12 @@ static onyx_status *rope_setup(onyx_kernel_ctx *ctx, const onyx_value *x, rope_j
     return NULL;
 }
 
-static onyx_status *rope_compute(onyx_kernel_ctx *ctx) {
-    const onyx_value *x = aux_in(ctx, 0), *cos = aux_in(ctx, 1), *sin = aux_in(ctx, 2), *pos = aux_in(ctx, 3);
-    ONYX_TRY(aux_float_in(x, "input", false));
-    ONYX_TRY(aux_float_in(cos, "cos_cache", false));
-    ONYX_TRY(aux_float_in(sin, "sin_cache", false));
-    ONYX_TRY(aux_same_type(cos, x, "cos_cache", "input"));
-    ONYX_TRY(aux_same_type(sin, x, "sin_cache", "input"));
-    if (pos) ONYX_TRY(aux_dims_sane(pos, "position_ids"));
-    rope_job j;
-    memset(&j, 0, sizeof j);
-    j.dtype = x->dtype;
-    ONYX_TRY(rope_setup(ctx, x, &j));
-    int64_t *pos_vals = NULL;
-    onyx_status *st = rope_check_caches(cos, sin, pos, &j, &pos_vals);
+/* Rotate x into output 0 once the job's shape and positions are known. */
+static onyx_status *rope_run(onyx_kernel_ctx *ctx, const onyx_value *x, const onyx_value *cos,
+                             const onyx_value *sin, rope_job *jp, const int64_t *pos_vals) {
+    rope_job j = *jp;
     onyx_value *y = NULL;
-    if (!st) st = onyx_kernel_output(ctx, 0, x->dtype, x->rank, x->dims, &y);
+    onyx_status *st = onyx_kernel_output(ctx, 0, x->dtype, x->rank, x->dims, &y);
     float *c = NULL, *s = NULL;
     if (!st && y->numel) st = aux_to_f32(cos, &c);
     if (!st && y->numel) st = aux_to_f32(sin, &s);
@@ -195,6 +173,97 @@ static onyx_status *rope_compute(onyx_kernel_ctx *ctx) {
     }
     free(c);
     free(s);
+    return st;
+}
+
+/* input, cos_cache and sin_cache: float tensors of one element type */
+static onyx_status *rope_check_tensors(const onyx_value *x, const onyx_value *cos, const onyx_value *sin) {
+    ONYX_TRY(aux_float_in(x, "input", false));
+    ONYX_TRY(aux_float_in(cos, "cos_cache", false));
+    ONYX_TRY(aux_float_in(sin, "sin_cache", false));
+    ONYX_TRY(aux_same_type(cos, x, "cos_cache", "input"));
+    ONYX_TRY(aux_same_type(sin, x, "sin_cache", "input"));
+    return NULL;
+}
+
+static onyx_status *rope_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *x = aux_in(ctx, 0), *cos = aux_in(ctx, 1), *sin = aux_in(ctx, 2), *pos = aux_in(ctx, 3);
+    ONYX_TRY(rope_check_tensors(x, cos, sin));
+    if (pos) ONYX_TRY(aux_dims_sane(pos, "position_ids"));
+    rope_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = x->dtype;
+    ONYX_TRY(rope_setup(ctx, x, &j));
+    int64_t *pos_vals = NULL;
+    onyx_status *st = rope_check_caches(cos, sin, pos, &j, &pos_vals);
+    if (!st) st = rope_run(ctx, x, cos, sin, &j, pos_vals);
+    free(pos_vals);
+    return st;
+}
+
+/* com.microsoft RotaryEmbedding: inputs (input, position_ids, cos_cache,
+ * sin_cache); position_ids is [B, S] or one offset (positions offset + s);
+ * a 3-D input without num_heads takes its head size from the caches. */
+static onyx_status *rope_ms_positions(const onyx_value *pos, const onyx_value *cos, const rope_job *j,
+                                      int64_t **out) {
+    char b1[96];
+    int64_t n, *p = NULL, rows = cos->dims[0];
+    ONYX_TRY(onyx_read_int_tensor(pos, &p, &n));
+    int64_t *all = n == 1 ? malloc((size_t)(j->B * j->S + 1) * sizeof *all) : p;
+    if (!all) {
+        free(p);
+        return ONYX_OOM();
+    }
+    if (n == 1) {
+        for (int64_t i = 0; i < j->B * j->S; i++) all[i] = p[0] + i % j->S;
+        free(p);
+    } else if (n != j->B * j->S || pos->rank != 2) {
+        free(all);
+        return ONYX_INVALID_ARG("position_ids %s must be [1] or [%lld, %lld]",
+                                onyx_shape_str(pos->dims, pos->rank, b1, sizeof b1), (long long)j->B, (long long)j->S);
+    }
+    for (int64_t i = 0; i < j->B * j->S; i++)
+        if (all[i] < 0 || all[i] >= rows) {
+            onyx_status *st = ONYX_INVALID_ARG("position %lld (of position_ids) is outside the cos/sin caches' "
+                                               "[0, %lld)", (long long)all[i], (long long)rows);
+            free(all);
+            return st;
+        }
+    *out = all;
+    return NULL;
+}
+
+static onyx_status *rope_ms_compute(onyx_kernel_ctx *ctx) {
+    char b1[96];
+    const onyx_value *x = aux_in(ctx, 0), *pos = aux_in(ctx, 1), *cos = aux_in(ctx, 2), *sin = aux_in(ctx, 3);
+    ONYX_TRY(rope_check_tensors(x, cos, sin));
+    if (!onyx_is_tensor(pos)) return ONYX_INVALID_ARG("input position_ids is missing");
+    if (cos->rank != 2 || !onyx_shape_equal(cos, sin) || cos->dims[1] <= 0)
+        return ONYX_INVALID_ARG("cos_cache %s and sin_cache must be [max_sequence_length, rotary_dim / 2] alike",
+                                onyx_shape_str(cos->dims, cos->rank, b1, sizeof b1));
+    rope_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = x->dtype;
+    j.interleaved = onyx_attr_int(ctx->node, "interleaved", 0) != 0;
+    int64_t heads = onyx_attr_int(ctx->node, "num_heads", 0), rd = onyx_attr_int(ctx->node, "rotary_embedding_dim", 0);
+    if (x->rank == 4) {
+        j.B = x->dims[0], j.H = x->dims[1], j.S = x->dims[2], j.D = x->dims[3];
+    } else if (x->rank == 3) {
+        int64_t hidden = x->dims[2], head = heads > 0 ? (hidden % heads ? 0 : hidden / heads) : 2 * cos->dims[1];
+        if (head <= 0 || hidden % head)
+            return ONYX_INVALID_ARG("3-D input %s: hidden size is not a multiple of the head size %lld",
+                                    onyx_shape_str(x->dims, 3, b1, sizeof b1), (long long)head);
+        j.B = x->dims[0], j.S = x->dims[1], j.H = hidden / head, j.D = head, j.is3d = true;
+    } else {
+        return ONYX_INVALID_ARG("input must be 3-D or 4-D, got %s", onyx_shape_str(x->dims, x->rank, b1, sizeof b1));
+    }
+    j.rd = rd > 0 ? rd : j.D;
+    if (j.rd > j.D || j.rd % 2 || cos->dims[1] != j.rd / 2)
+        return ONYX_INVALID_ARG("rotary dimension %lld must be even, at most the head size %lld, and twice the "
+                                "caches' width %lld", (long long)j.rd, (long long)j.D, (long long)cos->dims[1]);
+    int64_t *pos_vals = NULL;
+    ONYX_TRY(rope_ms_positions(pos, cos, &j, &pos_vals));
+    onyx_status *st = rope_run(ctx, x, cos, sin, &j, pos_vals);
     free(pos_vals);
     return st;
 }
@@ -713,6 +782,8 @@ static onyx_status *cc_infer(onyx_infer_ctx *ctx) {
 
 const onyx_op_def onyx_ops_attention_aux[] = {
     {"", "RotaryEmbedding", 23, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_compute,
+     onyx_infer_same_as_input0},
+    {"com.microsoft", "RotaryEmbedding", 1, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_ms_compute,
      onyx_infer_same_as_input0},
     {"", "LinearAttention", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, la_compute, la_infer},
     {"", "CausalConvWithState", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, cc_compute, cc_infer},

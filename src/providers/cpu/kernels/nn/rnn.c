@@ -12,7 +12,9 @@
  *
  * float, float16 and bfloat16 compute in float through the SGEMM (weights
  * that are initializers are packed once in init); double computes in double
- * with a plain loop GEMM. The per-type code comes from one macro. */
+ * with a plain loop GEMM. The per-type code comes from one macro. The float
+ * gates' sigmoid and tanh (the default functions) are vector loops compiled
+ * per ISA (nn_math.h's NN_MULTIVERSION), not libm calls per element. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "core/checked.h"
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/nn_math.h"
 
 enum { RNN_PLAIN = 0, RNN_GRU = 1, RNN_LSTM = 2 };
 
@@ -433,6 +436,20 @@ static onyx_status *gemm_w_double(size_t M, size_t N, size_t K, const double *A,
 
 #define RNN_EXP(v) _Generic((v), float: expf, default: exp)(v)
 #define RNN_TANH(v) _Generic((v), float: tanhf, default: tanh)(v)
+
+/* In-place sigmoid and tanh of n gates: float vectorised (AVX-512, AVX2
+ * or the baseline, as the CPU table says), double through libm. */
+NN_MULTIVERSION(rnn_sigmoid_float, (float *restrict x, size_t n), (x, n),
+                { NN_LOOP(i, n, x[i] = nn_sigmoidf(x[i])); })
+NN_MULTIVERSION(rnn_tanh_float, (float *restrict x, size_t n), (x, n), { NN_LOOP(i, n, x[i] = nn_tanhf(x[i])); })
+static void rnn_sigmoid_double(double *restrict x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = nn_sigmoid(x[i]);
+}
+static void rnn_tanh_double(double *restrict x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = tanh(x[i]);
+}
+#define RNN_SIGMOID_N(x, n) _Generic((x), float *: rnn_sigmoid_float, default: rnn_sigmoid_double)(x, n)
+#define RNN_TANH_N(x, n) _Generic((x), float *: rnn_tanh_float, default: rnn_tanh_double)(x, n)
 #define RNN_EXPM1(v) _Generic((v), float: expm1f, default: expm1)(v)
 #define RNN_LOG1P(v) _Generic((v), float: log1pf, default: log1p)(v)
 #define RNN_FABS(v) _Generic((v), float: fabsf, default: fabs)(v)
@@ -473,10 +490,8 @@ typedef struct rnn_job {
         }                                                                                          \
         switch (f->kind) {                                                                         \
         case ACT_RELU: for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0; break;           \
-        case ACT_TANH: for (size_t i = 0; i < n; i++) x[i] = RNN_TANH(x[i]); break;                \
-        case ACT_SIGMOID:                                                                          \
-            for (size_t i = 0; i < n; i++) x[i] = 1 / (1 + RNN_EXP(-x[i]));                        \
-            break;                                                                                 \
+        case ACT_TANH: RNN_TANH_N(x, n); break;                                                    \
+        case ACT_SIGMOID: RNN_SIGMOID_N(x, n); break;                                              \
         case ACT_AFFINE: for (size_t i = 0; i < n; i++) x[i] = al * x[i] + be; break;              \
         case ACT_LEAKY_RELU:                                                                       \
             for (size_t i = 0; i < n; i++) x[i] = x[i] >= 0 ? x[i] : al * x[i];                    \

@@ -497,7 +497,7 @@ static onyx_status *rs_build_taps(const rs_params *p, const rs_axis *a, rs_taps 
     int n = 0, start = 0;
     ONYX_TRY(rs_filter_width(p, a, &n, &start));
     size_t cells;
-    if (onyx_mul_overflow_size((size_t)a->out, (size_t)n, &cells) || cells > ((size_t)1 << 40))
+    if (onyx_mul_overflow_size((size_t)a->out, (size_t)n, &cells) || (uint64_t)cells > ((uint64_t)1 << 40))
         return ONYX_INVALID_ARG("resize filter of %d taps for %lld outputs is too large", n, (long long)a->out);
     t->n = n;
     t->idx = malloc(cells * sizeof *t->idx);

@@ -1,0 +1,157 @@
+# Minimal builds (docs/build_options.md): a library with only the kernels
+# and optimiser passes that an operator list needs.
+#
+#   -DONYX_OPS_CONFIG=FILE            the list (`onyx ops --required-by MODEL...` writes one;
+#                                     ONNX Runtime's required_operators.config format)
+#   -DONYX_OPS_FROM_MODELS="a.onnx;b.onnx"
+#                                     the list of these models, written at configure time by
+#                                     ONYX_OPS_TOOL (a full build's `onyx`; default: build/onyx
+#                                     of this checkout, else `onyx` on PATH)
+#
+# scripts/minimal_build.py writes a copy of every kernel family source whose
+# table keeps only the listed operators (the compiler then drops the rest of
+# the file's kernels), a filtered optimizer/passes.h, and the names left out
+# for the error message. The library is compiled with function and data
+# sections and linked with --gc-sections, so code nothing reaches is dropped.
+#
+# onyx_minimal_sources(CONFIG OUT_DIR DESCRIPTION REPLACED GENERATED): run the
+# script; REPLACED gets the original sources it replaces, GENERATED the files
+# to compile instead (in the same order), plus two wrappers (optimizer.c with
+# the filtered pass list, build_options.c with the left-out names).
+
+
+set(ONYX_OPS_CONFIG "" CACHE FILEPATH "Minimal build: operator list file (onyx ops --required-by)")
+set(ONYX_OPS_FROM_MODELS "" CACHE STRING "Minimal build: models whose operators to keep (;-separated)")
+set(ONYX_OPS_TOOL "" CACHE FILEPATH "A full build's onyx tool, for ONYX_OPS_FROM_MODELS")
+
+find_package(Python3 COMPONENTS Interpreter)
+
+function(onyx_minimal_sources config out_dir description replaced_var generated_var)
+  if(NOT Python3_Interpreter_FOUND)
+    message(FATAL_ERROR "a minimal build needs python3 (scripts/minimal_build.py)")
+  endif()
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/minimal_build.py
+            ${config} ${CMAKE_SOURCE_DIR} ${out_dir} ${description}
+    OUTPUT_VARIABLE pairs RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "scripts/minimal_build.py ${config}: ${err}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${config}
+               ${CMAKE_SOURCE_DIR}/scripts/minimal_build.py ${CMAKE_SOURCE_DIR}/src/optimizer/passes.h)
+  string(REPLACE "\n" ";" pairs "${pairs}")
+  set(replaced "")
+  set(generated "")
+  foreach(pair ${pairs})
+    if(pair MATCHES "^DROP\\|(.+)$")
+      list(APPEND replaced ${CMAKE_MATCH_1})
+    elseif(pair MATCHES "^(.+)\\|(.+)$")
+      list(APPEND replaced ${CMAKE_MATCH_1})
+      list(APPEND generated ${CMAKE_MATCH_2})
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  # Sources that read a generated header (OUT_DIR/gen, before src/ through
+  # -iquote) are compiled through a wrapper in OUT_DIR.
+  foreach(src optimizer/optimizer.c ir/op_arity.c providers/cpu/build_options.c
+              providers/cpu/platform.c providers/cpu/registry.c)
+    get_filename_component(base ${src} NAME_WE)
+    set(wrapper ${out_dir}/${base}_minimal.c)
+    set(text "/* ${src} of this minimal build (generated headers in gen/) */\n")
+    if(base STREQUAL "build_options")
+      string(APPEND text "#define ONYX_MINIMAL_BUILD 1\n")
+    elseif(base STREQUAL "platform")
+      string(APPEND text "#include \"platform_weak.h\"\n")
+    endif()
+    string(APPEND text "#include \"${CMAKE_SOURCE_DIR}/src/${src}\"\n")
+    file(WRITE ${wrapper}.tmp "${text}")
+    configure_file(${wrapper}.tmp ${wrapper} COPYONLY)  # rewritten only when it changes
+    list(APPEND replaced ${CMAKE_SOURCE_DIR}/src/${src})
+    list(APPEND generated ${wrapper})
+  endforeach()
+  set_source_files_properties(${generated} PROPERTIES
+    COMPILE_OPTIONS "-iquote;${out_dir}/gen;-Wno-unused-function;-ffunction-sections;-fdata-sections"
+    COMPILE_DEFINITIONS "${ONYX_HAVE_DEFINES}")
+  set(${replaced_var} ${replaced} PARENT_SCOPE)
+  set(${generated_var} ${generated} PARENT_SCOPE)
+endfunction()
+
+# Sections per function, dropped at link when nothing reaches them; -Os; no
+# unwind tables (C code, nothing unwinds through it).
+#
+# ONYX_MINIMAL_SIZE: the SGEMM and blocked-convolution micro-kernels force one
+# unrolled copy of their tile body per tile shape (always_inline); these files
+# get one body called with the shape instead. Each accumulator keeps the same
+# chain of FMA intrinsics, so results stay bit-identical (checked by
+# tests/minimal/check_minimal.sh and scripts/sizes.sh), for a fraction of the
+# code and slower edge tiles. Other files keep their inlining: there, calls
+# instead of inlined code change where gcc fuses a multiply and an add, and
+# with it the last bit of results.
+option(ONYX_MINIMAL_SIZE "Minimal builds: one tile body per SGEMM/convolution micro-kernel file" ON)
+set(ONYX_MINIMAL_NOINLINE_SOURCES
+    gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
+set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
+set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections
+    -fno-asynchronous-unwind-tables
+    -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
+# RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12).
+set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs)
+
+
+# A minimal configuration: the library itself is built from the filtered sources.
+if(ONYX_OPS_FROM_MODELS AND NOT ONYX_OPS_CONFIG)
+  set(tool "${ONYX_OPS_TOOL}")
+  if(NOT tool AND EXISTS ${CMAKE_SOURCE_DIR}/build/onyx)
+    set(tool ${CMAKE_SOURCE_DIR}/build/onyx)
+  endif()
+  if(NOT tool)
+    find_program(ONYX_OPS_TOOL_FOUND onyx)
+    set(tool "${ONYX_OPS_TOOL_FOUND}")
+  endif()
+  if(NOT tool)
+    message(FATAL_ERROR "ONYX_OPS_FROM_MODELS needs a full build's onyx tool to list the models' "
+                        "operators: run `make` first, or pass -DONYX_OPS_TOOL=PATH, or give the list "
+                        "with -DONYX_OPS_CONFIG=FILE (onyx ops --required-by MODEL... > FILE)")
+  endif()
+  set(models "")
+  foreach(m ${ONYX_OPS_FROM_MODELS})
+    get_filename_component(m ${m} ABSOLUTE BASE_DIR ${CMAKE_SOURCE_DIR})
+    list(APPEND models ${m})
+  endforeach()
+  set(ONYX_OPS_LIST ${CMAKE_BINARY_DIR}/minimal/required_operators.config)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/minimal)
+  execute_process(COMMAND ${tool} ops --required-by ${models}
+                  OUTPUT_FILE ${ONYX_OPS_LIST} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${tool} ops --required-by ${models}: ${err}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${models})
+  set(ONYX_OPS_DESCRIPTION "ONYX_OPS_FROM_MODELS=${ONYX_OPS_FROM_MODELS}")
+elseif(ONYX_OPS_CONFIG)
+  get_filename_component(ONYX_OPS_LIST ${ONYX_OPS_CONFIG} ABSOLUTE BASE_DIR ${CMAKE_SOURCE_DIR})
+  set(ONYX_OPS_DESCRIPTION "ONYX_OPS_CONFIG=${ONYX_OPS_CONFIG}")
+endif()
+
+if(ONYX_OPS_LIST)
+  set(ONYX_MINIMAL ON)
+  onyx_minimal_sources(${ONYX_OPS_LIST} ${CMAKE_BINARY_DIR}/minimal "${ONYX_OPS_DESCRIPTION}"
+                       replaced generated)
+  list(REMOVE_ITEM ONYX_SOURCES ${replaced})
+  if(ONYX_MINIMAL_SIZE)
+    foreach(f ${ONYX_MINIMAL_NOINLINE_SOURCES})
+      set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/providers/cpu/${f} APPEND PROPERTY
+                   COMPILE_OPTIONS -Dalways_inline=noinline -Wno-attributes)
+    endforeach()
+  endif()
+  list(APPEND ONYX_SOURCES ${generated})
+  add_compile_options(${ONYX_MINIMAL_COMPILE_OPTIONS})
+  set(ONYX_BUILD_TESTS OFF)  # the unit tests need every operator
+  add_link_options(${ONYX_MINIMAL_LINK_OPTIONS})
+  message(STATUS "onyx: minimal build for ${ONYX_OPS_DESCRIPTION} (${ONYX_OPS_LIST})")
+  # its check against a full build's outputs (tests/minimal/check_minimal.sh)
+  add_executable(onyx_run_outputs ${CMAKE_SOURCE_DIR}/tests/minimal/run_outputs.c)
+  target_include_directories(onyx_run_outputs PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/examples)
+  target_link_libraries(onyx_run_outputs PRIVATE onyx_shared)
+else()
+  set(ONYX_MINIMAL OFF)
+endif()

@@ -1,0 +1,123 @@
+/* WebAssembly SIMD128 SGEMM micro-kernel: a 4 x 8 register tile of C
+ * (8 f32x4 accumulators, 2 B vectors and the A broadcast). WebAssembly has
+ * no fused multiply-add in SIMD128, and the engines map a v128 to one SSE or
+ * NEON register; x86-64 engines give a function about 15 of them, so a tile
+ * of 8 accumulators stays in registers where 12 or 16 would spill. Every
+ * (rows, vectors, masked) combination is compiled from one always-inline
+ * body, as the AVX2 kernel does. Built only with -msimd128 (the WebAssembly
+ * build, cmake/wasm.cmake), where platform.c's generic table uses it. */
+#include "providers/cpu/gemm/gemm_kernel.h"
+#include "providers/cpu/gemm/gemm.h"
+
+#ifdef ONYX_GEMM_WASM_SIMD
+#include <string.h>
+#include <wasm_simd128.h>
+
+#define MR 4
+#define NV 2
+#define VL 4
+#define INLINE static inline __attribute__((always_inline))
+
+/* `masked`: the B strip is unpacked (ldb != NR) and nr is not a multiple
+ * of 4, so its last vector is loaded lane by lane; a packed strip is zero
+ * padded and always read whole. The C stores are cut to nr either way. */
+
+/* n < 4 floats at p, the rest zero (the last, partial vector of an
+ * unpacked B row or of a bias), without reading past p[n - 1] */
+INLINE v128_t load_part(const float *p, int n) {
+    float t[VL] = {0};
+    memcpy(t, p, (size_t)n * sizeof(float));
+    return wasm_v128_load(t);
+}
+
+INLINE void store_part(float *p, v128_t x, int n) {
+    float t[VL];
+    wasm_v128_store(t, x);
+    memcpy(p, t, (size_t)n * sizeof(float));
+}
+
+INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, v128_t x, int n, size_t i, size_t v) {
+    const bool full = n == VL;
+    if (ka->alpha != 1.0f) x = wasm_f32x4_mul(x, wasm_f32x4_splat(ka->alpha));
+    if (ka->load_c) {
+        v128_t old = full ? wasm_v128_load(c) : load_part(c, n);
+        if (ka->beta != 1.0f) old = wasm_f32x4_mul(old, wasm_f32x4_splat(ka->beta));
+        x = wasm_f32x4_add(x, old);
+    }
+    if (ka->last) {
+        if (ka->bias_row) x = wasm_f32x4_add(x, wasm_f32x4_splat(ka->bias_row[i]));
+        if (ka->bias_col) {
+            const float *bc = ka->bias_col + VL * v;
+            x = wasm_f32x4_add(x, full ? wasm_v128_load(bc) : load_part(bc, n));
+        }
+        const v128_t z = wasm_f32x4_splat(0.0f);
+        switch (ka->act) {
+        case ONYX_GEMM_ACT_RELU:
+            /* 0 where x < 0, else x: NaN fails the compare and stays NaN */
+            x = wasm_v128_bitselect(z, x, wasm_f32x4_lt(x, z));
+            break;
+        case ONYX_GEMM_ACT_CLIP: {
+            const v128_t lo = wasm_f32x4_splat(ka->act_a), hi = wasm_f32x4_splat(ka->act_b);
+            x = wasm_v128_bitselect(lo, x, wasm_f32x4_lt(x, lo));
+            x = wasm_v128_bitselect(hi, x, wasm_f32x4_gt(x, hi));
+            break;
+        }
+        case ONYX_GEMM_ACT_LEAKY_RELU:
+            x = wasm_v128_bitselect(wasm_f32x4_mul(x, wasm_f32x4_splat(ka->act_a)), x, wasm_f32x4_lt(x, z));
+            break;
+        default: break;
+        }
+    }
+    if (full) wasm_v128_store(c, x);
+    else store_part(c, x, n);
+}
+
+#define DECL_ROW(i) v128_t c##i##0 = z, c##i##1 = z;
+#define LOAD_B(v) ((masked && (v) == nv - 1) ? load_part(b + VL * (v), tail) : wasm_v128_load(b + VL * (v)))
+#define MAC_ROW(i)                                                              \
+    if ((i) < mr) {                                                             \
+        const v128_t ai = wasm_v128_load32_splat(a + (i));                      \
+        c##i##0 = wasm_f32x4_add(c##i##0, wasm_f32x4_mul(ai, b0));              \
+        if (nv > 1) c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(ai, b1));  \
+    }
+#define STORE_V(i, v) \
+    if ((v) < nv) store_vec(ka, crow + VL * (v), c##i##v, (v) == nv - 1 ? tail : VL, (i), (v));
+#define STORE_ROW(i)                                  \
+    if ((i) < mr) {                                   \
+        float *crow = ka->c + (size_t)(i) * ka->ldc;  \
+        STORE_V(i, 0) STORE_V(i, 1)                   \
+    }
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3)
+
+INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t nv, const bool masked) {
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    ALL_ROWS(DECL_ROW)
+    const int tail = (int)(ka->nr - (nv - 1) * VL);   /* 1..4 */
+    const float *a = ka->a, *b = ka->b;
+    const size_t ldb = ka->ldb;
+    for (size_t p = ka->kc; p; p--) {
+        const v128_t b0 = LOAD_B(0);
+        const v128_t b1 = nv > 1 ? LOAD_B(1) : z;
+        ALL_ROWS(MAC_ROW)
+        a += MR;
+        b += ldb;
+    }
+    ALL_ROWS(STORE_ROW)
+}
+
+typedef void (*kernel_fn)(const onyx_gemm_kargs *);
+#define INST(mr, nv, mk) \
+    static void k_##mr##_##nv##_##mk(const onyx_gemm_kargs *ka) { kernel_body(ka, mr, nv, mk); }
+#define INST_ROWS(mr) INST(mr, 1, 0) INST(mr, 1, 1) INST(mr, 2, 0) INST(mr, 2, 1)
+INST_ROWS(1) INST_ROWS(2) INST_ROWS(3) INST_ROWS(4)
+#define TABLE_ROW(mr) {{k_##mr##_1_0, k_##mr##_1_1}, {k_##mr##_2_0, k_##mr##_2_1}},
+static const kernel_fn kernels[MR][NV][2] = {TABLE_ROW(1) TABLE_ROW(2) TABLE_ROW(3) TABLE_ROW(4)};
+
+static void kernel_wasm_simd(const onyx_gemm_kargs *ka) {
+    size_t nv = (ka->nr + VL - 1) / VL;
+    kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0 && ka->ldb != NV * VL](ka);
+}
+
+const onyx_gemm_isa onyx_gemm_isa_wasm_simd = {"wasm_simd", MR, NV * VL, kernel_wasm_simd, NULL};
+
+#endif

@@ -1,0 +1,97 @@
+/* bfloat16 fast-math GEMM (session config "session.enable_bf16_fastmath" =
+ * "1"): float32 GEMMs whose right-hand operand is a constant packed at load
+ * (MatMul/Gemm weights, the attention projections) run with both operands
+ * rounded to bfloat16 (round to nearest even) and float32 accumulation, on
+ * CPUs with AVX512-BF16 (VDPBF16PS: two products per float32 lane and
+ * instruction), and with AMX where the CPU has it (TDPBF16PS: a 16 x 16
+ * float32 tile += 16 x 32 by 32 x 16 bfloat16 per instruction; Sapphire
+ * Rapids runs VDPBF16PS no faster than float32 FMA, AMX about 8x faster).
+ *
+ * The weights are converted once, when the session packs them: B is held as
+ * pairs of consecutive K rows interleaved per column, the operand layout of
+ * VDPBF16PS, in strips of the kernel's width. The left-hand operand is
+ * rounded while its panels are packed. Each pair accumulates as the
+ * instruction does, odd element first: acc += a1*b1; acc += a0*b0 (the
+ * products of two bfloat16 are exact in float32), so the portable
+ * reference below gives the same bits as the kernel up to denormals (the
+ * instruction flushes them). */
+#ifndef ONYX_CPU_GEMM_SGEMM_BF16_H
+#define ONYX_CPU_GEMM_SGEMM_BF16_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/status.h"
+#include "core/threadpool.h"
+#include "providers/cpu/gemm/gemm.h"
+
+/* B (K x N) as bfloat16 pairs in strips; immutable once built. */
+typedef struct onyx_bf16_mat {
+    size_t K, N;
+    size_t nr;          /* strip width */
+    size_t kcb;         /* K per block (a multiple of 32) */
+    size_t kstep;       /* each block's K padded to a multiple of this (zeros) */
+    size_t strips;      /* N rounded up to nr, in strips */
+    uint16_t *data;     /* per K block at pc: strips of ceil(kc/2) pairs x nr columns x 2 */
+    size_t bytes;
+} onyx_bf16_mat;
+
+/* The kernel of one MR x NR tile (sgemm_bf16_avx512.c): C[0..mr, 0..nr) =
+ * (first ? beta*C (when load_c) : C) + alpha * sum over kp pairs of a*b.
+ *   a: row i's pair p (two bfloat16, low = even k) at a[p * mr + i], or at
+ *      a[i * kp + p] for kernels with a_rows (AMX tiles load rows)
+ *   b: b[(p * nr + j) * 2 + {0,1}], column j's pair p */
+typedef struct onyx_bf16_kargs {
+    size_t kp;
+    const uint32_t *a;
+    const uint16_t *b;
+    float *c;
+    size_t ldc, mr, nr;
+    float alpha, beta;
+    bool first;     /* first K block: scale C by beta (or ignore it) */
+    bool load_c;    /* first block only: beta != 0 */
+} onyx_bf16_kargs;
+
+typedef struct onyx_bf16_isa {
+    const char *name;
+    size_t mr, nr;
+    size_t kstep;       /* K padding unit of the operands (2: pairs; 32: AMX tile depth) */
+    bool a_rows;        /* A panel row-major (see onyx_bf16_kargs) */
+    void (*kernel)(const onyx_bf16_kargs *ka);
+    void (*begin)(void);   /* per thread, before a run of kernel calls (AMX: tile configuration); may be NULL */
+    void (*end)(void);
+    /* n floats -> pairs bfloat16 pairs (zero after n), vectorised; may be NULL */
+    void (*row_convert)(const float *src, size_t n, uint32_t *dst, size_t pairs);
+} onyx_bf16_isa;
+
+#if defined(__x86_64__)
+extern const onyx_bf16_isa onyx_bf16_isa_avx512;
+extern const onyx_bf16_isa onyx_bf16_isa_amx;
+#endif
+/* AMX-BF16 present and the kernel lets this process use the tiles. */
+bool onyx_bf16_amx_usable(void);
+/* The portable kernel: the reference of the same rounding (tests). */
+extern const onyx_bf16_isa onyx_bf16_isa_portable;
+
+/* True when this CPU has AVX512-BF16 and the AVX-512 table is in use (an
+ * ONYX_ISA forcing a lower set turns fast-math off). */
+bool onyx_bf16_fastmath_available(void);
+
+/* While on (per thread, set by the session around kernel creation),
+ * onyx_sgemm_pack_b packs bfloat16 where available. Returns the previous
+ * setting. */
+bool onyx_bf16_pack_mode(bool on);
+bool onyx_bf16_pack_mode_on(void);
+
+/* Pack op(B) (K x N) for `isa` (NULL: the best available). */
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
+                              size_t ldb, onyx_bf16_mat **out);
+void onyx_bf16_mat_free(onyx_bf16_mat *m);
+
+/* C[M,N] = epilogue(alpha * op(A) * B + beta * C) with A float32 (rounded
+ * to bfloat16 while packed). */
+onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, const float *A, size_t lda,
+                            bool transA, const onyx_bf16_mat *B, float beta, float *C, size_t ldc,
+                            const onyx_gemm_epilogue *ep, onyx_threadpool *tp);
+
+#endif

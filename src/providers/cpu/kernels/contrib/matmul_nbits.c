@@ -1,0 +1,325 @@
+/* com.microsoft MatMulNBits: Y = A * dequantize(B) (+ bias), B holding 4- or
+ * 8-bit weights per block of K with a float scale and an optional zero
+ * point per block (ContribOperators.md).
+ *
+ * The weights are read in the model's layout (N, k_blocks, blob): nothing
+ * is packed at load, so a mapped model file is used in place. A row of A
+ * (decode: one token) runs the dispatch table's GEMV micro-kernel over
+ * chunks of columns on the thread pool; each weight byte is read once and
+ * unpacked in registers. accuracy_level 4 quantises A per block to int8 and
+ * multiplies on integer dot products (VNNI where the CPU has it), as ONNX
+ * Runtime does; levels 0-3 compute in float. With several float rows
+ * (prefill) a chunk of columns is dequantised once into a float panel that
+ * the SGEMM engine multiplies by all rows.
+ *
+ * K need not be a multiple of block_size: the last block is zero padded
+ * (ONNX Runtime's layout), and its padding multiplies zeros of A. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/checked.h"
+#include "providers/cpu/gemm/gemm.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/contrib/nbits.h"
+#include "providers/cpu/platform.h"
+
+typedef struct nb_shape {
+    int64_t K, N, blk, bits;
+    size_t k_blocks, blob, kp;   /* kp = k_blocks * blk: K padded to whole blocks */
+    int accuracy;
+} nb_shape;
+
+static onyx_status *nb_attrs(const onyx_node *node, nb_shape *s) {
+    s->K = onyx_attr_int(node, "K", -1);
+    s->N = onyx_attr_int(node, "N", -1);
+    s->blk = onyx_attr_int(node, "block_size", -1);
+    s->bits = onyx_attr_int(node, "bits", 4);
+    s->accuracy = (int)onyx_attr_int(node, "accuracy_level", 0);
+    if (s->K <= 0 || s->N <= 0 || s->K > ONYX_MAX_TENSOR_ELEMENTS || s->N > ONYX_MAX_TENSOR_ELEMENTS)
+        return ONYX_INVALID_ARG("attributes K (%lld) and N (%lld) must be given and positive", (long long)s->K,
+                                (long long)s->N);
+    if (s->blk < 16 || s->blk > 65536 || (s->blk & (s->blk - 1)))
+        return ONYX_INVALID_ARG("block_size %lld must be a power of two >= 16", (long long)s->blk);
+    if (s->bits != 4 && s->bits != 8)
+        return ONYX_NOT_IMPLEMENTED("bits=%lld: only 4- and 8-bit weights are implemented", (long long)s->bits);
+    if (s->accuracy < 0 || s->accuracy > 4)
+        return ONYX_INVALID_ARG("accuracy_level %d must be in 0..4", s->accuracy);
+    if (onyx_attr_int(node, "weight_prepacked", 0))
+        return ONYX_NOT_IMPLEMENTED("weight_prepacked (a CUDA layout) is not supported on the CPU");
+    s->k_blocks = (size_t)((s->K + s->blk - 1) / s->blk);
+    s->blob = (size_t)(s->blk * s->bits / 8);
+    s->kp = s->k_blocks * (size_t)s->blk;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ validation */
+
+static onyx_status *nb_check_inputs(const onyx_kernel_ctx *ctx, const nb_shape *s) {
+    char b1[96];
+    const onyx_value *A = ctx->in[0], *B = ctx->in[1], *S = ctx->in[2];
+    const onyx_value *Z = ctx->n_in > 3 ? ctx->in[3] : NULL, *G = ctx->n_in > 4 ? ctx->in[4] : NULL;
+    const onyx_value *bias = ctx->n_in > 5 ? ctx->in[5] : NULL;
+    if (!onyx_is_tensor(A) || A->dtype != ONYX_FLOAT || A->rank < 1)
+        return ONYX_INVALID_ARG("input A must be a float tensor of rank >= 1");
+    if (A->dims[A->rank - 1] != s->K)
+        return ONYX_INVALID_ARG("input A %s: its last dimension must be K = %lld",
+                                onyx_shape_str(A->dims, A->rank, b1, sizeof b1), (long long)s->K);
+    if (!onyx_is_tensor(B) || B->dtype != ONYX_UINT8)
+        return ONYX_INVALID_ARG("input B must be a uint8 tensor");
+    int64_t want = s->N * (int64_t)s->k_blocks * (int64_t)s->blob;
+    bool b_ok = B->numel == want && B->rank >= 1 && B->dims[0] == s->N;
+    if (b_ok && B->rank == 3) b_ok = B->dims[1] == (int64_t)s->k_blocks && B->dims[2] == (int64_t)s->blob;
+    if (!b_ok)
+        return ONYX_INVALID_ARG("input B %s must be [N=%lld, k_blocks=%zu, blob=%zu] for K=%lld, block_size=%lld, "
+                                "bits=%lld (k_blocks = ceil(K / block_size))",
+                                onyx_shape_str(B->dims, B->rank, b1, sizeof b1), (long long)s->N, s->k_blocks,
+                                s->blob, (long long)s->K, (long long)s->blk, (long long)s->bits);
+    if (!onyx_is_tensor(S) || S->dtype != ONYX_FLOAT || S->numel != s->N * (int64_t)s->k_blocks)
+        return ONYX_INVALID_ARG("input scales must be float [N=%lld, k_blocks=%zu]", (long long)s->N, s->k_blocks);
+    if (Z) {
+        int64_t packed = s->N * (int64_t)((s->k_blocks * (size_t)s->bits + 7) / 8);
+        if (!onyx_is_tensor(Z) || !((Z->dtype == ONYX_UINT8 && Z->numel == packed) ||
+                                    (Z->dtype == ONYX_FLOAT && Z->numel == s->N * (int64_t)s->k_blocks)))
+            return ONYX_INVALID_ARG("input zero_points must be uint8 [N=%lld, %lld] (packed) or float [N, k_blocks=%zu]",
+                                    (long long)s->N, (long long)(packed / s->N), s->k_blocks);
+    }
+    if (G) return ONYX_NOT_IMPLEMENTED("input g_idx (deprecated) is not supported");
+    if (bias && (!onyx_is_tensor(bias) || bias->dtype != ONYX_FLOAT || bias->numel != s->N))
+        return ONYX_INVALID_ARG("input bias must be float [N=%lld]", (long long)s->N);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ A preparation */
+
+/* One row of A in the kernels' layout (nbits.h): zero padded to kp, 4-bit
+ * groups split into even and odd elements. */
+static void nb_layout_row(const nb_shape *s, const float *a, float *dst) {
+    for (size_t k = 0; k < s->kp; k++) dst[k] = k < (size_t)s->K ? a[k] : 0.0f;
+    if (s->bits != 4) return;
+    size_t gb = onyx_nbits_group_bytes((size_t)s->blk);
+    float tmp[32];
+    for (size_t g0 = 0; g0 < s->kp; g0 += 2 * gb) {
+        for (size_t t = 0; t < gb; t++) {
+            tmp[t] = dst[g0 + 2 * t];
+            tmp[gb + t] = dst[g0 + 2 * t + 1];
+        }
+        memcpy(dst + g0, tmp, 2 * gb * sizeof(float));
+    }
+}
+
+typedef struct nb_rows {
+    size_t M;
+    float *af, *asum;                  /* float path: [M][kp], [M][k_blocks] */
+    int8_t *aq;                        /* int8 path: [M][kp] */
+    float *ascale, *aqsum;             /* [M][k_blocks] */
+} nb_rows;
+
+static void nb_rows_free(nb_rows *r) {
+    free(r->af);
+    free(r->asum);
+    free(r->aq);
+    free(r->ascale);
+    free(r->aqsum);
+}
+
+static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M, bool int8, nb_rows *r) {
+    memset(r, 0, sizeof *r);
+    r->M = M;
+    r->af = malloc(M * s->kp * sizeof(float));
+    r->asum = malloc(M * s->k_blocks * sizeof(float));
+    if (int8) {
+        r->aq = malloc(M * s->kp);
+        r->ascale = malloc(M * s->k_blocks * sizeof(float));
+        r->aqsum = malloc(M * s->k_blocks * sizeof(float));
+    }
+    if (!r->af || !r->asum || (int8 && (!r->aq || !r->ascale || !r->aqsum))) {
+        nb_rows_free(r);
+        return ONYX_OOM();
+    }
+    size_t blk = (size_t)s->blk;
+    for (size_t m = 0; m < M; m++) {
+        float *af = r->af + m * s->kp;
+        nb_layout_row(s, A + m * (size_t)s->K, af);
+        for (size_t b = 0; b < s->k_blocks; b++) {
+            const float *x = af + b * blk;
+            float sum = 0, amax = 0;
+            for (size_t t = 0; t < blk; t++) {
+                sum += x[t];
+                amax = fmaxf(amax, fabsf(x[t]));
+            }
+            r->asum[m * s->k_blocks + b] = sum;
+            if (!int8) continue;
+            /* symmetric int8 per block: scale = max|a| / 127 */
+            float sc = amax / 127.0f, inv = amax > 0 ? 127.0f / amax : 0.0f;
+            int8_t *q = r->aq + m * s->kp + b * blk;
+            int32_t qs = 0;
+            for (size_t t = 0; t < blk; t++) {
+                float v = nearbyintf(x[t] * inv);
+                q[t] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+                qs += q[t];
+            }
+            r->ascale[m * s->k_blocks + b] = sc;
+            r->aqsum[m * s->k_blocks + b] = sc * (float)qs;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ per-chunk work */
+
+typedef struct nb_job {
+    const nb_shape *s;
+    const uint8_t *B;
+    const float *scales;
+    const onyx_value *zp;     /* NULL: default 2^(bits-1) */
+    const float *A;           /* original rows (SGEMM path) */
+    const nb_rows *rows;
+    float *Y;
+    size_t M, chunk;
+    bool int8, sgemm;
+    onyx_nbits_gemv_fn fn;
+    int failed;
+} nb_job;
+
+/* Zero points of columns [n0, n0 + n) as floats, laid out like the scales. */
+static void nb_zero_points(const nb_job *j, size_t n0, size_t n, float *zp) {
+    const nb_shape *s = j->s;
+    size_t kb = s->k_blocks;
+    if (!j->zp) {
+        float d = (float)(1 << (s->bits - 1));
+        for (size_t i = 0; i < n * kb; i++) zp[i] = d;
+    } else if (j->zp->dtype == ONYX_FLOAT) {
+        memcpy(zp, (const float *)j->zp->data + n0 * kb, n * kb * sizeof(float));
+    } else {
+        const uint8_t *z = j->zp->data;
+        size_t row = (kb * (size_t)s->bits + 7) / 8;
+        for (size_t c = 0; c < n; c++)
+            for (size_t b = 0; b < kb; b++) {
+                uint8_t v = z[(n0 + c) * row + (s->bits == 4 ? b / 2 : b)];
+                zp[c * kb + b] = (float)(s->bits == 4 ? (b & 1 ? v >> 4 : v & 15) : v);
+            }
+    }
+}
+
+/* Weights of columns [n0, n0 + n) as a float K x n panel, w[k * n + c]
+ * (the SGEMM engine packs a row-major B cheaply). */
+static void nb_dequantize(const nb_job *j, size_t n0, size_t n, const float *zp, float *w) {
+    const nb_shape *s = j->s;
+    size_t K = (size_t)s->K, blk = (size_t)s->blk;
+    for (size_t c = 0; c < n; c++)
+        for (size_t b = 0; b < s->k_blocks; b++) {
+            const uint8_t *q = j->B + ((n0 + c) * s->k_blocks + b) * s->blob;
+            float sc = j->scales[(n0 + c) * s->k_blocks + b], z = zp[c * s->k_blocks + b];
+            size_t k0 = b * blk, len = K - k0 < blk ? K - k0 : blk;
+            float *o = w + k0 * n + c;
+            if (s->bits == 8)
+                for (size_t t = 0; t < len; t++) o[t * n] = ((float)q[t] - z) * sc;
+            else
+                for (size_t t = 0; t < len; t++) o[t * n] = ((float)(t & 1 ? q[t / 2] >> 4 : q[t / 2] & 15) - z) * sc;
+        }
+}
+
+static void nb_chunks(void *arg, size_t begin, size_t end) {
+    nb_job *j = arg;
+    const nb_shape *s = j->s;
+    size_t N = (size_t)s->N, kb = s->k_blocks;
+    float *zp = malloc(j->chunk * kb * sizeof(float));
+    float *w = j->sgemm ? malloc(j->chunk * s->kp * sizeof(float)) : NULL;
+    if (!zp || (j->sgemm && !w)) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        free(zp);
+        free(w);
+        return;
+    }
+    for (size_t ci = begin; ci < end; ci++) {
+        size_t n0 = ci * j->chunk, n = N - n0 < j->chunk ? N - n0 : j->chunk;
+        nb_zero_points(j, n0, n, zp);
+        if (j->sgemm) {
+            nb_dequantize(j, n0, n, zp, w);
+            if (onyx_sgemm(false, false, j->M, n, (size_t)s->K, 1.0f, j->A, (size_t)s->K, w, n, 0.0f, j->Y + n0, N,
+                           NULL))
+                __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        onyx_nbits_gemv g = {.bits = (int)s->bits, .blk = (size_t)s->blk, .k_blocks = kb, .blob = s->blob,
+                             .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zp, .n = n};
+        for (size_t m = 0; m < j->M; m++) {
+            const nb_rows *r = j->rows;
+            g.a = r->af + m * s->kp;
+            g.asum = r->asum + m * kb;
+            if (j->int8) {
+                g.aq = r->aq + m * s->kp;
+                g.ascale = r->ascale + m * kb;
+                g.aqsum = r->aqsum + m * kb;
+            }
+            g.y = j->Y + m * N + n0;
+            j->fn(&g);
+        }
+    }
+    free(zp);
+    free(w);
+}
+
+/* The micro-kernel for this node on the table in use. */
+static onyx_nbits_gemv_fn nb_kernel(bool int8) {
+    const onyx_cpu_table *t = onyx_cpu();
+    const onyx_nbits_isa *k = t->nbits ? t->nbits : &onyx_nbits_isa_generic;
+    if (!int8) return k->gemv_f32;
+    return k->gemv_vnni && onyx_cpu_has_vnni(t->isa) ? k->gemv_vnni : k->gemv_i8;
+}
+
+/* ------------------------------------------------------------ compute */
+
+static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
+    if (ctx->n_in < 3) return ONYX_INVALID_ARG("MatMulNBits needs inputs A, B and scales");
+    nb_shape s;
+    ONYX_TRY(nb_attrs(ctx->node, &s));
+    ONYX_TRY(nb_check_inputs(ctx, &s));
+    const onyx_value *A = ctx->in[0], *bias = ctx->n_in > 5 ? ctx->in[5] : NULL;
+    int64_t dims[ONYX_MAX_RANK];
+    memcpy(dims, A->dims, (size_t)A->rank * sizeof *dims);
+    dims[A->rank - 1] = s.N;
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, A->rank, dims, &Y));
+    size_t M = (size_t)(A->numel / s.K);
+    if (!M) return NULL;
+    bool int8 = s.accuracy == 4;
+    nb_job j = {.s = &s, .B = ctx->in[1]->data, .scales = ctx->in[2]->data, .zp = ctx->n_in > 3 ? ctx->in[3] : NULL,
+                .A = A->data, .Y = Y->data, .M = M, .int8 = int8};
+    /* several float rows: dequantising a panel once beats unpacking per row */
+    j.sgemm = !int8 && M >= 4;
+    nb_rows rows = {0};
+    if (!j.sgemm) ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
+    j.rows = &rows;
+    j.fn = nb_kernel(int8);
+    j.chunk = j.sgemm ? 128 : 16;   /* a 128-column float panel of K = 2048 is 1 MB: stays in L2 */
+    size_t chunks = ((size_t)s.N + j.chunk - 1) / j.chunk;
+    /* a task below ~64 KB of weights costs less than waking a worker */
+    size_t chunk_bytes = j.chunk * s.k_blocks * s.blob * (j.sgemm ? 1 : M), grain = 1;
+    while (grain * chunk_bytes < 65536 && grain < chunks) grain++;
+    onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
+    nb_rows_free(&rows);
+    if (j.failed) return ONYX_OOM();
+    if (bias) {
+        const float *bv = bias->data;
+        float *y = Y->data;
+        for (size_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < s.N; n++) y[m * (size_t)s.N + (size_t)n] += bv[n];
+    }
+    return NULL;
+}
+
+static onyx_status *nb_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_in < 1 || !ctx->in[0] || ctx->n_out < 1) return NULL;
+    const onyx_type *a = ctx->in[0];
+    onyx_type y = *a;
+    int64_t N = onyx_attr_int(ctx->node, "N", -1);
+    if (a->rank >= 1 && N > 0) y.dims[a->rank - 1] = N;
+    ctx->out[0] = y;
+    return NULL;
+}
+
+const onyx_op_def onyx_ops_contrib_nbits[] = {
+    {"com.microsoft", "MatMulNBits", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, nb_compute, nb_infer},
+    {0},
+};

@@ -1,0 +1,67 @@
+/* Internal interface between com.microsoft MatMulNBits (matmul_nbits.c) and
+ * its per-ISA micro-kernels (nbits_generic.c, nbits_avx2.c, nbits_avx512.c),
+ * picked through the CPU dispatch table (platform.c).
+ *
+ * The weights stay in the model's layout, (N, k_blocks, blob) bytes, so a
+ * mapped model file is used in place and every weight byte is read once per
+ * row of A. Each kernel computes, for the columns j < n it is given,
+ *
+ *   y[j] = sum over blocks b of scale[j, b] * (dot(q[j, b], a[b]) - zp[j, b] * asum[b])
+ *
+ * which is sum_k (q - zp) * scale * a with the zero point taken out of the
+ * inner loop. The unpacked integers q never leave the registers.
+ *
+ * 4-bit weights: byte t of a block holds element 2t in its low nibble and
+ * 2t + 1 in its high one. So that a register of low nibbles multiplies a
+ * contiguous run of A, the caller lays A out per group of 2 * GB elements
+ * (GB = onyx_nbits_group_bytes(blk) bytes of B): the GB even elements of the
+ * group first, then its GB odd ones. 8-bit weights use A as it is. */
+#ifndef ONYX_CPU_NBITS_H
+#define ONYX_CPU_NBITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct onyx_nbits_gemv {
+    int bits;               /* 4 or 8 */
+    size_t blk;             /* elements per block (power of two >= 16) */
+    size_t k_blocks;        /* blocks per column */
+    size_t blob;            /* bytes per block: blk * bits / 8 */
+    const uint8_t *b;       /* first column's blocks; column j at b + j * k_blocks * blob */
+    const float *scales;    /* scales[j * k_blocks + b] */
+    const float *zp;        /* zero points, laid out like scales */
+    size_t n;               /* columns */
+    /* float A (accuracy_level 0/1): k_blocks * blk values (zero padded), per-block sums */
+    const float *a;
+    const float *asum;
+    /* int8 A (accuracy_level 4): values, per-block scale, per-block scale * sum(values) */
+    const int8_t *aq;
+    const float *ascale;
+    const float *aqsum;
+    float *y;               /* n outputs */
+} onyx_nbits_gemv;
+
+typedef void (*onyx_nbits_gemv_fn)(const onyx_nbits_gemv *g);
+
+typedef struct onyx_nbits_isa {
+    const char *name;
+    onyx_nbits_gemv_fn gemv_f32;   /* float A */
+    onyx_nbits_gemv_fn gemv_i8;    /* int8 A, without VNNI */
+    onyx_nbits_gemv_fn gemv_vnni;  /* int8 A on VNNI dot products; NULL: none for this ISA */
+} onyx_nbits_isa;
+
+/* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */
+static inline size_t onyx_nbits_group_bytes(size_t blk) {
+    return blk >= 32 ? 16 : blk / 2;
+}
+
+extern const onyx_nbits_isa onyx_nbits_isa_generic;
+#if defined(__x86_64__) || defined(__i386__)
+extern const onyx_nbits_isa onyx_nbits_isa_avx2;
+extern const onyx_nbits_isa onyx_nbits_isa_avx512;
+/* the VPMADDUBSW int8 kernel, shared by the AVX-512 table on CPUs without VNNI */
+void onyx_nbits_gemv_i8_avx2(const onyx_nbits_gemv *g);
+#endif
+
+#endif

@@ -1,0 +1,116 @@
+/* AVX2 MatMulNBits micro-kernels (nbits.h): the AVX-512 kernels' scheme on
+ * 8-lane registers. Int8 A uses VPMADDUBSW (unsigned weights times signed
+ * activations, pairs summed in 16 bits: 2 * 15 * 128 cannot overflow) then
+ * VPMADDWD to 32 bits, or AVX-VNNI's VPDPBUSD where the CPU has it. 8-bit
+ * weights would saturate VPMADDUBSW, so they widen to 16 bits first. */
+#include "providers/cpu/kernels/contrib/nbits.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include "providers/cpu/kernels/contrib/nbits_x86.h"
+
+#define TARGET __attribute__((target("avx2,fma")))
+#define TARGET_VNNI __attribute__((target("avx2,fma,avxvnni")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* s += 16 unsigned bytes (as floats) times a[0..16) */
+TARGET INLINE __m256 fma16(__m128i v, const float *a, __m256 s) {
+    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)), _mm256_loadu_ps(a), s);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))), _mm256_loadu_ps(a + 8), s);
+}
+
+TARGET INLINE __m256 block_dot_f32(const onyx_nbits_gemv *g, const uint8_t *q, const float *a) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    if (g->bits == 8) {
+        for (size_t t = 0; t < g->blk; t += 16) s0 = fma16(_mm_loadu_si128((const __m128i *)(q + t)), a + t, s0);
+    } else if (g->blk == 16) {
+        s0 = fma16(nbits_nibbles8(q), a, s0);
+    } else {
+        for (size_t t = 0; t < g->blob; t += 16, a += 32) {
+            __m128i lo, hi;
+            nbits_nibbles16(q + t, &lo, &hi);
+            s0 = fma16(lo, a, s0);
+            s1 = fma16(hi, a + 16, s1);
+        }
+    }
+    return _mm256_add_ps(s0, s1);
+}
+
+TARGET INLINE float hsum8(__m256 v) {
+    return nbits_hsum4(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
+}
+
+TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
+    for (size_t j = 0; j < g->n; j++) {
+        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
+        const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
+        __m256 acc = _mm256_setzero_ps();
+        float corr = 0;
+        for (size_t b = 0; b < g->k_blocks; b++) {
+            acc = _mm256_fmadd_ps(block_dot_f32(g, q + b * g->blob, g->a + b * g->blk), _mm256_set1_ps(sc[b]), acc);
+            corr += sc[b] * zp[b] * g->asum[b];
+        }
+        g->y[j] = hsum8(acc) - corr;
+    }
+}
+
+/* The int8 kernel body, written once over its 16-byte dot step (dot16:
+ * s += unsigned bytes u times signed bytes a, 4 lanes of int32). */
+#define NBITS_GEMV_I8(name, TGT, STORAGE, dot16)                                                          \
+    TGT static inline __attribute__((always_inline)) __m128i name##_block(const onyx_nbits_gemv *g, \
+                                                                        const uint8_t *q, const int8_t *a) { \
+        __m128i s = _mm_setzero_si128();                                                         \
+        if (g->bits == 8) {                                                                      \
+            for (size_t t = 0; t < g->blk; t += 16) s = name##_dot8(s, q + t, a + t);            \
+        } else if (g->blk == 16) {                                                               \
+            s = dot16(s, nbits_nibbles8(q), _mm_loadu_si128((const __m128i *)a));                      \
+        } else {                                                                                 \
+            for (size_t t = 0; t < g->blob; t += 16, a += 32) {                                  \
+                __m128i lo, hi;                                                                  \
+                nbits_nibbles16(q + t, &lo, &hi);                                                      \
+                s = dot16(s, lo, _mm_loadu_si128((const __m128i *)a));                           \
+                s = dot16(s, hi, _mm_loadu_si128((const __m128i *)(a + 16)));                    \
+            }                                                                                    \
+        }                                                                                        \
+        return s;                                                                                \
+    }                                                                                            \
+    TGT STORAGE void name(const onyx_nbits_gemv *g) {                                                \
+        for (size_t j = 0; j < g->n; j++) {                                                      \
+            const uint8_t *q = g->b + j * g->k_blocks * g->blob;                                 \
+            const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;        \
+            __m128 acc = _mm_setzero_ps();                                                       \
+            float corr = 0;                                                                      \
+            for (size_t b = 0; b < g->k_blocks; b++) {                                           \
+                __m128 d = _mm_cvtepi32_ps(name##_block(g, q + b * g->blob, g->aq + b * g->blk)); \
+                acc = _mm_fmadd_ps(d, _mm_set1_ps(sc[b] * g->ascale[b]), acc);                   \
+                corr += sc[b] * zp[b] * g->aqsum[b];                                             \
+            }                                                                                    \
+            g->y[j] = nbits_hsum4(acc) - corr;                                                   \
+        }                                                                                        \
+    }
+
+TARGET INLINE __m128i dot16_maddubs(__m128i s, __m128i u, __m128i a) {
+    return _mm_add_epi32(s, _mm_madd_epi16(_mm_maddubs_epi16(u, a), _mm_set1_epi16(1)));
+}
+
+/* 8-bit weights: widen to 16 bits (VPMADDUBSW would saturate at 255 * 127 * 2). */
+TARGET INLINE __m128i onyx_nbits_gemv_i8_avx2_dot8(__m128i s, const uint8_t *q, const int8_t *a) {
+    __m256i p = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)q)),
+                                  _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a)));
+    return _mm_add_epi32(s, _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+}
+
+NBITS_GEMV_I8(onyx_nbits_gemv_i8_avx2, TARGET, , dot16_maddubs)
+
+TARGET_VNNI INLINE __m128i dot16_avxvnni(__m128i s, __m128i u, __m128i a) {
+    return _mm_dpbusd_avx_epi32(s, u, a);
+}
+
+TARGET_VNNI INLINE __m128i gemv_avxvnni_dot8(__m128i s, const uint8_t *q, const int8_t *a) {
+    return _mm_dpbusd_avx_epi32(s, _mm_loadu_si128((const __m128i *)q), _mm_loadu_si128((const __m128i *)a));
+}
+
+NBITS_GEMV_I8(gemv_avxvnni, TARGET_VNNI, static, dot16_avxvnni)
+
+const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni};
+#endif

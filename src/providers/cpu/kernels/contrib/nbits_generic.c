@@ -1,0 +1,48 @@
+/* Portable MatMulNBits micro-kernels (nbits.h): the reference the ISA
+ * kernels are tested against, and what runs on other CPUs. */
+#include "providers/cpu/kernels/contrib/nbits.h"
+
+/* dot(q, a) over one block: 4-bit weights against A in the grouped layout,
+ * 8-bit weights against A as it is. T is the element type of A. */
+#define NBITS_BLOCK_DOT(T, ACC, name)                                                   \
+    static ACC name(const onyx_nbits_gemv *g, const uint8_t *q, const T *a) {           \
+        ACC s = 0;                                                                      \
+        if (g->bits == 8) {                                                             \
+            for (size_t t = 0; t < g->blk; t++) s += (ACC)q[t] * (ACC)a[t];             \
+            return s;                                                                   \
+        }                                                                               \
+        size_t gb = onyx_nbits_group_bytes(g->blk);                                     \
+        for (size_t g0 = 0; g0 < g->blob; g0 += gb, a += 2 * gb)                        \
+            for (size_t t = 0; t < gb; t++)                                             \
+                s += (ACC)(q[g0 + t] & 15) * (ACC)a[t] + (ACC)(q[g0 + t] >> 4) * (ACC)a[gb + t]; \
+        return s;                                                                       \
+    }
+
+NBITS_BLOCK_DOT(float, float, dot_f32)
+NBITS_BLOCK_DOT(int8_t, int32_t, dot_i8)
+
+static void gemv_f32(const onyx_nbits_gemv *g) {
+    for (size_t j = 0; j < g->n; j++) {
+        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
+        const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
+        float y = 0;
+        for (size_t b = 0; b < g->k_blocks; b++)
+            y += sc[b] * (dot_f32(g, q + b * g->blob, g->a + b * g->blk) - zp[b] * g->asum[b]);
+        g->y[j] = y;
+    }
+}
+
+static void gemv_i8(const onyx_nbits_gemv *g) {
+    for (size_t j = 0; j < g->n; j++) {
+        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
+        const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
+        float y = 0;
+        for (size_t b = 0; b < g->k_blocks; b++) {
+            float d = (float)dot_i8(g, q + b * g->blob, g->aq + b * g->blk);
+            y += sc[b] * (g->ascale[b] * d - zp[b] * g->aqsum[b]);
+        }
+        g->y[j] = y;
+    }
+}
+
+const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL};

@@ -1,0 +1,31 @@
+/* SSE2 helpers of the x86 MatMulNBits micro-kernels (nbits_avx2.c,
+ * nbits_avx512.c): baseline instructions, so they inline into the kernels
+ * of either instruction set. */
+#ifndef ONYX_CPU_NBITS_X86_H
+#define ONYX_CPU_NBITS_X86_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+/* Low and high nibbles of 16 bytes, each in the low 4 bits of a byte. */
+static inline __attribute__((always_inline)) void nbits_nibbles16(const uint8_t *q, __m128i *lo, __m128i *hi) {
+    const __m128i m = _mm_set1_epi8(15);
+    __m128i v = _mm_loadu_si128((const __m128i *)q);
+    *lo = _mm_and_si128(v, m);
+    *hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+}
+
+/* 8 bytes (a block of 16 weights): low nibbles then high nibbles. */
+static inline __attribute__((always_inline)) __m128i nbits_nibbles8(const uint8_t *q) {
+    const __m128i m = _mm_set1_epi8(15);
+    __m128i v = _mm_loadl_epi64((const __m128i *)q);
+    return _mm_unpacklo_epi64(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+}
+
+/* The sum of 4 floats. */
+static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_shuffle_ps(x, x, 1)));
+}
+
+#endif

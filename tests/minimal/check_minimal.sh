@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# ctest minimal.digits: the minimal build for the digits model.
+#   check_minimal.sh FULL_BUILD_DIR SOURCE_DIR MAX_BYTES
+# Configures and builds FULL_BUILD_DIR/minimal-digits with
+# -DONYX_OPS_FROM_MODELS=models/digits.onnx (the operator list written by the full build's onyx),
+# then checks that
+#   - its stripped libonyx.so is at most MAX_BYTES;
+#   - run_outputs gives byte-identical outputs with the full and the minimal library;
+#   - onyx_digits predicts the 450 test images the same (timing lines aside);
+#   - a model with an operator outside the list is refused, naming the operator and the option.
+set -euo pipefail
+full="$1"; src="$2"; max="$3"
+dir="$full/minimal-digits"
+cd "$src"
+cmake -S "$src" -B "$dir" -DONYX_OPS_FROM_MODELS=models/digits.onnx -DONYX_OPS_TOOL="$full/onyx" >/dev/null
+cmake --build "$dir" -j "${JOBS:-2}" --target onyx_shared onyx_digits onyx_run_outputs >/dev/null
+
+strip -o "$dir/libonyx.stripped.so" "$dir/libonyx.so"
+size=$(stat -c %s "$dir/libonyx.stripped.so")
+full_size=$(strip -o "$dir/libonyx.full.stripped.so" "$full/libonyx.so" && stat -c %s "$dir/libonyx.full.stripped.so")
+echo "stripped libonyx.so: minimal (digits) $size bytes, full $full_size bytes (limit $max)"
+[ "$size" -le "$max" ] || { echo "FAIL: the minimal library is over $max bytes"; exit 1; }
+
+"$full/tests/run_outputs" models/digits.onnx "$dir/out.full" 3
+"$dir/onyx_run_outputs" models/digits.onnx "$dir/out.minimal" 3
+cmp "$dir/out.full" "$dir/out.minimal" || { echo "FAIL: outputs differ from the full build's"; exit 1; }
+echo "run_outputs: identical outputs ($(stat -c %s "$dir/out.full") bytes, 3 runs)"
+
+strip_times() { grep -v "loaded in\|first .* ms, best of"; }
+"$full/onyx_digits" models/digits.onnx models/digits_test.bin | strip_times > "$dir/digits.full"
+"$dir/onyx_digits" models/digits.onnx models/digits_test.bin | strip_times > "$dir/digits.minimal"
+diff -u "$dir/digits.full" "$dir/digits.minimal" || { echo "FAIL: onyx_digits differs"; exit 1; }
+grep "accuracy" "$dir/digits.minimal"
+
+other=../shared/onnx-tests/node/test_conv_with_strides_padding/model.onnx
+if "$dir/onyx_run_outputs" "$other" "$dir/out.other" 1 2> "$dir/other.err"; then
+    echo "FAIL: a model with Conv ran on the digits build"; exit 1
+fi
+cat "$dir/other.err"
+grep -q "operator Conv (domain ai.onnx) is not in this build" "$dir/other.err" &&
+    grep -q "ONYX_OPS_FROM_MODELS=models/digits.onnx" "$dir/other.err" ||
+    { echo "FAIL: the error does not name the operator and the option"; exit 1; }
+echo "minimal digits build: OK"

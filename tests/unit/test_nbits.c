@@ -1,0 +1,104 @@
+/* MatMulNBits micro-kernels (kernels/contrib/nbits.h): every ISA kernel this
+ * CPU can run, including the ones the dispatch table does not pick here
+ * (the VPMADDUBSW int8 path of CPUs without VNNI), against the portable
+ * kernels on random blocks of 4- and 8-bit weights of every block size. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/cpu/kernels/contrib/nbits.h"
+#include "providers/cpu/platform.h"
+#include "testlib.h"
+
+typedef struct data {
+    onyx_nbits_gemv g;
+    uint8_t *b;
+    float *sc, *zp, *a, *asum, *ascale, *aqsum;
+    int8_t *aq;
+} data;
+
+static void make(data *d, int bits, size_t blk, size_t kb, size_t n) {
+    size_t blob = blk * (size_t)bits / 8, kp = kb * blk;
+    d->b = malloc(n * kb * blob);
+    d->sc = malloc(n * kb * sizeof(float));
+    d->zp = malloc(n * kb * sizeof(float));
+    d->a = malloc(kp * sizeof(float));
+    d->aq = malloc(kp);
+    d->asum = malloc(kb * sizeof(float));
+    d->ascale = malloc(kb * sizeof(float));
+    d->aqsum = malloc(kb * sizeof(float));
+    for (size_t i = 0; i < n * kb * blob; i++) d->b[i] = (uint8_t)testlib_rand_u64();
+    for (size_t i = 0; i < n * kb; i++) {
+        d->sc[i] = 0.01f + 0.05f * (testlib_frand() + 1);
+        d->zp[i] = (float)(testlib_rand_u64() % (bits == 4 ? 16 : 256));
+    }
+    for (size_t i = 0; i < kp; i++) {
+        d->a[i] = testlib_frand();
+        d->aq[i] = (int8_t)(testlib_rand_u64() % 255 - 127);
+    }
+    for (size_t b = 0; b < kb; b++) {
+        float s = 0;
+        int32_t qs = 0;
+        for (size_t t = 0; t < blk; t++) {
+            s += d->a[b * blk + t];
+            qs += d->aq[b * blk + t];
+        }
+        d->asum[b] = s;
+        d->ascale[b] = 0.01f * (float)(b + 1);
+        d->aqsum[b] = d->ascale[b] * (float)qs;
+    }
+    d->g = (onyx_nbits_gemv){.bits = bits, .blk = blk, .k_blocks = kb, .blob = blob, .b = d->b, .scales = d->sc,
+                             .zp = d->zp, .n = n, .a = d->a, .asum = d->asum, .aq = d->aq, .ascale = d->ascale,
+                             .aqsum = d->aqsum};
+}
+
+static void release(data *d) {
+    free(d->b), free(d->sc), free(d->zp), free(d->a), free(d->aq), free(d->asum), free(d->ascale), free(d->aqsum);
+}
+
+static int compare(onyx_nbits_gemv_fn ref, onyx_nbits_gemv_fn fn, data *d, const char *what) {
+    size_t n = d->g.n;
+    float *y0 = malloc(n * sizeof(float)), *y1 = malloc(n * sizeof(float));
+    onyx_nbits_gemv g = d->g;
+    g.y = y0;
+    ref(&g);
+    g.y = y1;
+    fn(&g);
+    int bad = 0;
+    for (size_t j = 0; j < n; j++)
+        if (fabsf(y0[j] - y1[j]) > 1e-4f * (1 + fabsf(y0[j]))) {
+            if (!bad)
+                fprintf(stderr, "%s bits %d blk %zu: y[%zu] = %g, portable kernel %g\n", what, g.bits, g.blk, j,
+                        (double)y1[j], (double)y0[j]);
+            bad = 1;
+        }
+    free(y0);
+    free(y1);
+    return bad;
+}
+
+int main(void) {
+    const onyx_nbits_isa *gen = &onyx_nbits_isa_generic;
+    const onyx_nbits_isa *isas[2] = {0};
+    onyx_cpu_isa ids[2] = {ONYX_CPU_GENERIC, ONYX_CPU_GENERIC};
+    int n_isa = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (onyx_cpu_detected() >= ONYX_CPU_AVX2) isas[n_isa] = &onyx_nbits_isa_avx2, ids[n_isa++] = ONYX_CPU_AVX2;
+    if (onyx_cpu_detected() >= ONYX_CPU_AVX512) isas[n_isa] = &onyx_nbits_isa_avx512, ids[n_isa++] = ONYX_CPU_AVX512;
+#endif
+    int runs = 0;
+    for (int bits = 4; bits <= 8; bits += 4)
+        for (size_t blk = 16; blk <= 256; blk *= 2) {
+            data d;
+            make(&d, bits, blk, 3, 13);
+            for (int i = 0; i < n_isa; i++) {
+                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->name));
+                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, isas[i]->name));
+                if (isas[i]->gemv_vnni && onyx_cpu_has_vnni(ids[i]))
+                    CHECK(!compare(gen->gemv_i8, isas[i]->gemv_vnni, &d, isas[i]->name));
+                runs++;
+            }
+            release(&d);
+        }
+    printf("test_nbits: %d kernel sets compared on %d ISA tables\n", runs, n_isa);
+    return testlib_finish("test_nbits");
+}
