@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all build test check asan tsan fuzz install clean wasm
+.PHONY: all build test check asan tsan fuzz install clean aarch64 wasm
 
 all: build
 
@@ -27,6 +27,15 @@ fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DONYX_FUZZ=ON -DONYX_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_load_run
 
+# ARM64 cross build with Debian's gcc-aarch64-linux-gnu into build-aarch64/ (cmake/aarch64-linux-gnu.cmake;
+# `ctest` there runs the tests through qemu-aarch64). On an ARM64 host plain `make` builds natively.
+# PCRE2 and the codecs come from the arm64 multiarch packages (scripts/deps.sh aarch64); pass
+# AARCH64_DEPS="-DONYX_WITH_PCRE2=OFF -DONYX_WITH_IMAGE_CODECS=OFF" to build without them.
+AARCH64_DEPS ?= -DONYX_WITH_PCRE2=ON -DONYX_WITH_IMAGE_CODECS=ON
+aarch64:
+	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(AARCH64_DEPS) >/dev/null
+	@cmake --build build-aarch64 -j $(JOBS)
+
 # WebAssembly module for js/ (Debian's emscripten) into build-wasm/, copied to js/dist/.
 # NODE_PATH: Emscripten's JS optimiser needs acorn, which Debian installs under /usr/share/nodejs.
 wasm:
@@ -38,4 +47,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-wasm js/dist
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64 build-wasm js/dist

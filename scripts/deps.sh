@@ -4,6 +4,7 @@
 #   onyx_install_deps build        what `make` needs
 #   onyx_install_deps test         that plus clang and the libFuzzer runtime (make asan / fuzz)
 #   onyx_install_deps python       the build deps plus the Python package's (scripts/test_python.sh)
+#   onyx_install_deps aarch64      the ARM64 cross build and qemu (make aarch64, scripts/test_aarch64.sh)
 #
 # Installs only the packages that are missing, with apt-get (through sudo when not root).
 
@@ -28,10 +29,18 @@ ONYX_WASM_DEPS=(emscripten node-acorn python3-numpy python3-onnx chromium)
 ONYX_PYTHON_DEPS=(python3-dev python3-numpy python3-setuptools python3-wheel python3-pytest python3-venv
                   python3-pip python3-onnx python3-distributed python3-torch)
 
+# ARM64 cross build (make aarch64): Debian's cross compiler and C library, qemu-user to run the
+# binaries, and the arm64 multiarch copies of the libraries above (which bring the arm64 loader
+# /lib/ld-linux-aarch64.so.1 that qemu runs them with). Needs `dpkg --add-architecture arm64`.
+ONYX_AARCH64_DEPS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user zlib1g-dev:arm64
+                   libpcre2-dev:arm64 libpng-dev:arm64 libjpeg62-turbo-dev:arm64 libtiff-dev:arm64
+                   libwebp-dev:arm64 libopenjp2-7-dev:arm64)
+
 onyx_install_deps() {
     local wanted=("${ONYX_BUILD_DEPS[@]}") missing=() pkg sudo=""
     [ "${1:-build}" = test ] && wanted+=("${ONYX_TEST_DEPS[@]}")
     [ "${1:-build}" = python ] && wanted+=("${ONYX_PYTHON_DEPS[@]}")
+    [ "${1:-build}" = aarch64 ] && wanted+=("${ONYX_AARCH64_DEPS[@]}")
     [ "${1:-build}" = wasm ] && wanted=(make cmake "${ONYX_WASM_DEPS[@]}")
     for pkg in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
@@ -40,6 +49,9 @@ onyx_install_deps() {
     [ ${#missing[@]} -eq 0 ] && return 0
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     echo "installing ${missing[*]}"
+    if [ "${1:-build}" = aarch64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        $sudo dpkg --add-architecture arm64
+    fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }

@@ -107,12 +107,25 @@ step wasm scripts/test_wasm.sh
 # turn themselves). The avx512 path is the default run above on AVX-512 machines.
 if [ -x build/onyx ]; then
     best=$(build/onyx info --cpu 2>/dev/null | sed -n 's/.*best on this CPU: \([a-z0-9]*\).*/\1/p')
-    case "$best" in avx512) lower="avx2 generic" ;; avx2) lower="generic" ;; *) lower="" ;; esac
+    case "$best" in avx512) lower="avx2 generic" ;; avx2 | neon) lower="generic" ;; *) lower="" ;; esac
     echo "ISA paths: default ${best:-unknown}; forced: ${lower:-none}"
     for isa in $lower; do
         COUNT_CTEST=1 step "ctest-isa-$isa" bash -c \
             "cd build && ONYX_ISA=$isa ctest --output-on-failure -j $jobs -R '^(unit|conformance)\\.'"
     done
+fi
+
+# ---- 3c. ARM64: the cross build (`make aarch64` -> build-aarch64/) and, under qemu-user, its unit
+# tests and the whole node suite (scripts/test_aarch64.sh node; on an ARM64 host the steps above
+# already ran natively)
+if [ "$(uname -m)" = x86_64 ]; then
+    onyx_install_deps aarch64
+    step aarch64-build make aarch64 JOBS="$jobs"
+    if [ -x build-aarch64/onyx ]; then
+        COUNT_CTEST=1 step aarch64-unit bash -c \
+            "cd build-aarch64 && ctest --output-on-failure -j $jobs -R '^unit\\.' --timeout 600"
+        step aarch64-node scripts/test_aarch64.sh node -j "$jobs"
+    fi
 fi
 
 # ---- 4-6. ASan/UBSan ----

@@ -405,7 +405,7 @@ static onyx_status *save_optimized(onyx_session *s, const char *path) {
     return st ? onyx_error_wrap(st, "saving the optimized model: ") : NULL;
 }
 
-/* The config entry "session.onyx.cpu_isa" (avx512, avx2, generic) forces
+/* The config entry "session.onyx.cpu_isa" (avx512, avx2, neon, generic) forces
  * the CPU dispatch table of a lower instruction set, as ONYX_ISA does. The
  * table is process-wide: the choice holds for every session from then on. */
 static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
@@ -413,7 +413,7 @@ static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
     if (!name || !*name) return NULL;
     onyx_cpu_isa isa;
     if (!onyx_cpu_isa_parse(name, &isa))
-        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': expected avx512, avx2 or generic", name);
+        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': expected avx512, avx2, neon or generic", name);
     if (!onyx_cpu_force_isa(name))
         return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': this CPU supports at most %s", name,
                                 onyx_cpu_isa_name(onyx_cpu_detected()));

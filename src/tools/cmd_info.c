@@ -328,8 +328,10 @@ static void print_cpu(void) {
     printf("cpu: isa %s (%s; best on this CPU: %s), blocked layout: ", cpu->name, onyx_cpu_isa_source(),
            onyx_cpu_isa_name(onyx_cpu_detected()));
     const int blk = onyx_cpu_nchwc_block();
-    if (blk) printf("%d channels per block%s\n", blk, blk != cpu->nchwc_block ? " (ONYX_NCHWC_BLOCK)" : "");
-    else printf("off\n");
+    if (blk) printf("%d channels per block%s", blk, blk != cpu->nchwc_block ? " (ONYX_NCHWC_BLOCK)" : "");
+    else printf("off");
+    if (*onyx_cpu_feature_names()) printf(", features: %s", onyx_cpu_feature_names());
+    printf("\n");
 }
 
 static onyx_status *describe_session(const char *path, const cli_session_args *a, bool optimized) {

@@ -97,7 +97,7 @@ static const char *const info_help =
     "  --optimized           also the operator counts after optimisation and the passes that fired\n"
     "  --providers LIST      partition for these providers (cuda,cpu): nodes per provider, the\n"
     "                        compiled groups and the copies between devices\n"
-    "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|generic\n"
+    "  --cpu                 only the CPU line: instruction set in use (ONYX_ISA=avx512|avx2|neon|generic\n"
     "                        forces a lower one), the best this CPU has, the blocked layout's block\n";
 
 static const char *const optimize_help =

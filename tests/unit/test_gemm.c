@@ -907,8 +907,8 @@ int main(int argc, char **argv) {
     const char *isa_arg = argc > 2 ? argv[2] : NULL;
     const char *default_isa = onyx_cpu()->name;
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
-    static const char *const isas[] = {"avx512", "avx2", "generic"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (isa_arg && strcmp(isa_arg, isas[i]) != 0) continue;
         if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);

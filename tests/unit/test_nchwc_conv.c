@@ -810,12 +810,12 @@ int main(int argc, char **argv) {
         return 0;
     }
     const char *default_isa = onyx_cpu()->name;
-    static const char *const isas[] = {"avx512", "avx2", "generic"};
+    static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
     /* every ISA with 16- and 8-channel blocks (each ISA's own and the
      * other's: a graph laid out on one table runs on any), and blocks of 4
      * on the portable path */
     static const int blocks[] = {16, 8, 4};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;

@@ -768,10 +768,10 @@ int main(int argc, char **argv) {
     testlib_seed(0x2545F4914F6CDD1Dull);   /* the sequence the references were written with */
     const char *default_isa = onyx_cpu()->name;
     onyx_threadpool *tp = onyx_threadpool_create(onyx_cpu_count() > 1 ? onyx_cpu_count() : 2);
-    static const char *const isas[] = {"avx512", "avx2", "generic"};
+    static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
     /* blocks of 16 and 8 on every ISA, 4 on the portable path */
     static const int64_t blocks[] = {16, 8, 4};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (!onyx_cpu_force_isa(isas[i])) {
             printf("  %s: not supported by this CPU, skipped\n", isas[i]);
             continue;

@@ -1,7 +1,10 @@
-/* The CPU dispatch table (platform.h): feature detection and the three
- * tables. */
+/* The CPU dispatch table (platform.h): feature detection and the tables
+ * (generic everywhere; AVX2 and AVX-512 on x86-64, NEON on ARM64). */
 #include "providers/cpu/platform.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,18 +46,35 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
                          {{NULL, {0}}, {NULL, {0}}, {onyx_nchwc_tile_avx512, {8, 8, 8, 6}}}, {16, 32, 100, 9},
                          &onyx_nbits_isa_avx512},
 #endif
+#ifdef ONYX_GEMM_NEON
+    /* the 8 x 12 SGEMM tile (24 of the 32 q registers). The blocked layout
+     * stays off: its only tiles here are the portable ones (gcc's 4-lane
+     * loops), not yet measured against the im2col + NEON SGEMM path on
+     * ARM64 hardware */
+    [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
+                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                       &onyx_nbits_isa_generic},
+#endif
 };
 
-static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512"};
+static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512", "neon"};
 
 static _Atomic int detected = -1;
+static _Atomic unsigned features;
 static _Atomic int forced_block = -1;   /* -1: not read from the environment yet; 0: the table's */
 static _Atomic(const char *) source = "detected";
 
-onyx_cpu_isa onyx_cpu_detected(void) {
-    int v = atomic_load_explicit(&detected, memory_order_relaxed);
-    if (v >= 0) return (onyx_cpu_isa)v;
-    v = ONYX_CPU_GENERIC;
+#if defined(ONYX_GEMM_NEON) && defined(__linux__)
+/* Linux's HWCAP bits (asm/hwcap.h), spelled out so older headers build. */
+#define HWCAP_BIT_ASIMD (1UL << 1)
+#define HWCAP_BIT_ASIMDDP (1UL << 20)
+#define HWCAP2_BIT_I8MM (1UL << 13)
+#endif
+
+/* The best ISA and the optional features, read once. */
+static int detect(unsigned *feat) {
+    int v = ONYX_CPU_GENERIC;
+    *feat = 0;
 #ifdef ONYX_GEMM_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
@@ -65,9 +85,44 @@ onyx_cpu_isa onyx_cpu_detected(void) {
             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
             v = ONYX_CPU_AVX512;
     }
+#elif defined(ONYX_GEMM_NEON)
+#ifdef __linux__
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    if (hw & HWCAP_BIT_ASIMD) v = ONYX_CPU_NEON;
+    if (hw & HWCAP_BIT_ASIMDDP) *feat |= ONYX_CPU_FEAT_DOTPROD;
+    if (hw2 & HWCAP2_BIT_I8MM) *feat |= ONYX_CPU_FEAT_I8MM;
+#else
+    v = ONYX_CPU_NEON;   /* Advanced SIMD is part of every ARMv8-A core */
 #endif
-    atomic_store_explicit(&detected, v, memory_order_relaxed);
+#endif
+    return v;
+}
+
+onyx_cpu_isa onyx_cpu_detected(void) {
+    int v = atomic_load_explicit(&detected, memory_order_acquire);
+    if (v >= 0) return (onyx_cpu_isa)v;
+    unsigned feat;
+    v = detect(&feat);
+    atomic_store_explicit(&features, feat, memory_order_relaxed);
+    atomic_store_explicit(&detected, v, memory_order_release);
     return (onyx_cpu_isa)v;
+}
+
+bool onyx_cpu_supports(onyx_cpu_isa isa) {
+    onyx_cpu_isa best = onyx_cpu_detected();
+    if (isa == ONYX_CPU_GENERIC || isa == best) return true;
+    /* the x86 ISAs nest (AVX-512 cores have AVX2); NEON stands alone */
+    return best == ONYX_CPU_AVX512 && isa == ONYX_CPU_AVX2;
+}
+
+unsigned onyx_cpu_features(void) {
+    (void)onyx_cpu_detected();
+    return atomic_load_explicit(&features, memory_order_relaxed);
+}
+
+const char *onyx_cpu_feature_names(void) {
+    static const char *const combos[4] = {"", "dotprod", "i8mm", "dotprod i8mm"};
+    return combos[onyx_cpu_features() & 3];
 }
 
 bool onyx_cpu_isa_parse(const char *name, onyx_cpu_isa *out) {
@@ -95,8 +150,9 @@ const onyx_cpu_table *onyx_cpu_init(void) {
     if (env && *env) {
         onyx_cpu_isa want;
         if (!onyx_cpu_isa_parse(env, &want))
-            fprintf(stderr, "onyx: ONYX_ISA=%s is not one of avx512, avx2, generic; using %s\n", env, names[isa]);
-        else if (want > isa)
+            fprintf(stderr, "onyx: ONYX_ISA=%s is not one of avx512, avx2, neon, generic; using %s\n", env,
+                    names[isa]);
+        else if (!onyx_cpu_supports(want))
             fprintf(stderr, "onyx: ONYX_ISA=%s: this CPU lacks it; using %s\n", env, names[isa]);
         else {
             isa = want;
@@ -112,7 +168,7 @@ const onyx_cpu_table *onyx_cpu_init(void) {
 
 bool onyx_cpu_force_isa(const char *name) {
     onyx_cpu_isa isa;
-    if (!onyx_cpu_isa_parse(name, &isa) || isa > onyx_cpu_detected()) return false;
+    if (!onyx_cpu_isa_parse(name, &isa) || !onyx_cpu_supports(isa)) return false;
     atomic_store_explicit(&onyx_cpu_current, &tables[isa], memory_order_release);
     atomic_store(&source, "forced");
     return true;

@@ -1,7 +1,8 @@
 /* The CPU dispatch table: every decision that depends on the instruction
  * set is read from here. The CPU's features are detected once; the table of
  * the best instruction set it supports is then in use, unless a lower one
- * is forced (ONYX_ISA=avx512|avx2|generic in the environment, the session
+ * is forced (ONYX_ISA=avx512|avx2|generic on x86-64, neon|generic on ARM64,
+ * in the environment, the session
  * config entry "session.onyx.cpu_isa", or onyx_cpu_force_isa in tests).
  *
  * A table holds the SGEMM micro-kernel, the blocked-layout block size (0:
@@ -27,9 +28,17 @@ typedef enum onyx_cpu_isa {
     ONYX_CPU_GENERIC = 0,   /* x86-64 baseline (SSE2) or any other target: portable C */
     ONYX_CPU_AVX2 = 1,      /* AVX2 + FMA, 16 ymm registers */
     ONYX_CPU_AVX512 = 2,    /* AVX-512 F, DQ, BW, VL: 32 zmm registers */
+    ONYX_CPU_NEON = 3,      /* ARM64 Advanced SIMD: 32 q registers of 4 floats */
 } onyx_cpu_isa;
 
-#define ONYX_CPU_ISA_COUNT 3
+#define ONYX_CPU_ISA_COUNT 4
+
+/* Optional instructions within an ISA, detected at run time (on ARM64 from
+ * getauxval's HWCAP/HWCAP2): for the integer kernels that can use them. */
+enum {
+    ONYX_CPU_FEAT_DOTPROD = 1 << 0,   /* ARM64 SDOT/UDOT (asimddp) */
+    ONYX_CPU_FEAT_I8MM = 1 << 1,      /* ARM64 SMMLA/USDOT (i8mm) */
+};
 
 struct onyx_gemm_isa;
 struct onyx_nbits_isa;
@@ -86,7 +95,13 @@ static inline const onyx_cpu_table *onyx_cpu(void) {
 bool onyx_cpu_has_vnni(onyx_cpu_isa isa);
 /* The best instruction set of this CPU. */
 onyx_cpu_isa onyx_cpu_detected(void);
-/* The ISA of a name ("avx512" or "avx512f", "avx2", "generic"); false for
+/* Whether this CPU runs the kernels of `isa` (generic: always; the x86 ones
+ * only on x86-64, neon only on ARM64). */
+bool onyx_cpu_supports(onyx_cpu_isa isa);
+/* ONYX_CPU_FEAT_* bits of this CPU, and their names ("dotprod i8mm", "" for none). */
+unsigned onyx_cpu_features(void);
+const char *onyx_cpu_feature_names(void);
+/* The ISA of a name ("avx512" or "avx512f", "avx2", "neon", "generic"); false for
  * an unknown name. */
 bool onyx_cpu_isa_parse(const char *name, onyx_cpu_isa *out);
 const char *onyx_cpu_isa_name(onyx_cpu_isa isa);

@@ -1,5 +1,5 @@
 /* Internal interface between the SGEMM driver (gemm.c) and the per-ISA
- * micro-kernels (gemm_avx512.c, gemm_avx2.c, gemm_generic.c). Not for use
+ * micro-kernels (gemm_avx512.c, gemm_avx2.c, gemm_neon.c, gemm_generic.c). Not for use
  * outside the GEMM engine. */
 #ifndef ONYX_CPU_GEMM_KERNEL_H
 #define ONYX_CPU_GEMM_KERNEL_H
@@ -51,6 +51,9 @@ extern const onyx_gemm_isa onyx_gemm_isa_generic;
 extern const onyx_gemm_isa onyx_gemm_isa_avx2;
 extern const onyx_gemm_isa onyx_gemm_isa_avx512;
 void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, float *dst, size_t dst_ld);
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define ONYX_GEMM_NEON 1
+extern const onyx_gemm_isa onyx_gemm_isa_neon;
 #endif
 
 #if defined(__wasm_simd128__)

@@ -265,7 +265,7 @@ static onyx_status *dft_compute(onyx_kernel_ctx *ctx) {
     if (X->rank < 2 || (X->dims[X->rank - 1] != 1 && X->dims[X->rank - 1] != 2))
         return ONYX_INVALID_ARG("DFT: input %s must have rank >= 2 and a last dim of 1 (real) or 2 (complex)",
                                 onyx_shape_str(X->dims, X->rank, sx, sizeof sx));
-    int axis;
+    int axis = 0;   /* (set by dft_axis; aarch64 gcc cannot tell) */
     ONYX_TRY(dft_axis(ctx, X->rank, &axis));
     dft_job j = {.x = X->data, .dtype = X->dtype, .c_in = X->dims[X->rank - 1], .n_in = X->dims[axis], .inner = 1};
     j.inverse = onyx_attr_int(ctx->node, "inverse", 0) != 0;
