@@ -111,7 +111,8 @@ static void cross_check(void) {
     const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
     onyx_threadpool *tp = onyx_threadpool_create(3);
     const shape shapes[] = {{1, 1, 1}, {1, 3, 17}, {3, 5, 7}, {7, 33, 17}, {8, 64, 48}, {9, 4, 16}, {13, 130, 50},
-                            {17, 255, 33}, {25, 77, 97}, {2, 1000, 3}, {33, 12, 200}};
+                            {17, 255, 33}, {25, 77, 97}, {2, 1000, 3}, {33, 12, 200}, {64, 128, 64},
+                            {37, 192, 70}, {96, 64, 33}};
     for (size_t pi = 0; pi < np; pi++) {
         const onyx_igemm_isa *isa = paths[pi];
         int fails = 0;

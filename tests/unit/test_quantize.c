@@ -16,6 +16,7 @@
 #include "onyx.h"
 #include "providers/cpu/platform.h"
 #include "quantize/quantize.h"
+#include "tools/npy.h"
 #include "testlib.h"
 
 enum { ROWS = 5, K = 37, N = 19 };
@@ -126,7 +127,7 @@ static void run_model_at(const char *path, onyx_optimization_level level, float 
     if (!s) return;
     last_fused = session_ops(s, "DynamicQuantizeMatMul");
     float x[ROWS * K];
-    for (int i = 0; i < ROWS * K; i++) x[i] = sinf((float)i * 0.37f) * 2.0f;
+    for (int i = 0; i < ROWS * K; i++) x[i] = sinf((float)i * 0.37f); /* within the generated calibration range */
     int64_t shape[2] = {ROWS, K};
     onyx_value *in = NULL, *out[2] = {NULL, NULL};
     CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &in));
@@ -232,6 +233,57 @@ static void test_exclude(const char *model) {
     CHECK(file_ops(out, "MatMulInteger") == 1);
 }
 
+/* Static QDQ: int8 per-channel weights behind DequantizeLinear, Q/DQ pairs
+ * on the activations, calibrated on generated inputs or on .npz files. */
+static void test_static(const char *model) {
+    onyx_quant_options o;
+    onyx_quant_options_init(&o);
+    o.mode = ONYX_QUANT_STATIC;
+    o.per_channel = true;
+    const char *out = path_in("static.onnx");
+    size_t n = 0;
+    CHECK_OK(onyx_quantize_model(model, out, &o, &n));
+    CHECK(n == 3); /* two MatMuls and the Relu */
+    CHECK(file_ops(out, "MatMul") == 2);
+    CHECK(file_ops(out, "DequantizeLinear") == 2 + 2); /* W1, W2; X and R */
+    CHECK(file_ops(out, "QuantizeLinear") == 2);
+    CHECK(file_inits(out, ONYX_FLOAT) == 2 + 2);       /* per-channel weight scales, activation scales */
+    float fy[ROWS * N], fz[ROWS * N], qy[ROWS * N], qz[ROWS * N];
+    run_model(model, fy, fz);
+    run_model(out, qy, qz);
+    CHECK(cosine(fy, qy, ROWS * N) >= 0.99);
+    CHECK(cosine(fz, qz, ROWS * N) >= 0.99);
+    /* calibration files: a good one, then wrong name / shape (refused, nothing written) */
+    float x[ROWS * K];
+    for (int i = 0; i < ROWS * K; i++) x[i] = cosf((float)i);
+    int64_t good[2] = {ROWS, K}, bad[2] = {ROWS, K + 1};
+    onyx_value *v = NULL;
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, good, 2, x, sizeof x, &v));
+    const char *names[] = {"X"}, *wrong[] = {"Q"};
+    const char *calib = path_in("calib.npz");
+    CHECK_OK(npz_write_file(calib, names, (const onyx_value *const *)&v, 1));
+    const char *files[] = {calib};
+    o.calibration = (onyx_quant_names){files, 1};
+    CHECK_OK(onyx_quantize_model(model, out, &o, &n));
+    remove(out);
+    CHECK_OK(npz_write_file(calib, wrong, (const onyx_value *const *)&v, 1));
+    CHECK_ERR(onyx_quantize_model(model, out, &o, NULL), "'Q' is not an input");
+    CHECK(!exists(out));
+    onyx_value_free(v);
+    float xb[ROWS * (K + 1)] = {0};
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, bad, 2, xb, sizeof xb, &v));
+    CHECK_OK(npz_write_file(calib, names, (const onyx_value *const *)&v, 1));
+    CHECK_ERR(onyx_quantize_model(model, out, &o, NULL), "has 38 in dimension 1");
+    CHECK(!exists(out));
+    onyx_value_free(v);
+    remove(calib);
+    onyx_quant_options_init(&o);
+    o.mode = ONYX_QUANT_STATIC;
+    o.method = ONYX_CALIB_ENTROPY;
+    CHECK_ERR(onyx_quantize_model(model, out, &o, NULL), "entropy is not implemented");
+    CHECK(!exists(out));
+}
+
 /* A refused request: the error names the problem and no output appears. */
 static void refused(const char *in, const onyx_quant_options *o, const char *needle) {
     const char *out = path_in("refused.onnx");
@@ -287,9 +339,10 @@ int main(void) {
     test_dynamic(model, true, ONYX_INT8);
     test_dynamic(model, false, ONYX_UINT8);
     test_exclude(model);
+    test_static(model);
     test_refusals(model);
     onyx_env_free(env);
-    const char *files[] = {"model.onnx", "dyn.onnx", "excl.onnx", "corrupt.onnx", "refused.onnx"};
+    const char *files[] = {"model.onnx", "dyn.onnx", "excl.onnx", "corrupt.onnx", "refused.onnx", "static.onnx"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) remove(path_in(files[i]));
     rmdir(dir);
     return testlib_finish("test_quantize");

@@ -184,7 +184,37 @@ static bool cpu_has_vnni(bool zmm) {
     if (zmm) return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 11)); /* AVX512_VNNI */
     return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));           /* AVX_VNNI */
 }
+
+/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and Linux's permission
+ * to use the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, once per
+ * process; refused on kernels before 5.16 or where the OS disables it). */
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+static bool cpu_has_amx(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (!(d & (1u << 24)) || !(d & (1u << 25))) return false;
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+}
+#else
+static bool cpu_has_amx(void) { return false; }
 #endif
+#endif
+
+/* bit 0: AVX512-VNNI, bit 1: AVX-VNNI, bit 2: AMX-INT8 (usable) */
+static int cpu_int8_features(void) {
+    static _Atomic int features = -1;
+    int v = atomic_load_explicit(&features, memory_order_relaxed);
+#ifdef ONYX_GEMM_X86
+    if (v < 0) {
+        v = (cpu_has_vnni(true) ? 1 : 0) | (cpu_has_vnni(false) ? 2 : 0);
+        if ((v & 1) && cpu_has_amx()) v |= 4;
+        atomic_store_explicit(&features, v, memory_order_relaxed);
+    }
+#endif
+    return v < 0 ? 0 : v;
+}
 
 bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
 #ifdef ONYX_GEMM_X86
@@ -196,14 +226,12 @@ bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
 
 const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
 #ifdef ONYX_GEMM_X86
-    static _Atomic int vnni = -1; /* bit 0: AVX512-VNNI, bit 1: AVX-VNNI */
-    int v = atomic_load_explicit(&vnni, memory_order_relaxed);
-    if (v < 0) {
-        v = (cpu_has_vnni(true) ? 1 : 0) | (cpu_has_vnni(false) ? 2 : 0);
-        atomic_store_explicit(&vnni, v, memory_order_relaxed);
-    }
+    int v = cpu_int8_features();
     switch (onyx_cpu()->isa) {
     case ONYX_CPU_AVX512:
+#if defined(__x86_64__)
+        if (v & 4) return &onyx_igemm_isa_amx;
+#endif
         if (v & 1) return &onyx_igemm_isa_avx512vnni;
         return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
     case ONYX_CPU_AVX2: return (v & 2) ? &onyx_igemm_isa_avxvnni : &onyx_igemm_isa_avx2;
@@ -214,12 +242,16 @@ const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
 }
 
 const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count) {
-    static const struct onyx_igemm_isa *paths[4];
+    static const struct onyx_igemm_isa *paths[5];
     size_t n = 0;
 #ifdef ONYX_GEMM_X86
     onyx_cpu_isa isa = onyx_cpu_detected();
-    if (isa >= ONYX_CPU_AVX512 && cpu_has_vnni(true)) paths[n++] = &onyx_igemm_isa_avx512vnni;
-    if (isa >= ONYX_CPU_AVX2 && cpu_has_vnni(false)) paths[n++] = &onyx_igemm_isa_avxvnni;
+    int v = cpu_int8_features();
+#if defined(__x86_64__)
+    if (isa >= ONYX_CPU_AVX512 && (v & 4)) paths[n++] = &onyx_igemm_isa_amx;
+#endif
+    if (isa >= ONYX_CPU_AVX512 && (v & 1)) paths[n++] = &onyx_igemm_isa_avx512vnni;
+    if (isa >= ONYX_CPU_AVX2 && (v & 2)) paths[n++] = &onyx_igemm_isa_avxvnni;
     if (isa >= ONYX_CPU_AVX2) paths[n++] = &onyx_igemm_isa_avx2;
 #endif
     paths[n++] = &onyx_igemm_isa_generic;

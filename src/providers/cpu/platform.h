@@ -109,7 +109,8 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa);
  * ISA this CPU lacks. Kernels already running finish on the old table. */
 bool onyx_cpu_force_isa(const char *name);
 /* The integer GEMM micro-kernel (gemm/igemm.h) of the table in use: on the
- * avx512 table VPDPBUSD on zmm where the CPU has AVX512-VNNI, on the avx2
+ * avx512 table AMX tiles where the CPU and OS allow them, else VPDPBUSD on
+ * zmm where the CPU has AVX512-VNNI, on the avx2
  * table VPDPBUSD on ymm where it has AVX-VNNI, else VPMADDUBSW (AVX2);
  * portable C on the generic table. */
 struct onyx_igemm_isa;

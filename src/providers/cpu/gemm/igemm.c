@@ -48,19 +48,28 @@ onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n,
         int32_t z = zb && n_zb ? b_shifted(zb, b_signed, n_zb == 1 ? 0 : j) : (b_signed ? 0 : -128);
         out->zb[j] = z;
         out->zb_zero &= z == 0;
-        int8_t *strip = out->data + (j / ONYX_IGEMM_NR) * out->kp * ONYX_IGEMM_NR;
-        size_t c = j % ONYX_IGEMM_NR;
-        int32_t sum = 0, prev = 0;
-        for (size_t p = 0; p < k; p++) {
-            int32_t v = b_shifted(b, b_signed, p * ldb + j);
-            strip[(p / 4) * 64 + c * 4 + p % 4] = (int8_t)v;
-            sum += v;
-            if (p % 2 == 1 && abs(prev) + abs(v) > 128) out->pairs_safe = false;
-            prev = v;
-        }
-        if (k % 2 == 1 && abs(prev) > 128) out->pairs_safe = false;
-        out->col_sum[j] = sum;
     }
+    /* row by row (B's rows are contiguous); prev holds each column's value
+     * at the previous, even, k for the pair check */
+    int32_t *prev = calloc(n ? n : 1, sizeof *prev);
+    if (!prev) {
+        onyx_igemm_b_free(out);
+        return ONYX_OOM();
+    }
+    for (size_t p = 0; p < k; p++) {
+        int8_t *row = out->data + (p / 4) * 64 + p % 4;
+        for (size_t j = 0; j < n; j++) {
+            int32_t v = b_shifted(b, b_signed, p * ldb + j);
+            row[(j / ONYX_IGEMM_NR) * out->kp * ONYX_IGEMM_NR + (j % ONYX_IGEMM_NR) * 4] = (int8_t)v;
+            out->col_sum[j] += v;
+            if (p % 2 == 1 && abs(prev[j]) + abs(v) > 128) out->pairs_safe = false;
+            prev[j] = v;
+        }
+    }
+    if (k % 2 == 1)
+        for (size_t j = 0; j < n; j++)
+            if (abs(prev[j]) > 128) out->pairs_safe = false;
+    free(prev);
     return NULL;
 }
 
@@ -134,7 +143,7 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     const igemm_job *jb = arg;
     const onyx_igemm_isa *isa = jb->isa;
     const onyx_igemm_b *b = jb->b;
-    int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr <= 16, nv <= 8 */
+    int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
     for (size_t u = begin; u < end; u++) {
         size_t cg = u / jb->row_blocks, rb = u % jb->row_blocks;
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;

@@ -109,7 +109,7 @@ typedef void (*onyx_igemm_quant_rows_fn)(const float *x, size_t m, size_t k, siz
                                          uint8_t *dst, size_t ld);
 
 typedef struct onyx_igemm_isa {
-    const char *name;   /* "avx512vnni", "avxvnni", "avx2", "generic" */
+    const char *name;   /* "amx", "avx512vnni", "avxvnni", "avx2", "generic" */
     size_t mr, nv;      /* largest tile: rows, strips of 16 */
     onyx_igemm_kernel_fn kernel;
     onyx_igemm_minmax_fn minmax;
@@ -125,6 +125,9 @@ extern const onyx_igemm_isa onyx_igemm_isa_generic;
 extern const onyx_igemm_isa onyx_igemm_isa_avx2;
 extern const onyx_igemm_isa onyx_igemm_isa_avxvnni;
 extern const onyx_igemm_isa onyx_igemm_isa_avx512vnni;
+#endif
+#if defined(__x86_64__)
+extern const onyx_igemm_isa onyx_igemm_isa_amx;
 #endif
 
 /* The micro-kernel of the CPU dispatch table in use (platform.c), and the
