@@ -146,7 +146,10 @@ NCHWC_INLINE void dw_rows_body(const onyx_nchwc_geom *g, const float *x, const f
         dw_row r = {s.n ? xb + s.first * row : xb, wb + s.k0 * KW * BLK, s.n, g->DH * row,
                     bias ? bias + cb * BLK : NULL, zb ? zb + oh * g->OW * BLK : NULL, yb + oh * g->OW * BLK, act};
         dw_edge(g, &r, 0, lo, vl, BLK);
-        if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl, BLK);
+        /* the common shapes get constant-shape clones on the vector ISAs
+         * only: the portable body (vl 4) is a fallback, kept small */
+        if (vl == 4) dw_interior(g, &r, lo, hi, KW, SW, DW, vl, BLK);
+        else if (KW == 3 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 3, 1, 1, vl, BLK);
         else if (KW == 3 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 3, 2, 1, vl, BLK);
         else if (KW == 5 && DW == 1 && SW == 1) dw_interior(g, &r, lo, hi, 5, 1, 1, vl, BLK);
         else if (KW == 5 && DW == 1 && SW == 2) dw_interior(g, &r, lo, hi, 5, 2, 1, vl, BLK);
