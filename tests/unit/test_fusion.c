@@ -306,8 +306,13 @@ static void test_save_fused(void) {
  * what each node tests), the outputs match the unoptimised model, and a
  * model saved at level all holds no layout operators (they depend on the
  * CPU) yet gives the same outputs. */
+static void test_layout_block8(void);
 static void test_layout(void) {
     const char *path = "tests/data/layout_cnn.onnx";
+    /* the counts below are for blocks of 16 (the narrow 8-channel Conv
+     * stays NCHW); the CPU's own block may be 8 (AVX2): force 16 here, then
+     * check blocks of 8 on their own */
+    onyx_cpu_force_nchwc_block(16);
     onyx_session *plain = open_at(path, ONYX_OPT_DISABLED, NULL);
     char saved[] = "/tmp/onyx_layout_XXXXXX";
     int fd = mkstemp(saved);
@@ -341,6 +346,25 @@ static void test_layout(void) {
     onyx_session_free(all);
     onyx_session_free(again);
     if (fd >= 0) unlink(saved);
+    onyx_cpu_force_nchwc_block(0);
+    test_layout_block8();
+}
+
+/* Blocks of 8: the same outputs, and the 8-channel Conv now fits a block. */
+static void test_layout_block8(void) {
+    if (!onyx_cpu()->nchwc_block) return;
+    const char *path = "tests/data/layout_cnn.onnx";
+    onyx_cpu_force_nchwc_block(8);
+    onyx_session *plain = open_at(path, ONYX_OPT_DISABLED, NULL);
+    onyx_session *all = open_at(path, ONYX_OPT_ALL, NULL);
+    if (plain && all) {
+        compare_sessions(plain, all, "layout_cnn at level all, blocks of 8");
+        CHECK(count_domain_op(all, ONYX_NCHWC_DOMAIN, "Conv") == 10);
+        CHECK(count_domain_op(all, "", "Conv") == 0);
+    }
+    onyx_session_free(plain);
+    onyx_session_free(all);
+    onyx_cpu_force_nchwc_block(0);
 }
 
 /* The session config entry session.onyx.cpu_isa forces the CPU dispatch
