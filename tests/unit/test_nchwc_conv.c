@@ -78,7 +78,7 @@ static onyx_status *op_init(op_run *r, const onyx_attr_proto *attrs, size_t n_at
     r->def = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "Conv", 1, ONYX_FLOAT);
     if (!r->def) return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "no ai.onyx.nchwc Conv kernel");
     if (n_attrs >= sizeof r->attrs / sizeof r->attrs[0]) return ONYX_INVALID_ARG("too many attributes");
-    memcpy(r->attrs, attrs, n_attrs * sizeof *attrs);
+    if (n_attrs) memcpy(r->attrs, attrs, n_attrs * sizeof *attrs);   /* attrs may be NULL when n_attrs is 0 */
     r->attrs[n_attrs++] = attr_int("block", blk);
     r->node = (onyx_node){.name = "t", .op_type = "Conv", .domain = ONYX_NCHWC_DOMAIN, .opset = 1, .n_in = n_in,
                           .n_out = 1, .in = r->ids_in, .out = r->ids_out, .n_attrs = n_attrs, .attrs = r->attrs};
