@@ -16,13 +16,7 @@
 set(CMAKE_C_FLAGS_RELEASE "-O3 -DNDEBUG")
 add_compile_options(-msimd128 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
 
-file(GLOB_RECURSE ONYX_WASM_SOURCES CONFIGURE_DEPENDS
-     ${CMAKE_SOURCE_DIR}/src/core/*.c
-     ${CMAKE_SOURCE_DIR}/src/format/*.c
-     ${CMAKE_SOURCE_DIR}/src/ir/*.c
-     ${CMAKE_SOURCE_DIR}/src/optimizer/*.c
-     ${CMAKE_SOURCE_DIR}/src/session/*.c
-     ${CMAKE_SOURCE_DIR}/src/providers/*.c)
+file(GLOB_RECURSE ONYX_WASM_SOURCES CONFIGURE_DEPENDS ${ONYX_LIBRARY_SOURCE_GLOBS})
 # x86 micro-kernels (AVX2/AVX-512 intrinsics) and the CUDA provider have no
 # place in a WebAssembly module.
 list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "_(avx2|avx512)\\.c$")
