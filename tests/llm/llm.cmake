@@ -21,3 +21,8 @@ set_tests_properties(llm.ops_vs_ort PROPERTIES FIXTURES_REQUIRED llm_cases TIMEO
 add_test(NAME llm.generate_vs_ort
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_generate.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(llm.generate_vs_ort PROPERTIES TIMEOUT 300)
+# Decoder fusions (passes_fusion_decoder.c and the RMSNorm fusions) on a torch.onnx.export of
+# a Llama-style decoder: fused node counts, outputs vs torch in onyx and ONNX Runtime 1.30.
+add_test(NAME llm.decoder_fusion
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_decoder_fusion.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(llm.decoder_fusion PROPERTIES TIMEOUT 300)
