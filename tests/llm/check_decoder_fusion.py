@@ -3,7 +3,7 @@
 `onyx optimize --level extended` must fuse every RMSNorm, residual Add + RMSNorm, rotate-half
 rotary and SiLU (node counts asserted), and the outputs of the original file (onyx, fusions
 off), the fused file (onyx, and ONNX Runtime 1.30 with its own optimisations off, so it runs
-exactly the saved com.microsoft nodes) must all match torch's.
+exactly the saved com.microsoft nodes) must all match torch's. QuickGelu (the SiLU's kernel) is checked on its own against numpy and ONNX Runtime.
 
     /usr/bin/python3 tests/llm/check_decoder_fusion.py ONYX WORK_DIR [BENCH_DIR]   (NODE_PATH set)
 
@@ -82,6 +82,25 @@ def main():
     compare(onyx_outputs(onyx, model, inputs, os.path.join(work, "plain.npz"), "basic"), "onyx exported file")
     compare(onyx_outputs(onyx, fused, inputs, os.path.join(work, "fused.npz"), "extended"), "onyx fused file")
     compare(ort_outputs(bench, fused, inputs, os.path.join(work, "ort_fused")), "ORT 1.30 fused file")
+    # QuickGelu itself at its default alpha (1.702) and alpha 1 on an odd size, vs numpy and ORT
+    from onnx import TensorProto, helper
+    x = np.random.default_rng(3).standard_normal((3, 37)).astype(np.float32) * 4
+    for alpha in (None, 1.0):
+        attrs = {} if alpha is None else {"alpha": alpha}
+        node = helper.make_node("QuickGelu", ["X"], ["Y"], domain="com.microsoft", **attrs)
+        g = helper.make_graph([node], "qg", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 37])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 37])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 8
+        qp, qi = os.path.join(work, "quick_gelu.onnx"), os.path.join(work, "quick_gelu_in.npz")
+        onnx.save(m, qp)
+        np.savez(qi, X=x)
+        a = 1.702 if alpha is None else alpha
+        want_y = x / (1 + np.exp(-a * x))
+        for what, got in (("onyx", onyx_outputs(onyx, qp, qi, os.path.join(work, "qg.npz"), "disabled")),
+                          ("ORT 1.30", ort_outputs(bench, qp, qi, os.path.join(work, "ort_qg")))):
+            err = float(np.max(np.abs(got["Y"] - want_y)))
+            check(err <= 1e-5 * 16, f"{what} QuickGelu alpha {a}: max |diff| vs numpy {err:.2e}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
