@@ -80,6 +80,8 @@ struct gconn {
     pthread_mutex_t mu;
     gpending *done_head, *done_tail;
     int pending;                    /* owned by the connection thread */
+    pthread_t thread;               /* the connection's thread */
+    bool local_done;                /* completions queued by the connection's own thread */
     bool closed;
     gstream *streams;               /* freed at the end if nghttp2 did not close them */
 };
@@ -207,6 +209,10 @@ static void on_infer_done(sv_request *r) {
     else c->done_head = p;
     c->done_tail = p;
     pthread_mutex_unlock(&c->mu);
+    if (pthread_equal(pthread_self(), c->thread)) {
+        c->local_done = true;   /* ran inline on the connection's thread: no wake-up needed */
+        return;
+    }
     uint64_t one = 1;
     ssize_t w = write(c->efd, &one, sizeof one);
     (void)w;
@@ -553,10 +559,13 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 
 /* ---- connections ---- */
 
-static void drain_completions(gconn *c) {
-    uint64_t v;
-    ssize_t rd = read(c->efd, &v, sizeof v);
-    (void)rd;
+static void drain_completions(gconn *c, bool woken) {
+    if (woken) {
+        uint64_t v;
+        ssize_t rd = read(c->efd, &v, sizeof v);
+        (void)rd;
+    }
+    c->local_done = false;
     pthread_mutex_lock(&c->mu);
     gpending *p = c->done_head;
     c->done_head = c->done_tail = NULL;
@@ -571,6 +580,7 @@ static void drain_completions(gconn *c) {
 static void *conn_main(void *arg) {
     gconn *c = arg;
     sv_grpc *g = c->g;
+    c->thread = pthread_self();
     nghttp2_session_callbacks *cbs;
     nghttp2_session_callbacks_new(&cbs);
     nghttp2_session_callbacks_set_send_callback(cbs, on_send);
@@ -602,7 +612,7 @@ static void *conn_main(void *arg) {
         struct pollfd fds[2] = {{c->efd, POLLIN, 0}, {c->fd, POLLIN, 0}};
         int nfds = c->closed ? 1 : 2;
         if (poll(fds, (nfds_t)nfds, 100) < 0 && errno != EINTR) break;
-        if (fds[0].revents & POLLIN) drain_completions(c);
+        if (fds[0].revents & POLLIN) drain_completions(c, true);
         if (!c->closed && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = recv(c->fd, buf, sizeof buf, 0);
             if (n <= 0) {
@@ -612,6 +622,7 @@ static void *conn_main(void *arg) {
                 c->closed = true;
                 rc = -1;
             }
+            if (c->local_done) drain_completions(c, false);   /* calls that ran inline above */
         }
         if (!c->closed && nghttp2_session_send(c->session) != 0) { c->closed = true; rc = -1; }
     }

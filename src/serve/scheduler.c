@@ -1,5 +1,7 @@
 /* The per-model scheduler: a FIFO of checked requests served by
- * cfg.instances worker threads. With dynamic batching a worker takes the
+ * cfg.instances worker threads; a request that finds an instance idle and
+ * nothing queued (and no batching delay to wait out) runs at once on the
+ * thread that submits it. With dynamic batching a worker takes the
  * oldest request, then every queued request with the same input signature
  * (datatypes and all dimensions but the first) until the batch reaches
  * max_batch_size or a preferred size, or the oldest request has waited
@@ -96,10 +98,11 @@ static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_req
     for (;;) {
         *expired = take_expired(m, sv_now_ns());
         if (*expired) { pthread_mutex_unlock(&m->mu); return 0; }
-        if (m->head || m->stopping) break;
+        if (m->head ? m->running < m->cfg.instances : m->stopping) break;
         pthread_cond_wait(&m->cv, &m->mu);
     }
     if (!m->head) { pthread_mutex_unlock(&m->mu); return 0; }
+    m->running++;
     sv_request *first = m->head;
     m->head = first->next;
     if (!m->head) m->tail = NULL;
@@ -310,6 +313,15 @@ static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) 
     for (size_t i = 0; i < n; i++) finish(batch[i]);
 }
 
+/* An instance slot is free again: wake a worker if requests wait for one. */
+static void release_instance(sv_model *m) {
+    pthread_mutex_lock(&m->mu);
+    m->running--;
+    if (m->stopping) pthread_cond_broadcast(&m->cv);   /* idle workers may now exit */
+    else if (m->head) pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
 static void *worker_main(void *arg) {
     sv_model *m = arg;
     size_t cap = m->cfg.max_batch_size > 0 ? (size_t)m->cfg.max_batch_size : 1;
@@ -324,7 +336,11 @@ static void *worker_main(void *arg) {
             finish(expired);
             expired = next;
         }
-        if (n > 0) { run_batch(m, batch, n, total); continue; }
+        if (n > 0) {
+            run_batch(m, batch, n, total);
+            release_instance(m);
+            continue;
+        }
         pthread_mutex_lock(&m->mu);
         bool stop = m->stopping && !m->head;
         pthread_mutex_unlock(&m->mu);
@@ -357,6 +373,13 @@ void sv_model_stop(sv_model *m) {
     m->n_workers = 0;
 }
 
+/* A request that finds the model idle runs at once unless the dynamic
+ * batcher would hold it back for company (max_queue_delay_us > 0). */
+static bool runs_at_once(const sv_model *m) {
+    bool batching = m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off;
+    return !batching || m->cfg.max_queue_delay_us == 0;
+}
+
 void sv_submit(sv_request *r) {
     sv_model *m = r->model;
     sv_server *s = m->server;
@@ -377,6 +400,17 @@ void sv_submit(sv_request *r) {
         atomic_fetch_add(&m->stats.rejected, 1);
         sv_fail(r, 429, "the queue of model '%s' is full (%d requests); retry later", m->name, limit);
         finish(r);
+        return;
+    }
+    if (!m->head && m->running < m->cfg.instances && runs_at_once(m)) {
+        /* an idle instance and nothing queued: run on the submitting thread,
+         * saving the two thread hand-offs (to a worker and back) that
+         * otherwise cost more than a small model's run */
+        m->running++;
+        pthread_mutex_unlock(&m->mu);
+        sv_request *one[1] = {r};
+        run_batch(m, one, 1, r->batch);
+        release_instance(m);
         return;
     }
     r->next = NULL;

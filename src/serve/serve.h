@@ -123,6 +123,7 @@ struct sv_model {
     pthread_cond_t cv;
     sv_request *head, *tail;
     size_t queued;
+    int running;                  /* batches executing now (workers, or submitters inline) <= instances */
     bool stopping;
     pthread_t *workers;
     int n_workers;
