@@ -100,8 +100,8 @@ def make_repo(root, models):
                 {"max_batch_size": 16, "max_queue_size": 2,
                  "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
     write_model(repo, "echo_timeout", models["echo"],
-                {"max_batch_size": 16, "request_timeout_ms": 50,
-                 "dynamic_batching": {"max_queue_delay_microseconds": 400000}})
+                {"max_batch_size": 16, "request_timeout_ms": 50,   # a long delay: robust on a loaded machine
+                 "dynamic_batching": {"max_queue_delay_microseconds": 1000000}})
     write_model(repo, "echo_two", models["echo"],
                 {"max_batch_size": 16, "instance_count": 2,
                  "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
