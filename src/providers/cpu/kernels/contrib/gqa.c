@@ -63,6 +63,26 @@ NN_INLINE float gqa_dot(const float *a, const float *b, int64_t n) {
     return s;
 }
 
+/* acc = acc * corr + sum over the tile's nt keys of p[t] * v[t] (rows of H
+ * floats): 16 accumulators at a time stay in registers across the keys,
+ * and restrict lets the compiler keep them there. */
+NN_INLINE void gqa_accumulate(float *restrict acc, float corr, const float *restrict p, const float *restrict v,
+                              int64_t nt, int64_t H) {
+    int64_t i0 = 0;
+    for (; i0 + NN_VL <= H; i0 += NN_VL) {
+        float a[NN_VL];
+        for (int k = 0; k < NN_VL; k++) a[k] = acc[i0 + k] * corr;
+        for (int64_t t = 0; t < nt; t++)
+            for (int k = 0; k < NN_VL; k++) a[k] += p[t] * v[t * H + i0 + k];
+        for (int k = 0; k < NN_VL; k++) acc[i0 + k] = a[k];
+    }
+    for (; i0 < H; i0++) {
+        float a = acc[i0] * corr;
+        for (int64_t t = 0; t < nt; t++) a += p[t] * v[t * H + i0];
+        acc[i0] = a;
+    }
+}
+
 /* The position of token s of batch b (rotary and causal mask). */
 static int64_t gqa_past(const gqa_job *j, int64_t b) {
     return j->first_prompt ? 0 : (int64_t)j->seqlens[b] + 1 - j->S;
@@ -147,15 +167,8 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                     mx = x > mx ? x : mx;
                 }
                 float corr = nn_expf(w->m[qi] - mx), sum = 0;
-                float *acc = w->acc + qi * H;
-                if (corr != 1.0f)
-                    for (int64_t i = 0; i < H; i++) acc[i] *= corr;
-                for (int64_t t = a; t <= e; t++) {
-                    float pr = nn_expf(w->p[t - a] - mx);
-                    sum += pr;
-                    const float *vv = pv + t * H;
-                    for (int64_t i = 0; i < H; i++) acc[i] += pr * vv[i];
-                }
+                for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
+                gqa_accumulate(w->acc + qi * H, corr, w->p, pv + a * H, e - a + 1, H);
                 w->l[qi] = w->l[qi] * corr + sum;
                 w->m[qi] = mx;
             }
