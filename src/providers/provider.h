@@ -63,6 +63,10 @@ struct onyx_provider {
     /* the memory its kernels read and write: NULL = host memory (no copies) */
     const onyx_device_mem *device;
     char name[64];           /* "cpu", "cuda", or a plugin's name */
+    /* the session's providers in the partitioner's numbering (set by the
+     * session): the CPU's control-flow kernels plan their bodies with them */
+    onyx_provider *const *peers;
+    size_t n_peers;
 };
 
 /* The nodes the partitioner inserts (domain "ai.onyx"), run by the device
@@ -71,6 +75,16 @@ struct onyx_provider {
 #define ONYX_OP_COPY_TO_HOST "MemcpyToHost"
 #define ONYX_OP_COMPILED "CompiledGroup"
 #define ONYX_DOMAIN_INTERNAL "ai.onyx"
+
+/* Output i of a device kernel placed in the run's memory plan: *out is a
+ * view of the device arena (device set, not owning) when the run has a plan
+ * placing that value on `device` and it fits, else NULL (the provider
+ * allocates it). A recording run notes the size and device either way
+ * (call onyx_kernel_record_output after allocating). */
+onyx_status *onyx_kernel_planned_device_output(struct onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
+                                               const int64_t *dims, const onyx_device_mem *device,
+                                               onyx_value **out);
+void onyx_kernel_record_output(struct onyx_kernel_ctx *ctx, size_t i, const onyx_value *v);
 
 /* Create a provider by name ("cpu", or a plugin found as
  * libonyx_provider_NAME.so) with options. */

@@ -514,6 +514,10 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
         s->owns_tp = true;
     }
     ONYX_TRY(onyx_partition(s->graph, s->providers, s->n_providers, &s->partition));
+    for (size_t i = 0; i < s->n_providers; i++) {   /* bodies are planned with the same providers */
+        s->providers[i]->peers = s->providers;
+        s->providers[i]->n_peers = s->n_providers;
+    }
     /* kernels pack their weights with the session's threads */
     onyx_threadpool *outer = onyx_threadpool_for_init(s->tp);
     bool bf16_outer = onyx_bf16_pack_mode(bf16_fastmath(s, o));

@@ -52,13 +52,18 @@ static onyx_status *precompute(onyx_subgraph *sg) {
 }
 
 onyx_status *onyx_subgraph_create(const onyx_graph *g, onyx_subgraph **out) {
+    return onyx_subgraph_create_with(g, NULL, 0, out);
+}
+
+onyx_status *onyx_subgraph_create_with(const onyx_graph *g, onyx_provider *const *providers, size_t n,
+                                       onyx_subgraph **out) {
     onyx_subgraph *sg = calloc(1, sizeof *sg);
     if (!sg) return ONYX_OOM();
     sg->graph = g;
     pthread_mutex_init(&sg->lock, NULL);
     onyx_status *st = precompute(sg);
-    if (!st) st = onyx_cpu_provider_create(NULL, NULL, 0, &sg->cpu);
-    if (!st) st = onyx_plan_create(g, &sg->cpu, 1, &sg->plan);
+    if (!st && !n) st = onyx_cpu_provider_create(NULL, NULL, 0, &sg->cpu);
+    if (!st) st = n ? onyx_plan_create(g, providers, n, &sg->plan) : onyx_plan_create(g, &sg->cpu, 1, &sg->plan);
     if (st) {
         onyx_subgraph_free(sg);
         return st;
@@ -125,9 +130,14 @@ static void plan_acquire(onyx_subgraph *sg, onyx_run_state *rs, bool *record) {
         sg->recording = *record = true;
     }
     pthread_mutex_unlock(&sg->lock);
-    if (rs->mp && !rs->arena) {
-        rs->arena = onyx_alloc(rs->mp->arena_bytes);
-        if (!rs->arena && rs->mp->arena_bytes) {   /* no arena: run from the heap */
+    if (rs->mp && !rs->arena) rs->arena = onyx_alloc(rs->mp->arena_bytes);
+    if (rs->mp) {
+        onyx_status *dst = onyx_memplan_device_arenas(rs->mp, &rs->device_arenas);
+        bool failed = dst || (!rs->arena && rs->mp->arena_bytes);
+        onyx_status_free(dst);
+        if (failed) {   /* no arena: run from the heap */
+            onyx_free(rs->arena);
+            rs->arena = NULL;
             pthread_mutex_lock(&sg->lock);
             sg->mp_users--;
             pthread_mutex_unlock(&sg->lock);
@@ -137,6 +147,8 @@ static void plan_acquire(onyx_subgraph *sg, onyx_run_state *rs, bool *record) {
 }
 
 static void plan_release(onyx_subgraph *sg, onyx_run_state *rs, bool recorder, onyx_memplan *recorded) {
+    onyx_memplan_free_device_arenas(rs->mp, rs->device_arenas);   /* before the plan may go */
+    rs->device_arenas = NULL;
     pthread_mutex_lock(&sg->lock);
     if (rs->mp) {
         sg->mp_users--;
@@ -217,7 +229,10 @@ onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *c
     if (!st) {   /* the plan is an optimisation: without one the body allocates from the heap */
         plan_acquire(sg, &rs, &record);
         onyx_status *sst = record ? onyx_memplan_signature(g, rs.slots, &sig, &sig_len) : NULL;
-        if (record && !sst) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+        if (record && !sst) {
+            rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+            rs.recorded_device = calloc(g->n_values + 1, sizeof *rs.recorded_device);
+        }
         onyx_status_free(sst);
     }
     if (!st) st = onyx_plan_execute(sg->plan, &rs);
@@ -246,14 +261,15 @@ onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *c
     for (size_t v = 0; rs.slots && rs.owned && v < g->n_values; v++)
         if (rs.owned[v]) onyx_value_destroy(rs.slots[v]);
     onyx_memplan *made = NULL;
-    if (record && !st && rs.recorded) {
-        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &made);
+    if (record && !st && rs.recorded && rs.recorded_device) {
+        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &made);
         sig = NULL;   /* owned (or freed) by onyx_memplan_build */
         onyx_status_free(bst);
     }
     free(sig);
     if (rs.mp || record) plan_release(sg, &rs, record, made);
     free(rs.recorded);
+    free(rs.recorded_device);
     if (!small) {
         free(rs.slots);
         free(rs.owned);

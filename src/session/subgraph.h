@@ -8,6 +8,11 @@
 typedef struct onyx_subgraph onyx_subgraph;
 
 onyx_status *onyx_subgraph_create(const onyx_graph *g, onyx_subgraph **out);
+/* The same, planned with the session's providers (the partitioner's
+ * numbering: the body was partitioned with them); n == 0: on a CPU provider
+ * of its own, as onyx_subgraph_create. */
+onyx_status *onyx_subgraph_create_with(const onyx_graph *g, onyx_provider *const *providers, size_t n,
+                                       onyx_subgraph **out);
 void onyx_subgraph_free(onyx_subgraph *sg);
 const onyx_graph *onyx_subgraph_graph(const onyx_subgraph *sg);
 /* inputs bind the subgraph's graph inputs in order; outputs receives

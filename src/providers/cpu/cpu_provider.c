@@ -68,7 +68,7 @@ static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *
     }
     onyx_kernel_info info = {
         .node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
-        .in_types = types, .const_in = consts,
+        .in_types = types, .const_in = consts, .providers = p->peers, .n_providers = p->n_peers,
     };
     onyx_status *st = d->init(&info, &k->state);
     free(types);

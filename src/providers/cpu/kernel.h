@@ -64,6 +64,10 @@ typedef struct onyx_kernel_info {
     size_t n_in, n_out;
     const onyx_type *const *in_types;       /* NULL for omitted */
     const onyx_value *const *const_in;      /* NULL where not constant */
+    /* the session's providers (the partitioner's numbering), for kernels that
+     * plan subgraphs: control flow; NULL outside a session */
+    struct onyx_provider *const *providers;
+    size_t n_providers;
 } onyx_kernel_info;
 
 /* Static type/shape inference (best effort). in[i] NULL for omitted inputs;
