@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/kvlist.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "format/model.h"
@@ -16,18 +17,8 @@
 #include "session/memplan.h"
 #include "session/partition.h"
 #include "session/profiler.h"
+#include "ir/infer.h"
 #include "optimizer/optimizer.h"
-
-struct onyx_env {
-    onyx_log_level level;
-    char *logid;
-    onyx_log_fn log_fn;
-    void *log_user;
-    onyx_threadpool *pool;              /* shared by sessions that ask for it */
-};
-
-void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 typedef struct onyx_provider_request {
     char *name;
@@ -100,13 +91,26 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
                               size_t n_providers, onyx_plan **out);
 void onyx_plan_free(onyx_plan *plan);
 
-/* Static type and shape inference over a graph, using the kernels' infer
- * functions; fills in value types the file does not declare. */
-void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
-/* The same at load, also enforcing the declared types: an error when a graph
- * output's declared element type or rank contradicts the inferred one, or
- * when an If's branches make different element types. `ops`: the caller's
- * custom operators (their infer_types callbacks), or NULL. */
+/* What the session lends the layers below it (services.c): a schema source
+ * for type inference (ir/infer.h) over its providers' schemas and the
+ * caller's custom operators, the evaluator of constant folding, and the
+ * kernel host (providers/kernel_ctx.h). */
+typedef struct onyx_provider_set {
+    onyx_provider *const *providers;    /* priority order, the CPU last */
+    size_t n_providers;
+    const onyx_custom_ops *custom;      /* their infer_types callbacks, or NULL */
+} onyx_provider_set;
+
+/* A schema source whose user is `set` (which must outlive it). */
+onyx_schema_source onyx_session_schema_source(const onyx_provider_set *set, const onyx_env *env);
+/* Constant folding's evaluator (onyx_opt_services.evaluate, user = an
+ * onyx_provider_set): runs node n on its constant inputs with the first
+ * host-memory provider that claims it. */
+onyx_status *onyx_session_evaluate(void *user, const onyx_graph *g, const onyx_node *n, onyx_value **out);
+/* The optimiser's services for session s (its schema source must be set). */
+onyx_opt_services onyx_session_opt_services(const struct onyx_session *s);
+/* Checked inference outside a session (the float16 converter): the CPU
+ * provider's schemas and `ops` (may be NULL). */
 onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
@@ -207,6 +211,10 @@ struct onyx_session {
     onyx_partition_report partition;
     /* requested providers that could not start: "name: why" lines */
     char *skipped_providers;
+    /* what the session lends the layers below (services.c) */
+    onyx_provider_set provider_set;
+    onyx_schema_source schemas;
+    onyx_kernel_host kernel_host;
 };
 
 #endif
