@@ -75,6 +75,8 @@ static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_env *env, int l
 onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
                                  onyx_opt_phase phase, onyx_opt_report *report) {
     onyx_opt_ctx ctx = {.g = g, .env = env, .level = level, .fold_limit_bytes = (size_t)256 << 20};
+    ctx.keep_qdq_weights = level >= ONYX_OPT_EXTENDED && phase != ONYX_OPT_PHASE_LAYOUT &&
+                           !is_disabled(disabled, "qdq_conv_fusion") && !is_disabled(disabled, "constant_folding");
     size_t fired[N_PASSES + 1];
     memset(fired, 0, sizeof fired);
     size_t before = live_nodes(g);

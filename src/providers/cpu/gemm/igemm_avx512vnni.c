@@ -4,9 +4,8 @@
  * (no intermediate saturation). An 8 x 48 tile keeps 24 accumulators and 3
  * B vectors in the 32 zmm registers; per 4 k it loads 3 B vectors and 8
  * broadcasts (load-port work) for 24 VPDPBUSD. The store is fused: the
- * zero-point terms, the int32 or scaled-float output with bias and
- * activation are applied to the accumulators in registers (requantised
- * outputs go through the portable store). */
+ * zero-point terms, the int32, scaled-float (bias, activation) or
+ * requantised 8-bit output are applied to the accumulators in registers. */
 #include "providers/cpu/gemm/igemm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,18 +40,10 @@ INLINE void tile(const uint8_t *a, size_t lda, const int8_t *b, size_t kp, const
             for (int v = 0; v < nv; v++) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
         }
     }
-    if (t->o->kind == ONYX_IGEMM_OUT_I32 || t->o->kind == ONYX_IGEMM_OUT_F32) {
-#pragma GCC unroll 8
-        for (int i = 0; i < mr; i++)
-#pragma GCC unroll 3
-            for (int v = 0; v < nv; v++) store_vec(t, c[i][v], (size_t)i, (size_t)v);
-        return;
-    }
 #pragma GCC unroll 8
     for (int i = 0; i < mr; i++)
 #pragma GCC unroll 3
-        for (int v = 0; v < nv; v++) _mm512_storeu_si512((void *)(t->acc + (size_t)i * nv * 16 + v * 16), c[i][v]);
-    onyx_igemm_store_tile(t, t->acc, (size_t)nv * 16, (size_t)mr);
+        for (int v = 0; v < nv; v++) store_vec(t, c[i][v], (size_t)i, (size_t)v);
 }
 
 #define T(R, V)                                                                                                 \
