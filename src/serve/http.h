@@ -1,6 +1,6 @@
 /* The KServe v2 REST front end and the metrics endpoint, on libmicrohttpd
- * (one thread per connection: a handler blocks while its request is
- * queued and run). */
+ * (a pool of epoll threads; a request waiting in a model's queue suspends
+ * its connection rather than holding a thread). */
 #ifndef ONYX_SERVE_HTTP_H
 #define ONYX_SERVE_HTTP_H
 
@@ -13,10 +13,5 @@ sv_http *sv_http_start(sv_server *s, int port, bool metrics_only, char *err, siz
 /* Stop accepting connections (requests on open connections get 503). */
 void sv_http_quiesce(sv_http *h);
 void sv_http_stop(sv_http *h);
-
-/* Compression as Triton allows it: gzip or deflate (zlib) bodies. */
-bool sv_inflate(const uint8_t *in, size_t len, bool gzip, size_t limit, uint8_t **out, size_t *out_len,
-                bool *too_big);
-bool sv_deflate(const uint8_t *in, size_t len, bool gzip, uint8_t **out, size_t *out_len);
 
 #endif

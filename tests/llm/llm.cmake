@@ -21,3 +21,8 @@ set_tests_properties(llm.ops_vs_ort PROPERTIES FIXTURES_REQUIRED llm_cases TIMEO
 add_test(NAME llm.generate_vs_ort
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_generate.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(llm.generate_vs_ort PROPERTIES TIMEOUT 300)
+# examples/generate: greedy steps on a max-length cache shared by past and present (written
+# in place by GroupQueryAttention) give the same logits, bit for bit, as fresh presents fed back.
+add_test(NAME llm.example_generate
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_example.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(llm.example_generate PROPERTIES TIMEOUT 300)

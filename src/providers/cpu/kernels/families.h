@@ -13,7 +13,7 @@ ONYX_FAMILY(pool)          /* MaxPool, AveragePool, Global*Pool, LpPool */
 ONYX_FAMILY(normalization) /* BatchNormalization, LayerNormalization, InstanceNormalization, LRN */
 ONYX_FAMILY(softmax)       /* Softmax, LogSoftmax, Hardmax */
 ONYX_FAMILY(reduce)        /* Reduce*, ArgMax, ArgMin */
-ONYX_FAMILY(controlflow)   /* If, Loop, Scan (run subgraphs through session/subgraph.h) */
+ONYX_FAMILY(controlflow)   /* If, Loop, Scan (run subgraphs through cpu/subgraph.h: the session's body runner) */
 ONYX_FAMILY(sequence)      /* Sequence*, SplitToSequence, ConcatFromSequence, Optional* */
 ONYX_FAMILY(tensor_slice)  /* Slice, Pad, CenterCropPad, Trilu, ReverseSequence, Compress */
 ONYX_FAMILY(tensor_index)  /* Gather*, Scatter*, NonZero, TopK */
