@@ -23,6 +23,7 @@ ONYX_PASS(skip_layer_norm_fusion)
 ONYX_PASS(gelu_fusion)
 ONYX_PASS(fast_gelu_fusion)
 ONYX_PASS(bias_gelu_fusion)
+ONYX_PASS(qdq_conv_fusion) /* passes_fusion_qdq.c: before the Conv fusions take its Conv */
 ONYX_PASS(conv_add_activation_fusion)
 ONYX_PASS(conv_activation_fusion)
 ONYX_PASS(gemm_activation_fusion)
