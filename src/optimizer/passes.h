@@ -25,6 +25,7 @@ ONYX_PASS(silu_fusion)                 /* passes_fusion_decoder.c */
 ONYX_PASS(gelu_fusion)
 ONYX_PASS(fast_gelu_fusion)
 ONYX_PASS(bias_gelu_fusion)
+ONYX_PASS(qdq_conv_fusion) /* passes_fusion_qdq.c: before the Conv fusions take its Conv */
 ONYX_PASS(conv_add_activation_fusion)
 ONYX_PASS(conv_activation_fusion)
 ONYX_PASS(gemm_activation_fusion)
