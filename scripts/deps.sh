@@ -18,8 +18,8 @@ ONYX_BUILD_DEPS=(cmake gcc make zlib1g-dev libpcre2-dev libpng-dev libjpeg62-tur
 # conformance data (/usr/share/libonnx-testdata, the conformance.debian-node ctest entry);
 # nodejs runs onnxruntime-node on onyx's libonnxruntime.so.1 (ctest ort_abi.node_binding).
 ONYX_TEST_DEPS=(clang libclang-rt-14-dev libonnx-testdata nodejs
-                # onyx serve's tests: REST and gRPC clients, stub generator, YAML check
-                python3-requests python3-grpcio python3-grpc-tools python3-yaml python3-pytest
+                # onyx serve's tests: REST and gRPC clients, stub generator, YAML check, raw HTTP/2
+                python3-requests python3-grpcio python3-grpc-tools python3-yaml python3-pytest python3-h2
                 python3-numpy python3-onnx)
 # The WebAssembly build (make wasm, scripts/test_wasm.sh): Emscripten, node-acorn for its JS
 # optimiser, numpy and onnx for the test models, chromium for the browser demo's test.

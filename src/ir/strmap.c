@@ -69,3 +69,7 @@ int32_t onyx_strmap_get(const onyx_strmap *m, const char *key) {
     const onyx_strmap_slot *s = find(m, key, hash_str(key));
     return s->key ? s->val : -1;
 }
+
+void onyx_strmap_prefetch(const onyx_strmap *m, const char *key) {
+    if (m->cap && key) __builtin_prefetch(&m->slots[hash_str(key) & (m->cap - 1)]);
+}

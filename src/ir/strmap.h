@@ -23,4 +23,9 @@ void onyx_strmap_free(onyx_strmap *m);
 bool onyx_strmap_put(onyx_strmap *m, const char *key, int32_t val);
 /* -1 if absent */
 int32_t onyx_strmap_get(const onyx_strmap *m, const char *key);
+/* Starts loading the slot where key's probe begins. A loop over many keys
+ * calls it a few keys ahead, so that in a table bigger than the caches the
+ * misses overlap instead of arriving one after another. The table must not
+ * grow in between (a hint only: a stale prefetch is harmless). */
+void onyx_strmap_prefetch(const onyx_strmap *m, const char *key);
 #endif

@@ -106,6 +106,17 @@ static bool cse_candidate(const onyx_node *n) {
     return true;
 }
 
+static uint64_t cse_hash(const onyx_node *n) {
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = n->op_type; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (size_t k = 0; k < n->n_in; k++) h = (h ^ (uint64_t)(n->in[k] + 1)) * 1099511628211ull;
+    return h;
+}
+
+/* On graphs whose bucket table outgrows the caches, each node's bucket is a
+ * cache miss: start loading the bucket of the node this far ahead. */
+enum { CSE_PREFETCH_AHEAD = 8 };
+
 static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     /* bucket nodes by (op, first input) through a simple hash */
@@ -126,12 +137,11 @@ static onyx_status *cse(onyx_opt_ctx *ctx, size_t *changes) {
     for (size_t b = 0; b < nb; b++) head[b] = -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
+        if (i + CSE_PREFETCH_AHEAD < g->n_nodes)
+            __builtin_prefetch(&head[cse_hash(&g->nodes[i + CSE_PREFETCH_AHEAD]) & (nb - 1)]);
         next[i] = -1;
         if (!cse_candidate(n)) continue;
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = n->op_type; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        for (size_t k = 0; k < n->n_in; k++) h = (h ^ (uint64_t)(n->in[k] + 1)) * 1099511628211ull;
-        size_t b = h & (nb - 1);
+        size_t b = cse_hash(n) & (nb - 1);
         bool merged = false;
         for (int32_t j = head[b]; j >= 0 && !merged; j = next[j]) {
             const onyx_node *m = &g->nodes[j];

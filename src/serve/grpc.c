@@ -8,7 +8,8 @@
  * ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata,
  * ModelInfer and ModelStreamInfer (bidirectional: one response message per
  * request message; errors go in error_message, the stream stays open), and
- * Triton's RepositoryIndex, RepositoryModelLoad, RepositoryModelUnload. */
+ * Triton's RepositoryIndex, RepositoryModelLoad, RepositoryModelUnload and
+ * ModelStatistics. */
 #include "serve/grpc.h"
 
 #include <arpa/inet.h>
@@ -25,6 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "serve/compress.h"
 #include "serve/grpc_codec.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
@@ -44,9 +46,13 @@ struct sv_grpc {
     int n_conns;                    /* live connection threads */
 };
 
+#define GRPC_COMPRESS_MIN_BYTES 1024   /* smaller response messages go uncompressed */
+
 typedef struct gstream {
     int32_t id;
     char path[160];
+    char encoding[32];              /* grpc-encoding of the request messages ("": identity) */
+    bool compress_out, gzip_out;    /* responses in the request's encoding (gzip or deflate) */
     bool streaming;                 /* ModelStreamInfer */
     sbuf in;                        /* received bytes not yet framed */
     bool remote_closed;
@@ -74,6 +80,8 @@ struct gconn {
     pthread_mutex_t mu;
     gpending *done_head, *done_tail;
     int pending;                    /* owned by the connection thread */
+    pthread_t thread;               /* the connection's thread */
+    bool local_done;                /* completions queued by the connection's own thread */
     bool closed;
     gstream *streams;               /* freed at the end if nghttp2 did not close them */
 };
@@ -91,20 +99,34 @@ static int status_to_grpc(int http) {
 /* ---- sending ---- */
 
 static void out_append(gstream *st, const uint8_t *msg, size_t len) {
+    uint8_t *packed = NULL;
+    size_t packed_len = 0;
+    if (st->compress_out && len >= GRPC_COMPRESS_MIN_BYTES &&
+        sv_deflate(msg, len, st->gzip_out, &packed, &packed_len)) {
+        msg = packed;
+        len = packed_len;
+    }
     size_t need = st->out_len + 5 + len;
     if (need > st->out_cap) {
         size_t nc = st->out_cap ? st->out_cap : 256;
         while (nc < need) nc *= 2;
         uint8_t *g = realloc(st->out, nc);
-        if (!g) { st->gstatus = GRPC_INTERNAL; snprintf(st->gmsg, sizeof st->gmsg, "out of memory"); st->finished = true; return; }
+        if (!g) {
+            free(packed);
+            st->gstatus = GRPC_INTERNAL;
+            snprintf(st->gmsg, sizeof st->gmsg, "out of memory");
+            st->finished = true;
+            return;
+        }
         st->out = g;
         st->out_cap = nc;
     }
     uint8_t *p = st->out + st->out_len;
-    p[0] = 0;
+    p[0] = packed != NULL;   /* the Compressed-Flag of the length-prefixed message */
     p[1] = (uint8_t)(len >> 24); p[2] = (uint8_t)(len >> 16); p[3] = (uint8_t)(len >> 8); p[4] = (uint8_t)len;
     memcpy(p + 5, msg, len);
     st->out_len = need;
+    free(packed);
 }
 
 /* grpc-message is percent-encoded (RFC 3986 unreserved and most printable
@@ -148,12 +170,15 @@ static ssize_t read_out(nghttp2_session *session, int32_t stream_id, uint8_t *bu
 static void kick(gconn *c, gstream *st) {
     if (!st->response_started) {
         st->response_started = true;
-        nghttp2_nv hdrs[2] = {
+        const char *enc = st->gzip_out ? "gzip" : "deflate";
+        nghttp2_nv hdrs[4] = {
             {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)"grpc-accept-encoding", (uint8_t *)"identity,deflate,gzip", 20, 21, NGHTTP2_NV_FLAG_NONE},
+            {(uint8_t *)"grpc-encoding", (uint8_t *)enc, 13, strlen(enc), NGHTTP2_NV_FLAG_NONE},
         };
         nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_out};
-        nghttp2_submit_response(c->session, st->id, hdrs, 2, &prd);
+        nghttp2_submit_response(c->session, st->id, hdrs, st->compress_out ? 4 : 3, &prd);
     } else if (st->deferred) {
         st->deferred = false;
         nghttp2_session_resume_data(c->session, st->id);
@@ -184,6 +209,10 @@ static void on_infer_done(sv_request *r) {
     else c->done_head = p;
     c->done_tail = p;
     pthread_mutex_unlock(&c->mu);
+    if (pthread_equal(pthread_self(), c->thread)) {
+        c->local_done = true;   /* ran inline on the connection's thread: no wake-up needed */
+        return;
+    }
     uint64_t one = 1;
     ssize_t w = write(c->efd, &one, sizeof one);
     (void)w;
@@ -285,9 +314,18 @@ static void simple_call(gconn *c, gstream *st, const char *method, const uint8_t
     if (strcmp(method, "ServerLive") == 0) {
         pb_put_varint_field(&b, 1, 1);
     } else if (strcmp(method, "ServerReady") == 0) {
-        pb_put_varint_field(&b, 1, atomic_load(&s->ready) && !atomic_load(&s->shutting_down));
+        char why[700];
+        pb_put_varint_field(&b, 1, sv_server_ready(s, why, sizeof why));
     } else if (strcmp(method, "ServerMetadata") == 0) {
         sv_grpc_encode_server_metadata(&b);
+    } else if (strcmp(method, "ModelStatistics") == 0) {
+        char err[400];
+        int status = sv_grpc_model_statistics(s, msg, len, &b, err, sizeof err);
+        if (status != 200) {
+            pb_buf_free(&b);
+            finish_stream(c, st, status_to_grpc(status), err);
+            return;
+        }
     } else if (strncmp(method, "Repository", 10) == 0) {
         char *name = NULL, err[700];
         bool ready = false, ok = sv_grpc_decode_repository(msg, len, &name, &ready, err, sizeof err);
@@ -331,6 +369,29 @@ static void simple_call(gconn *c, gstream *st, const char *method, const uint8_t
     pb_buf_free(&b);
 }
 
+/* A message with the Compressed-Flag: inflated per the stream's
+ * grpc-encoding, at most --max-request-bytes. */
+static int decompress(gconn *c, gstream *st, bool gzip, bool encoded, const uint8_t **msg, uint32_t *len,
+                      uint8_t **plain, char *err, size_t err_len) {
+    size_t limit = c->g->s->opt.max_request_bytes, n = 0;
+    bool too_big = false;
+    if (!encoded) {
+        snprintf(err, err_len, "a request message is marked compressed but the call has no grpc-encoding header");
+        return GRPC_INTERNAL;
+    }
+    if (!sv_inflate(*msg, *len, gzip, limit, plain, &n, &too_big)) {
+        if (too_big) {
+            snprintf(err, err_len, "the decompressed request message exceeds --max-request-bytes (%zu)", limit);
+            return GRPC_RESOURCE_EXHAUSTED;
+        }
+        snprintf(err, err_len, "the %s-compressed request message is corrupt or truncated", st->encoding);
+        return GRPC_INVALID_ARGUMENT;
+    }
+    *msg = *plain;
+    *len = (uint32_t)n;
+    return GRPC_OK;
+}
+
 /* Frames complete messages out of st->in; for unary calls waits for the
  * end of the request stream. */
 static void process(gconn *c, gstream *st) {
@@ -344,30 +405,49 @@ static void process(gconn *c, gstream *st) {
     const char *method = st->path + sizeof prefix - 1;
     static const char *const known[] = {"ServerLive", "ServerReady", "ModelReady", "ServerMetadata",
                                         "ModelMetadata", "ModelInfer", "ModelStreamInfer",
-                                        "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"};
-    size_t k = 0;
-    while (k < 10 && strcmp(method, known[k]) != 0) k++;
-    if (k == 10) {
+                                        "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload",
+                                        "ModelStatistics"};
+    size_t k = 0, n_known = sizeof known / sizeof known[0];
+    while (k < n_known && strcmp(method, known[k]) != 0) k++;
+    if (k == n_known) {
         char msg[300];
         snprintf(msg, sizeof msg, "method '%.100s' is not implemented by onyx serve", method);
         finish_stream(c, st, GRPC_UNIMPLEMENTED, msg);
         return;
     }
     st->streaming = k == 6;
+    bool gzip_in = false, compressed_in = st->encoding[0] && strcmp(st->encoding, "identity") != 0;
+    if (compressed_in && !sv_encoding_parse(st->encoding, &gzip_in)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "grpc-encoding '%.40s' is not supported (identity, deflate, gzip)", st->encoding);
+        finish_stream(c, st, GRPC_UNIMPLEMENTED, msg);
+        return;
+    }
+    /* answer in the encoding the client compressed with (it therefore accepts it) */
+    st->compress_out = compressed_in;
+    st->gzip_out = gzip_in;
     if (!st->streaming && !st->remote_closed) return;
     size_t off = 0;
     const uint8_t *in = (const uint8_t *)st->in.data;
     while (st->in.len - off >= 5) {
         uint32_t len = (uint32_t)in[off + 1] << 24 | (uint32_t)in[off + 2] << 16 | (uint32_t)in[off + 3] << 8 | in[off + 4];
-        if (in[off] != 0) {
-            finish_stream(c, st, GRPC_UNIMPLEMENTED, "compressed gRPC messages are not supported; send them uncompressed");
-            return;
-        }
+        uint8_t flag = in[off];
         if (st->in.len - off - 5 < len) break;
         const uint8_t *msg = in + off + 5;
         off += 5 + (size_t)len;
+        uint8_t *plain = NULL;
+        if (flag > 1) {
+            finish_stream(c, st, GRPC_INVALID_ARGUMENT, "a request message's Compressed-Flag is neither 0 nor 1");
+            return;
+        }
+        if (flag == 1) {
+            char err[200];
+            int code = decompress(c, st, gzip_in, compressed_in, &msg, &len, &plain, err, sizeof err);
+            if (code != GRPC_OK) { finish_stream(c, st, code, err); return; }
+        }
         if (k == 5 || k == 6) start_infer(c, st, msg, len);
         else simple_call(c, st, method, msg, len);
+        free(plain);
         if (!st->streaming) break;
     }
     if (off) {
@@ -421,6 +501,10 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
         size_t n = valuelen < sizeof st->path - 1 ? valuelen : sizeof st->path - 1;
         memcpy(st->path, value, n);
         st->path[n] = 0;
+    } else if (namelen == 13 && memcmp(name, "grpc-encoding", 13) == 0) {
+        size_t n = valuelen < sizeof st->encoding - 1 ? valuelen : sizeof st->encoding - 1;
+        memcpy(st->encoding, value, n);
+        st->encoding[n] = 0;
     }
     return 0;
 }
@@ -475,10 +559,13 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 
 /* ---- connections ---- */
 
-static void drain_completions(gconn *c) {
-    uint64_t v;
-    ssize_t rd = read(c->efd, &v, sizeof v);
-    (void)rd;
+static void drain_completions(gconn *c, bool woken) {
+    if (woken) {
+        uint64_t v;
+        ssize_t rd = read(c->efd, &v, sizeof v);
+        (void)rd;
+    }
+    c->local_done = false;
     pthread_mutex_lock(&c->mu);
     gpending *p = c->done_head;
     c->done_head = c->done_tail = NULL;
@@ -493,6 +580,7 @@ static void drain_completions(gconn *c) {
 static void *conn_main(void *arg) {
     gconn *c = arg;
     sv_grpc *g = c->g;
+    c->thread = pthread_self();
     nghttp2_session_callbacks *cbs;
     nghttp2_session_callbacks_new(&cbs);
     nghttp2_session_callbacks_set_send_callback(cbs, on_send);
@@ -524,7 +612,7 @@ static void *conn_main(void *arg) {
         struct pollfd fds[2] = {{c->efd, POLLIN, 0}, {c->fd, POLLIN, 0}};
         int nfds = c->closed ? 1 : 2;
         if (poll(fds, (nfds_t)nfds, 100) < 0 && errno != EINTR) break;
-        if (fds[0].revents & POLLIN) drain_completions(c);
+        if (fds[0].revents & POLLIN) drain_completions(c, true);
         if (!c->closed && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = recv(c->fd, buf, sizeof buf, 0);
             if (n <= 0) {
@@ -534,6 +622,7 @@ static void *conn_main(void *arg) {
                 c->closed = true;
                 rc = -1;
             }
+            if (c->local_done) drain_completions(c, false);   /* calls that ran inline above */
         }
         if (!c->closed && nghttp2_session_send(c->session) != 0) { c->closed = true; rc = -1; }
     }
@@ -598,15 +687,19 @@ sv_grpc *sv_grpc_start(sv_server *s, int port, char *err, size_t err_len) {
     g->s = s;
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
-    struct sockaddr_in addr;
-    if (!sv_listen_addr(s, port, &addr, err, err_len)) {
+    struct sockaddr_storage addr;
+    unsigned addr_len;
+    bool any6;
+    if (!sv_listen_addr(s, port, &addr, &addr_len, &any6, err, err_len)) {
         free(g);
         return NULL;
     }
-    g->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
+    g->listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1, v6only = !any6;   /* "::" takes IPv4 clients too, as the REST listener does */
     if (g->listen_fd >= 0) setsockopt(g->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (g->listen_fd < 0 || bind(g->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+    if (g->listen_fd >= 0 && addr.ss_family == AF_INET6)
+        setsockopt(g->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+    if (g->listen_fd < 0 || bind(g->listen_fd, (struct sockaddr *)&addr, (socklen_t)addr_len) != 0 ||
         listen(g->listen_fd, 128) != 0) {
         snprintf(err, err_len, "cannot listen on %s:%d for gRPC: %s", s->opt.host, port, strerror(errno));
         if (g->listen_fd >= 0) close(g->listen_fd);

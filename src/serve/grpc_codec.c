@@ -3,9 +3,11 @@
  * id 3, parameters 4, inputs 5, outputs 6, raw_input_contents 7};
  * InferInputTensor {name 1, datatype 2, shape 3, parameters 4, contents 5};
  * InferTensorContents {bool 1, int 2, int64 3, uint 4, uint64 5, fp32 6,
- * fp64 7, bytes 8}; ModelInferResponse {model_name 1, model_version 2, id 3,
+ * fp64 7, bytes 8 (BYTES elements)}; ModelInferResponse {model_name 1, model_version 2, id 3,
  * parameters 4, outputs 5, raw_output_contents 6}. */
 #include "serve/grpc_codec.h"
+
+#include "serve/metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +32,32 @@ static bool pb_fail(sv_request *r, onyx_status *st) {
     return false;
 }
 
+/* BYTES contents: repeated bytes_contents, serialized with length prefixes
+ * (the element count is checked against the shape with the request). */
+static bool decode_bytes_contents(sv_request *r, size_t idx, sv_tensor *t, pb_msg *cm) {
+    pb_field f;
+    bool more;
+    onyx_status *st;
+    size_t cap = 0;
+    while (!(st = pb_next(cm, &f, &more)) && more) {
+        if (f.num != 8) {
+            sv_fail(r, 400, "inputs[%zu].contents: field %s does not match datatype BYTES", idx,
+                    f.num < 9 ? contents_fields[f.num] : "unknown");
+            return false;
+        }
+        if ((st = pb_get_len(cm, &f))) break;
+        if (!sv_bytes_append(&t->data, &t->bytes, &cap, f.data, f.len)) { sv_fail(r, 500, "out of memory"); return false; }
+    }
+    if (st) return pb_fail(r, st);
+    if (!t->data && !(t->data = malloc(1))) { sv_fail(r, 500, "out of memory"); return false; }
+    return true;
+}
+
 /* The typed contents field of one input into t->data (range-checked). */
 static bool decode_contents(sv_request *r, size_t idx, sv_tensor *t, pb_msg *parent, const pb_field *cf) {
     pb_msg cm;
     pb_msg_sub(&cm, parent, cf, "InferTensorContents", contents_fields, 9);
+    if (t->type == ONYX_STRING) return decode_bytes_contents(r, idx, t, &cm);
     uint64_t count = 1;
     for (size_t d = 0; d < t->rank; d++) count *= (uint64_t)t->shape[d];
     size_t es = sv_element_size(t->type);
@@ -144,7 +168,7 @@ static bool decode_input(sv_request *r, size_t idx, pb_msg *parent, const pb_fie
         return false;
     }
     free(dt);
-    if (sv_element_size(t->type) == 0) {
+    if (sv_element_size(t->type) == 0 && t->type != ONYX_STRING) {
         sv_fail(r, 400, "inputs[%zu].datatype: %s tensors are not supported by onyx serve", idx, sv_datatype_name(t->type));
         return false;
     }
@@ -249,8 +273,8 @@ void sv_grpc_encode_infer(const sv_request *r, pb_buf *out) {
     for (size_t i = 0; i < r->n_outputs; i++) pb_put_bytes_field(out, 6, r->outputs[i].data, r->outputs[i].bytes);
 }
 
-bool sv_grpc_decode_name_version(const uint8_t *msg, size_t len, char **name, char **version, char *err,
-                                 size_t err_len) {
+static bool decode_name_version(const uint8_t *msg, size_t len, char **name, char **version, char *err,
+                                size_t err_len) {
     static const char *const fields[] = {NULL, "name", "version"};
     pb_msg m;
     pb_msg_init(&m, msg, msg, len, "ModelRequest", fields, 3);
@@ -269,8 +293,73 @@ bool sv_grpc_decode_name_version(const uint8_t *msg, size_t len, char **name, ch
         onyx_status_free(st);
         return false;
     }
+    return true;
+}
+
+bool sv_grpc_decode_name_version(const uint8_t *msg, size_t len, char **name, char **version, char *err,
+                                 size_t err_len) {
+    if (!decode_name_version(msg, len, name, version, err, err_len)) return false;
     if (!*name || !**name) { snprintf(err, err_len, "name: missing"); return false; }
     return true;
+}
+
+/* ModelStatistics {name 1, version 2, last_inference 3, inference_count 4,
+ * execution_count 5, inference_stats 6, batch_stats 7}; InferStatistics
+ * {success 1, fail 2, queue 3, compute_input 4, compute_infer 5,
+ * compute_output 6, cache_hit 7, cache_miss 8}; InferBatchStatistics
+ * {batch_size 1, compute_input 2, compute_infer 3, compute_output 4};
+ * StatisticDuration {count 1, ns 2}. */
+static void put_duration(pb_buf *b, uint32_t num, sv_duration d) {
+    size_t mark = pb_begin_message(b, num);
+    if (d.count) pb_put_varint_field(b, 1, d.count);
+    if (d.ns) pb_put_varint_field(b, 2, d.ns);
+    pb_end_message(b, mark);
+}
+
+static void stats_entry(void *ctx, const sv_model_stats *ms) {
+    pb_buf *b = ctx;
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)ms->version);
+    size_t mark = pb_begin_message(b, 1);
+    pb_put_string_field(b, 1, ms->name);
+    pb_put_string_field(b, 2, v);
+    if (ms->last_inference_ms) pb_put_varint_field(b, 3, ms->last_inference_ms);
+    if (ms->inference_count) pb_put_varint_field(b, 4, ms->inference_count);
+    if (ms->execution_count) pb_put_varint_field(b, 5, ms->execution_count);
+    size_t is = pb_begin_message(b, 6);
+    put_duration(b, 1, ms->success);
+    put_duration(b, 2, ms->fail);
+    put_duration(b, 3, ms->queue);
+    put_duration(b, 4, ms->compute_input);
+    put_duration(b, 5, ms->compute_infer);
+    put_duration(b, 6, ms->compute_output);
+    put_duration(b, 7, (sv_duration){0, 0});
+    put_duration(b, 8, (sv_duration){0, 0});
+    pb_end_message(b, is);
+    for (size_t i = 0; i < ms->n_batches; i++) {
+        const sv_batch_stats *bs = &ms->batches[i];
+        size_t bm = pb_begin_message(b, 7);
+        pb_put_varint_field(b, 1, (uint64_t)bs->batch_size);
+        put_duration(b, 2, bs->compute_input);
+        put_duration(b, 3, bs->compute_infer);
+        put_duration(b, 4, bs->compute_output);
+        pb_end_message(b, bm);
+    }
+    pb_end_message(b, mark);
+}
+
+int sv_grpc_model_statistics(sv_server *s, const uint8_t *msg, size_t len, pb_buf *out, char *err, size_t err_len) {
+    char *name = NULL, *version = NULL;
+    int status = decode_name_version(msg, len, &name, &version, err, err_len) ? 200 : 400;
+    if (status == 200 && (!name || !name[0]) && version && version[0]) {
+        snprintf(err, err_len, "version: given without a model name");
+        status = 400;
+    }
+    if (status == 200 && !sv_stats_each(s, name && name[0] ? name : NULL, version, stats_entry, out, err, err_len))
+        status = 404;
+    free(name);
+    free(version);
+    return status;
 }
 
 static void put_io(pb_buf *b, uint32_t num, const sv_io *io) {

@@ -16,6 +16,10 @@ bool sv_grpc_decode_name_version(const uint8_t *msg, size_t len, char **name, ch
                                  size_t err_len);
 void sv_grpc_encode_model_metadata(sv_server *s, const sv_model *m, pb_buf *out);
 void sv_grpc_encode_server_metadata(pb_buf *out);
+/* Triton's ModelStatistics call: ModelStatisticsRequest {name 1, version 2}
+ * (no name: every model) -> ModelStatisticsResponse {model_stats 1}. Returns
+ * 200, or 400 (malformed) / 404 (unknown model) with err. */
+int sv_grpc_model_statistics(sv_server *s, const uint8_t *msg, size_t len, pb_buf *out, char *err, size_t err_len);
 /* Triton's repository extension: RepositoryIndexRequest {repository_name 1,
  * ready 2}, RepositoryModelLoad/UnloadRequest {repository_name 1,
  * model_name 2, parameters 3}; RepositoryIndexResponse {models 1:

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "serve/compress.h"
 #include "serve/json.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
@@ -38,67 +38,6 @@ typedef struct http_req {
     size_t seen;       /* bytes received, kept or not */
     bool too_big;
 } http_req;
-
-/* ---- compression ---- */
-
-bool sv_inflate(const uint8_t *in, size_t len, bool gzip, size_t limit, uint8_t **out, size_t *out_len,
-                bool *too_big) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    *too_big = false;
-    if (inflateInit2(&z, gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK) return false;
-    size_t cap = len * 4 + 1024, n = 0;
-    if (cap > limit + 1) cap = limit + 1;
-    uint8_t *buf = malloc(cap);
-    int rc = Z_OK;
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)len;
-    while (buf && rc == Z_OK) {
-        if (n == cap) {
-            if (cap > limit) { *too_big = true; break; }
-            size_t nc = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
-            uint8_t *g = realloc(buf, nc);
-            if (!g) break;
-            buf = g;
-            cap = nc;
-        }
-        z.next_out = buf + n;
-        z.avail_out = (uInt)(cap - n);
-        rc = inflate(&z, Z_NO_FLUSH);
-        n = cap - z.avail_out;
-        if (rc == Z_BUF_ERROR && z.avail_out) break;   /* truncated input */
-        if (rc == Z_BUF_ERROR) rc = Z_OK;
-    }
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END || n > limit || z.avail_in) {
-        if (n > limit) *too_big = true;
-        free(buf);
-        return false;
-    }
-    *out = buf;
-    *out_len = n;
-    return true;
-}
-
-bool sv_deflate(const uint8_t *in, size_t len, bool gzip, uint8_t **out, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 1, Z_DEFLATED, gzip ? 16 + MAX_WBITS : MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return false;
-    size_t cap = deflateBound(&z, (uLong)len);
-    uint8_t *buf = malloc(cap);
-    if (!buf) { deflateEnd(&z); return false; }
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)len;
-    z.next_out = buf;
-    z.avail_out = (uInt)cap;
-    int rc = deflate(&z, Z_FINISH);
-    *out_len = cap - z.avail_out;
-    deflateEnd(&z);
-    if (rc != Z_STREAM_END) { free(buf); return false; }
-    *out = buf;
-    return true;
-}
 
 /* ---- responses ---- */
 
@@ -360,8 +299,9 @@ static enum MHD_Result route(sv_http *h, struct MHD_Connection *c, const char *u
         if (strcmp(method, "GET") != 0) return send_error(h, c, 405, "use GET for health endpoints");
         if (strcmp(seg[2], "live") == 0) return send_empty(c, 200);
         if (strcmp(seg[2], "ready") == 0) {
-            bool ready = atomic_load(&s->ready) && !atomic_load(&s->shutting_down);
-            return ready ? send_empty(c, 200) : send_error(h, c, 503, "the server is not ready");
+            char why[700];
+            if (sv_server_ready(s, why, sizeof why)) return send_empty(c, 200);
+            return send_error(h, c, 503, "the server is not ready: %s", why);
         }
         return send_error(h, c, 404, "unknown health endpoint");
     }
@@ -424,13 +364,16 @@ sv_http *sv_http_start(sv_server *s, int port, bool metrics_only, char *err, siz
     if (!h) { snprintf(err, err_len, "out of memory"); return NULL; }
     h->s = s;
     h->metrics_only = metrics_only;
-    struct sockaddr_in addr;
-    if (!sv_listen_addr(s, port, &addr, err, err_len)) {
+    struct sockaddr_storage addr;
+    unsigned addr_len;
+    bool any6;
+    if (!sv_listen_addr(s, port, &addr, &addr_len, &any6, err, err_len)) {
         free(h);
         return NULL;
     }
+    unsigned family = addr.ss_family == AF_INET6 ? (any6 ? MHD_USE_DUAL_STACK : MHD_USE_IPv6) : 0;
     h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-                                MHD_USE_ITC,
+                                MHD_USE_ITC | family,
                             (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &addr,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,

@@ -14,9 +14,4 @@ sv_http *sv_http_start(sv_server *s, int port, bool metrics_only, char *err, siz
 void sv_http_quiesce(sv_http *h);
 void sv_http_stop(sv_http *h);
 
-/* Compression as Triton allows it: gzip or deflate (zlib) bodies. */
-bool sv_inflate(const uint8_t *in, size_t len, bool gzip, size_t limit, uint8_t **out, size_t *out_len,
-                bool *too_big);
-bool sv_deflate(const uint8_t *in, size_t len, bool gzip, uint8_t **out, size_t *out_len);
-
 #endif

@@ -71,6 +71,64 @@ void sv_fail(sv_request *r, int status, const char *fmt, ...) {
     va_end(ap);
 }
 
+bool sv_bytes_next(const uint8_t *data, size_t bytes, size_t *off, const uint8_t **s, uint32_t *len) {
+    if (*off >= bytes || bytes - *off < 4) return false;
+    const uint8_t *p = data + *off;
+    uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    if (n > bytes - *off - 4) return false;
+    *s = p + 4;
+    *len = n;
+    *off += 4 + (size_t)n;
+    return true;
+}
+
+bool sv_bytes_append(uint8_t **data, size_t *bytes, size_t *cap, const void *s, size_t len) {
+    if (len > UINT32_MAX) return false;
+    size_t need = *bytes + 4 + len;
+    if (need > *cap) {
+        size_t nc = *cap ? *cap : 64;
+        while (nc < need) nc *= 2;
+        uint8_t *g = realloc(*data, nc);
+        if (!g) return false;
+        *data = g;
+        *cap = nc;
+    }
+    uint8_t *p = *data + *bytes;
+    p[0] = (uint8_t)len; p[1] = (uint8_t)(len >> 8); p[2] = (uint8_t)(len >> 16); p[3] = (uint8_t)(len >> 24);
+    if (len) memcpy(p + 4, s, len);
+    *bytes = need;
+    return true;
+}
+
+/* A BYTES input: `count` well-formed elements filling the data exactly,
+ * none holding a NUL byte (onyx's string tensors are C strings). */
+static bool check_bytes(sv_request *r, const sv_tensor *t, uint64_t count) {
+    size_t off = 0;
+    uint64_t n = 0;
+    const uint8_t *s;
+    uint32_t len;
+    while (off < t->bytes) {
+        size_t at = off;
+        if (!sv_bytes_next(t->data, t->bytes, &off, &s, &len)) {
+            sv_fail(r, 400, "input '%s': BYTES element %llu at byte %zu: its 4-byte length prefix runs past the "
+                    "end of the %zu-byte data", t->name, (unsigned long long)n, at, t->bytes);
+            return false;
+        }
+        if (memchr(s, 0, len)) {
+            sv_fail(r, 400, "input '%s': BYTES element %llu holds a NUL byte, which onyx's string tensors "
+                    "cannot hold", t->name, (unsigned long long)n);
+            return false;
+        }
+        n++;
+    }
+    if (n != count) {
+        sv_fail(r, 400, "input '%s': %llu BYTES elements, the shape needs %llu", t->name, (unsigned long long)n,
+                (unsigned long long)count);
+        return false;
+    }
+    return true;
+}
+
 static void shape_text(const int64_t *shape, size_t rank, char *buf, size_t len) {
     size_t n = (size_t)snprintf(buf, len, "[");
     for (size_t i = 0; i < rank && n < len; i++)
@@ -165,7 +223,7 @@ bool sv_check_request(sv_request *r) {
         sv_tensor *t = &r->inputs[j];
         if (!check_input(r, &m->inputs[j], t)) return false;
         size_t es = sv_element_size(t->type);
-        if (es == 0) {
+        if (es == 0 && t->type != ONYX_STRING) {
             sv_fail(r, 400, "input '%s': datatype %s is not supported by onyx serve", t->name,
                     sv_datatype_name(t->type));
             return false;
@@ -178,7 +236,9 @@ bool sv_check_request(sv_request *r) {
             }
             count *= (uint64_t)t->shape[d];
         }
-        if (count * es != t->bytes) {
+        if (t->type == ONYX_STRING) {
+            if (!check_bytes(r, t, count)) return false;
+        } else if (count * es != t->bytes) {
             sv_fail(r, 400, "input '%s': %zu bytes of data, the shape and datatype need %llu",
                     t->name, t->bytes, (unsigned long long)(count * es));
             return false;

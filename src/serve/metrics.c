@@ -30,12 +30,15 @@ void sv_stats_request(sv_model *m, const sv_request *r) {
         atomic_fetch_add(&st->success_ns, total);
         if (r->t_start_ns) {
             atomic_fetch_add(&st->queue_ns, r->t_start_ns - r->t_enqueue_ns);
-            atomic_fetch_add(&st->compute_ns, r->t_end_ns - r->t_start_ns);
+            atomic_fetch_add(&st->input_ns, r->t_run_ns - r->t_start_ns);
+            atomic_fetch_add(&st->compute_ns, r->t_ran_ns - r->t_run_ns);
+            atomic_fetch_add(&st->output_ns, r->t_end_ns - r->t_ran_ns);
             sv_hist_observe(&st->queue, r->t_start_ns - r->t_enqueue_ns);
         }
         sv_hist_observe(&st->request, total);
     } else {
         atomic_fetch_add(&st->failure, 1);
+        atomic_fetch_add(&st->failure_ns, total);
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -124,48 +127,83 @@ void sv_metrics_text(sv_server *s, sbuf *out) {
               atomic_load(&s->in_flight));
 }
 
-static void duration(sbuf *out, const char *name, uint64_t count, uint64_t ns, bool comma) {
+static void duration(sbuf *out, const char *name, sv_duration d, bool comma) {
     sb_printf(out, "%s\"%s\":{\"count\":%llu,\"ns\":%llu}", comma ? "," : "", name,
-              (unsigned long long)count, (unsigned long long)ns);
+              (unsigned long long)d.count, (unsigned long long)d.ns);
 }
 
-bool sv_stats_json(sv_server *s, const char *name, const char *version, sbuf *out, char *err, size_t err_len) {
+static sv_duration dur(uint64_t count, uint64_t ns) { return (sv_duration){count, ns}; }
+
+bool sv_stats_each(sv_server *s, const char *name, const char *version, sv_stats_fn fn, void *ctx, char *err,
+                   size_t err_len) {
     int64_t want = version && version[0] ? strtoll(version, NULL, 10) : 0;
     bool found = false;
-    sb_puts(out, "{\"model_stats\":[");
     pthread_mutex_lock(&s->reg_mu);
     for (sv_model *m = s->models; m; m = m->next) {
         if (name && (strcmp(m->name, name) != 0 || (want && m->version != want))) continue;
         sv_stats *st = &m->stats;
         uint64_t ok = atomic_load(&st->success);
-        sb_puts(out, found ? ",{\"name\":" : "{\"name\":");
-        found = true;
-        sb_json_str(out, m->name);
-        sb_printf(out, ",\"version\":\"%lld\",\"last_inference\":%llu,\"inference_count\":%llu,"
-                       "\"execution_count\":%llu,\"inference_stats\":{",
-                  (long long)m->version, (unsigned long long)atomic_load(&st->last_inference_ms),
-                  (unsigned long long)atomic_load(&st->inferences),
-                  (unsigned long long)atomic_load(&st->executions));
-        duration(out, "success", ok, atomic_load(&st->success_ns), false);
-        duration(out, "fail", atomic_load(&st->failure), 0, true);
-        duration(out, "queue", ok, atomic_load(&st->queue_ns), true);
-        duration(out, "compute_infer", ok, atomic_load(&st->compute_ns), true);
-        sb_puts(out, "},\"batch_stats\":[");
-        bool first = true;
+        sv_model_stats ms = {
+            .name = m->name, .version = m->version,
+            .last_inference_ms = atomic_load(&st->last_inference_ms),
+            .inference_count = atomic_load(&st->inferences), .execution_count = atomic_load(&st->executions),
+            .success = dur(ok, atomic_load(&st->success_ns)),
+            .fail = dur(atomic_load(&st->failure), atomic_load(&st->failure_ns)),
+            .queue = dur(ok, atomic_load(&st->queue_ns)), .compute_input = dur(ok, atomic_load(&st->input_ns)),
+            .compute_infer = dur(ok, atomic_load(&st->compute_ns)),
+            .compute_output = dur(ok, atomic_load(&st->output_ns)),
+        };
         for (int b = 1; b <= 64; b++) {
             uint64_t n = atomic_load(&st->batch_size[b]);
             if (!n) continue;
-            sb_printf(out, "%s{\"batch_size\":%d,\"compute_infer\":{\"count\":%llu}}", first ? "" : ",", b,
-                      (unsigned long long)n);
-            first = false;
+            sv_batch_stats *bs = &ms.batches[ms.n_batches++];
+            bs->batch_size = b;
+            bs->compute_input = dur(n, atomic_load(&st->batch_input_ns[b]));
+            bs->compute_infer = dur(n, atomic_load(&st->batch_compute_ns[b]));
+            bs->compute_output = dur(n, atomic_load(&st->batch_output_ns[b]));
         }
-        sb_puts(out, "]}");
+        fn(ctx, &ms);
+        found = true;
     }
     pthread_mutex_unlock(&s->reg_mu);
-    sb_puts(out, "]}");
     if (name && !found) {
         snprintf(err, err_len, "unknown model '%.200s'%s%.40s", name, want ? " version " : "", want ? version : "");
         return false;
     }
     return true;
+}
+
+static void stats_json_entry(void *ctx, const sv_model_stats *ms) {
+    sbuf *out = ctx;
+    sb_puts(out, out->len && out->data[out->len - 1] == '[' ? "{\"name\":" : ",{\"name\":");
+    sb_json_str(out, ms->name);
+    sb_printf(out, ",\"version\":\"%lld\",\"last_inference\":%llu,\"inference_count\":%llu,"
+                   "\"execution_count\":%llu,\"inference_stats\":{",
+              (long long)ms->version, (unsigned long long)ms->last_inference_ms,
+              (unsigned long long)ms->inference_count, (unsigned long long)ms->execution_count);
+    duration(out, "success", ms->success, false);
+    duration(out, "fail", ms->fail, true);
+    duration(out, "queue", ms->queue, true);
+    duration(out, "compute_input", ms->compute_input, true);
+    duration(out, "compute_infer", ms->compute_infer, true);
+    duration(out, "compute_output", ms->compute_output, true);
+    duration(out, "cache_hit", dur(0, 0), true);
+    duration(out, "cache_miss", dur(0, 0), true);
+    sb_puts(out, "},\"batch_stats\":[");
+    for (size_t i = 0; i < ms->n_batches; i++) {
+        const sv_batch_stats *bs = &ms->batches[i];
+        sb_printf(out, "%s{\"batch_size\":%d", i ? "," : "", bs->batch_size);
+        duration(out, "compute_input", bs->compute_input, true);
+        duration(out, "compute_infer", bs->compute_infer, true);
+        duration(out, "compute_output", bs->compute_output, true);
+        sb_puts(out, "}");
+    }
+    sb_puts(out, "],\"memory_usage\":[]}");
+}
+
+bool sv_stats_json(sv_server *s, const char *name, const char *version, sbuf *out, char *err, size_t err_len) {
+    sb_puts(out, "{\"model_stats\":[");
+    bool ok = sv_stats_each(s, name, version, stats_json_entry, out, err, err_len);
+    sb_puts(out, "]}");
+    return ok;
 }

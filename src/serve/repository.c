@@ -437,6 +437,48 @@ static void retire(sv_model *list) {
     }
 }
 
+/* Records (reason != NULL) or forgets the load failure of `name`; reg_mu held. */
+static void set_failure(sv_server *s, const char *name, const char *reason) {
+    sv_load_failure **pp = &s->failures;
+    while (*pp && strcmp((*pp)->name, name) != 0) pp = &(*pp)->next;
+    sv_load_failure *f = *pp;
+    if (!reason) {
+        if (f) { *pp = f->next; free(f->name); free(f->reason); free(f); }
+        return;
+    }
+    char *copy = strdup(reason);
+    if (!copy) return;
+    if (!f) {
+        f = calloc(1, sizeof *f);
+        if (!f || !(f->name = strdup(name))) { free(f); free(copy); return; }
+        *pp = f;
+    }
+    free(f->reason);
+    f->reason = copy;
+}
+
+static void note_failure(sv_server *s, const char *name, const char *reason) {
+    pthread_mutex_lock(&s->reg_mu);
+    set_failure(s, name, reason);
+    pthread_mutex_unlock(&s->reg_mu);
+}
+
+static const sv_load_failure *find_failure(const sv_server *s, const char *name) {
+    const sv_load_failure *f = s->failures;
+    while (f && strcmp(f->name, name) != 0) f = f->next;
+    return f;
+}
+
+bool sv_server_ready(sv_server *s, char *why, size_t why_len) {
+    if (!atomic_load(&s->ready)) { snprintf(why, why_len, "the server is starting (models are loading)"); return false; }
+    if (atomic_load(&s->shutting_down)) { snprintf(why, why_len, "the server is shutting down"); return false; }
+    pthread_mutex_lock(&s->reg_mu);
+    const sv_load_failure *f = s->failures;
+    if (f) snprintf(why, why_len, "model '%.200s' failed to load: %.400s", f->name, f->reason);
+    pthread_mutex_unlock(&s->reg_mu);
+    return f == NULL;
+}
+
 bool sv_model_load(sv_server *s, const char *name, char *err, size_t err_len) {
     err[0] = 0;
     if (!name_ok(name)) {
@@ -468,6 +510,8 @@ bool sv_model_load(sv_server *s, const char *name, char *err, size_t err_len) {
     overrides_free(&ov);
     if (!ok) {
         retire(loaded);
+        struct stat sb;
+        if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) note_failure(s, name, err);   /* a folder that should load */
         pthread_mutex_unlock(&load_mu);
         sv_log(SV_LOG_ERROR, "model_load_failed", "model", name, "error", err, NULL);
         return false;
@@ -475,6 +519,7 @@ bool sv_model_load(sv_server *s, const char *name, char *err, size_t err_len) {
     /* swap: the old versions leave the registry, the new ones enter */
     sv_model *old = NULL;
     pthread_mutex_lock(&s->reg_mu);
+    set_failure(s, name, NULL);
     old = take_versions(s, name);
     *tail = s->models;
     s->models = loaded;
@@ -496,16 +541,21 @@ bool sv_model_unload(sv_server *s, const char *name, char *err, size_t err_len) 
     sv_model *old = NULL;
     pthread_mutex_lock(&load_mu);
     pthread_mutex_lock(&s->reg_mu);
+    bool had_failure = find_failure(s, name) != NULL;
+    set_failure(s, name, NULL);   /* an unloaded model is no longer expected to load */
     old = take_versions(s, name);
     pthread_mutex_unlock(&s->reg_mu);
     retire(old);
     pthread_mutex_unlock(&load_mu);
-    if (!old) { snprintf(err, err_len, "model '%.200s' is not loaded", name); return false; }
+    if (!old && !had_failure) { snprintf(err, err_len, "model '%.200s' is not loaded", name); return false; }
     sv_log(SV_LOG_INFO, "model_unloaded", "model", name, NULL);
     return true;
 }
 
 void sv_unload_all(sv_server *s) {
+    pthread_mutex_lock(&s->reg_mu);
+    while (s->failures) set_failure(s, s->failures->name, NULL);
+    pthread_mutex_unlock(&s->reg_mu);
     for (;;) {
         pthread_mutex_lock(&s->reg_mu);
         char *name = s->models ? strdup(s->models->name) : NULL;
@@ -567,6 +617,12 @@ sv_model *sv_model_get(sv_server *s, const char *name, const char *version, char
 void sv_repository_each(sv_server *s, bool ready_only, sv_index_fn fn, void *ctx) {
     pthread_mutex_lock(&s->reg_mu);
     for (sv_model *m = s->models; m; m = m->next) fn(ctx, m->name, m->version, "READY", "");
+    if (!ready_only)   /* failed loads first: a model folder that is gone still says why it is not served */
+        for (const sv_load_failure *f = s->failures; f; f = f->next) {
+            bool loaded = false;
+            for (sv_model *m = s->models; m && !loaded; m = m->next) loaded = strcmp(m->name, f->name) == 0;
+            if (!loaded) fn(ctx, f->name, 0, "UNAVAILABLE", f->reason);
+        }
     DIR *d = ready_only ? NULL : opendir(s->opt.repository);
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] == '.' || !name_ok(e->d_name)) continue;
@@ -575,7 +631,7 @@ void sv_repository_each(sv_server *s, bool ready_only, sv_index_fn fn, void *ctx
         char dir[4096];
         struct stat sb;
         if (snprintf(dir, sizeof dir, "%s/%s", s->opt.repository, e->d_name) >= (int)sizeof dir) continue;
-        if (loaded || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
+        if (loaded || find_failure(s, e->d_name) || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
         fn(ctx, e->d_name, 0, "UNAVAILABLE", "unloaded");
     }
     if (d) closedir(d);

@@ -129,6 +129,53 @@ static bool flatten(flat_ctx *c, const js_val *v, int depth) {
     return true;
 }
 
+/* BYTES "data": (nested) arrays of JSON strings, serialized with length prefixes. */
+typedef struct str_ctx {
+    sv_request *r;
+    size_t input_index, n, cap;
+    uint64_t count;
+    sv_tensor *t;
+} str_ctx;
+
+static bool put_strings(str_ctx *c, const js_val *v, int depth) {
+    if (v->type == JS_ARR) {
+        if (depth > SV_MAX_RANK) {
+            sv_fail(c->r, 400, "inputs[%zu].data: nested deeper than the tensor's rank", c->input_index);
+            return false;
+        }
+        for (size_t i = 0; i < v->len; i++)
+            if (!put_strings(c, &v->items[i], depth + 1)) return false;
+        return true;
+    }
+    if (v->type != JS_STR) {
+        sv_fail(c->r, 400, "inputs[%zu].data[%zu]: expected a string for datatype BYTES, got %s", c->input_index,
+                c->n, js_type_name(v->type));
+        return false;
+    }
+    if (c->n >= c->count) {
+        sv_fail(c->r, 400, "inputs[%zu].data: more elements than the shape holds (%llu)", c->input_index,
+                (unsigned long long)c->count);
+        return false;
+    }
+    c->n++;
+    if (!sv_bytes_append(&c->t->data, &c->t->bytes, &c->cap, v->str, v->len)) {
+        sv_fail(c->r, 500, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+static bool decode_strings(sv_request *r, size_t idx, sv_tensor *t, const js_val *data, uint64_t count) {
+    str_ctx c = {r, idx, 0, 0, count, t};
+    if (!put_strings(&c, data, 0)) return false;
+    if (c.n != count) {
+        sv_fail(r, 400, "inputs[%zu].data: %zu elements, shape needs %llu", idx, c.n, (unsigned long long)count);
+        return false;
+    }
+    if (!t->data && !(t->data = malloc(1))) { sv_fail(r, 500, "out of memory"); return false; }
+    return true;
+}
+
 static bool get_binary_size(sv_request *r, const js_val *params, const char *where, size_t idx, int64_t *out) {
     *out = -1;
     const js_val *b = js_get(params, "binary_data_size");
@@ -172,7 +219,8 @@ static bool decode_input(sv_request *r, size_t idx, const js_val *in, const uint
     int64_t bsize;
     if (!get_binary_size(r, params, "inputs", idx, &bsize)) return false;
     size_t es = sv_element_size(t->type);
-    if (es == 0) {
+    bool is_bytes = t->type == ONYX_STRING;
+    if (es == 0 && !is_bytes) {
         sv_fail(r, 400, "inputs[%zu].datatype: %s tensors are not supported by onyx serve", idx, dt->str);
         return false;
     }
@@ -183,7 +231,8 @@ static bool decode_input(sv_request *r, size_t idx, const js_val *in, const uint
                     "in the body (truncated?)", idx, (long long)bsize, *bin_left);
             return false;
         }
-        if ((uint64_t)bsize != count * es) {
+        /* BYTES: length-prefixed elements, checked against the shape later */
+        if (!is_bytes && (uint64_t)bsize != count * es) {
             sv_fail(r, 400, "inputs[%zu].parameters.binary_data_size: %lld bytes, shape and datatype need %llu",
                     idx, (long long)bsize, (unsigned long long)(count * es));
             return false;
@@ -197,6 +246,7 @@ static bool decode_input(sv_request *r, size_t idx, const js_val *in, const uint
         return true;
     }
     if (!data) { sv_fail(r, 400, "inputs[%zu].data: missing (and no parameters.binary_data_size)", idx); return false; }
+    if (is_bytes) return decode_strings(r, idx, t, data, count);
     t->data = malloc((count * es) != 0 ? count * es : 1);
     if (!t->data) { sv_fail(r, 500, "out of memory"); return false; }
     flat_ctx c = {r, t, idx, t->data, 0, (size_t)count};
@@ -281,6 +331,18 @@ done:
 static void encode_data(sbuf *out, const sv_tensor *t) {
     size_t es = sv_element_size(t->type), n = es ? t->bytes / es : 0;
     const uint8_t *p = t->data;
+    if (t->type == ONYX_STRING) {   /* BYTES: JSON strings */
+        size_t off = 0;
+        const uint8_t *s;
+        uint32_t len;
+        sb_puts(out, "[");
+        for (size_t i = 0; sv_bytes_next(p, t->bytes, &off, &s, &len); i++) {
+            if (i) sb_put(out, ",", 1);
+            sb_json_strn(out, (const char *)s, len);
+        }
+        sb_puts(out, "]");
+        return;
+    }
     sb_reserve(out, n * 12 + 2);
     sb_puts(out, "[");
     for (size_t i = 0; i < n; i++) {

@@ -1,5 +1,7 @@
 /* The per-model scheduler: a FIFO of checked requests served by
- * cfg.instances worker threads. With dynamic batching a worker takes the
+ * cfg.instances worker threads; a request that finds an instance idle and
+ * nothing queued (and no batching delay to wait out) runs at once on the
+ * thread that submits it. With dynamic batching a worker takes the
  * oldest request, then every queued request with the same input signature
  * (datatypes and all dimensions but the first) until the batch reaches
  * max_batch_size or a preferred size, or the oldest request has waited
@@ -96,10 +98,11 @@ static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_req
     for (;;) {
         *expired = take_expired(m, sv_now_ns());
         if (*expired) { pthread_mutex_unlock(&m->mu); return 0; }
-        if (m->head || m->stopping) break;
+        if (m->head ? m->running < m->cfg.instances : m->stopping) break;
         pthread_cond_wait(&m->cv, &m->mu);
     }
     if (!m->head) { pthread_mutex_unlock(&m->mu); return 0; }
+    m->running++;
     sv_request *first = m->head;
     m->head = first->next;
     if (!m->head) m->tail = NULL;
@@ -123,6 +126,56 @@ static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_req
     return n;
 }
 
+/* A string tensor from serialized BYTES (checked by sv_check_request:
+ * well-formed, no NUL bytes, as many elements as the shape holds; the
+ * requests of a batch concatenate to the batch's serialized form). */
+static bool strings_tensor(const int64_t *shape, size_t rank, const uint8_t *data, size_t bytes,
+                           onyx_value **out, char *err, size_t err_len) {
+    size_t count = 0, off = 0;
+    const uint8_t *s;
+    uint32_t len;
+    while (sv_bytes_next(data, bytes, &off, &s, &len)) count++;
+    /* the elements as C strings: each prefix's 4 bytes make room for the NUL */
+    char **ptrs = malloc((count ? count : 1) * sizeof *ptrs);
+    char *text = malloc(bytes ? bytes : 1);
+    if (!ptrs || !text) {
+        free(ptrs);
+        free(text);
+        snprintf(err, err_len, "out of memory for a string input");
+        return false;
+    }
+    size_t i = 0, at = 0;
+    for (off = 0; sv_bytes_next(data, bytes, &off, &s, &len); i++) {
+        ptrs[i] = text + at;
+        memcpy(text + at, s, len);
+        text[at + len] = 0;
+        at += len + 1;
+    }
+    onyx_status *st = onyx_tensor_create_strings(shape, rank, (const char *const *)ptrs, out);
+    free(ptrs);
+    free(text);
+    if (st) {
+        snprintf(err, err_len, "%s", onyx_status_message(st));
+        onyx_status_free(st);
+        return false;
+    }
+    return true;
+}
+
+/* Serialized BYTES of elements [first, first + n) of a string tensor. */
+static bool strings_serialize(onyx_value *v, int64_t first, int64_t n, uint8_t **data, size_t *bytes) {
+    size_t cap = 0;
+    *data = NULL;
+    *bytes = 0;
+    for (int64_t i = first; i < first + n; i++) {
+        size_t len = 0;
+        const char *str = onyx_tensor_string(v, i, &len);
+        if (!sv_bytes_append(data, bytes, &cap, str ? str : "", str ? len : 0)) return false;
+    }
+    if (!*data) *data = malloc(1);
+    return *data != NULL;
+}
+
 /* Concatenated (or, for one request, borrowed) inputs of a batch. */
 static bool batch_inputs(sv_model *m, sv_request **batch, size_t n, int64_t total,
                          onyx_value **vals, uint8_t **bufs, char *err, size_t err_len) {
@@ -144,6 +197,12 @@ static bool batch_inputs(sv_model *m, sv_request **batch, size_t n, int64_t tota
                 off += batch[i]->inputs[j].bytes;
             }
         }
+        if (t0->type == ONYX_STRING) {
+            char why[300];
+            if (strings_tensor(shape, t0->rank, data, bytes, &vals[j], why, sizeof why)) continue;
+            snprintf(err, err_len, "input '%s': %s", t0->name, why);
+            return false;
+        }
         onyx_status *st = onyx_tensor_create_with_data(t0->type, shape, t0->rank, data, bytes, &vals[j]);
         if (st) {
             snprintf(err, err_len, "input '%s': %s", t0->name, onyx_status_message(st));
@@ -162,8 +221,9 @@ static void split_outputs(sv_model *m, sv_request *r, onyx_value **outs, int64_t
         size_t k = 0;
         while (k < m->n_outputs && strcmp(m->outputs[k].name, t->name) != 0) k++;
         onyx_value *v = outs[k];
-        if (onyx_value_get_kind(v) != ONYX_VALUE_TENSOR || sv_element_size(onyx_tensor_element_type(v)) == 0) {
-            sv_fail(r, 500, "output '%s': only numeric tensors can be returned", t->name);
+        if (onyx_value_get_kind(v) != ONYX_VALUE_TENSOR ||
+            (sv_element_size(onyx_tensor_element_type(v)) == 0 && onyx_tensor_element_type(v) != ONYX_STRING)) {
+            sv_fail(r, 500, "output '%s': only numeric and string tensors can be returned", t->name);
             return;
         }
         size_t rank = onyx_tensor_rank(v);
@@ -185,6 +245,13 @@ static void split_outputs(sv_model *m, sv_request *r, onyx_value **outs, int64_t
             bytes = (size_t)r->batch * row_bytes;
             t->shape[0] = r->batch;
         }
+        if (t->type == ONYX_STRING) {
+            int64_t count = onyx_tensor_element_count(v), per_row = batched ? count / total : count;
+            if (!strings_serialize(v, batched ? row * per_row : 0, batched ? r->batch * per_row : count, &t->data,
+                                   &t->bytes))
+                sv_fail(r, 500, "out of memory for output '%s'", t->name);
+            continue;
+        }
         t->data = malloc(bytes ? bytes : 1);
         if (!t->data) { sv_fail(r, 500, "out of memory for output '%s'", t->name); return; }
         memcpy(t->data, (uint8_t *)onyx_tensor_data(v) + off, bytes);
@@ -193,7 +260,7 @@ static void split_outputs(sv_model *m, sv_request *r, onyx_value **outs, int64_t
 }
 
 static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) {
-    uint64_t t0 = sv_now_ns();
+    uint64_t t0 = sv_now_ns(), t_run = t0, t_ran = t0;
     onyx_value *vals[64] = {0}, *outs[64] = {0};
     uint8_t *bufs[64] = {0};
     const char *in_names[64], *out_names[64];
@@ -208,8 +275,10 @@ static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) 
         onyx_run_options *ro = NULL;
         int64_t limit = queue_timeout_ms(m);
         if (limit > 0 && !onyx_run_options_create(&ro)) onyx_run_options_set_timeout_ms(ro, limit);
+        t_run = sv_now_ns();
         st = onyx_session_run(m->session, ro, in_names, (const onyx_value *const *)vals, m->n_inputs,
                               out_names, m->n_outputs, outs);
+        t_ran = sv_now_ns();
         onyx_run_options_free(ro);
         if (st) {
             code = onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT ? 400
@@ -228,14 +297,29 @@ static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) 
             split_outputs(m, batch[i], outs, row, total, batched);
             row += batch[i]->batch;
         }
+        uint64_t t_out = sv_now_ns();
+        size_t b = total <= 64 ? (size_t)total : 0;
         atomic_fetch_add(&m->stats.executions, 1);
         atomic_fetch_add(&m->stats.inferences, (uint64_t)total);
-        atomic_fetch_add(&m->stats.batch_size[total <= 64 ? total : 0], 1);
-        sv_hist_observe(&m->stats.compute, sv_now_ns() - t0);
+        atomic_fetch_add(&m->stats.batch_size[b], 1);
+        atomic_fetch_add(&m->stats.batch_input_ns[b], t_run - t0);
+        atomic_fetch_add(&m->stats.batch_compute_ns[b], t_ran - t_run);
+        atomic_fetch_add(&m->stats.batch_output_ns[b], t_out - t_ran);
+        sv_hist_observe(&m->stats.compute, t_out - t0);
     }
+    for (size_t i = 0; i < n; i++) { batch[i]->t_run_ns = t_run; batch[i]->t_ran_ns = t_ran; }
     for (size_t j = 0; j < m->n_inputs; j++) { onyx_value_free(vals[j]); free(bufs[j]); }
     for (size_t k = 0; k < m->n_outputs; k++) onyx_value_free(outs[k]);
     for (size_t i = 0; i < n; i++) finish(batch[i]);
+}
+
+/* An instance slot is free again: wake a worker if requests wait for one. */
+static void release_instance(sv_model *m) {
+    pthread_mutex_lock(&m->mu);
+    m->running--;
+    if (m->stopping) pthread_cond_broadcast(&m->cv);   /* idle workers may now exit */
+    else if (m->head) pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
 }
 
 static void *worker_main(void *arg) {
@@ -252,7 +336,11 @@ static void *worker_main(void *arg) {
             finish(expired);
             expired = next;
         }
-        if (n > 0) { run_batch(m, batch, n, total); continue; }
+        if (n > 0) {
+            run_batch(m, batch, n, total);
+            release_instance(m);
+            continue;
+        }
         pthread_mutex_lock(&m->mu);
         bool stop = m->stopping && !m->head;
         pthread_mutex_unlock(&m->mu);
@@ -285,6 +373,13 @@ void sv_model_stop(sv_model *m) {
     m->n_workers = 0;
 }
 
+/* A request that finds the model idle runs at once unless the dynamic
+ * batcher would hold it back for company (max_queue_delay_us > 0). */
+static bool runs_at_once(const sv_model *m) {
+    bool batching = m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off;
+    return !batching || m->cfg.max_queue_delay_us == 0;
+}
+
 void sv_submit(sv_request *r) {
     sv_model *m = r->model;
     sv_server *s = m->server;
@@ -305,6 +400,17 @@ void sv_submit(sv_request *r) {
         atomic_fetch_add(&m->stats.rejected, 1);
         sv_fail(r, 429, "the queue of model '%s' is full (%d requests); retry later", m->name, limit);
         finish(r);
+        return;
+    }
+    if (!m->head && m->running < m->cfg.instances && runs_at_once(m)) {
+        /* an idle instance and nothing queued: run on the submitting thread,
+         * saving the two thread hand-offs (to a worker and back) that
+         * otherwise cost more than a small model's run */
+        m->running++;
+        pthread_mutex_unlock(&m->mu);
+        sv_request *one[1] = {r};
+        run_batch(m, one, 1, r->batch);
+        release_instance(m);
         return;
     }
     r->next = NULL;

@@ -52,7 +52,9 @@ struct sv_request {
     int status;          /* HTTP-style: 200 ok, 400, 404, 429, 500, 503 */
     char error[512];
 
-    uint64_t t_arrive_ns, t_enqueue_ns, t_start_ns, t_end_ns;
+    /* arrival, queued, batch start, session run start/end, done: Triton's
+     * queue / compute_input / compute_infer / compute_output statistics */
+    uint64_t t_arrive_ns, t_enqueue_ns, t_start_ns, t_run_ns, t_ran_ns, t_end_ns;
     sv_model *model;     /* referenced */
     sv_done_fn done;     /* called once from a worker (or the submitter on refusal) */
     void *ctx;
@@ -100,10 +102,11 @@ typedef struct sv_hist {
 } sv_hist;
 typedef struct sv_stats {
     _Atomic uint64_t success, failure, inferences, executions, rejected;
-    _Atomic uint64_t queue_ns, compute_ns, success_ns;
+    _Atomic uint64_t queue_ns, input_ns, compute_ns, output_ns, success_ns, failure_ns;
     _Atomic uint64_t last_inference_ms;
     sv_hist queue, compute, request;
-    _Atomic uint64_t batch_size[65];  /* 1..64; [0]: larger */
+    _Atomic uint64_t batch_size[65];  /* executions by batch size 1..64; [0]: larger */
+    _Atomic uint64_t batch_input_ns[65], batch_compute_ns[65], batch_output_ns[65];
 } sv_stats;
 
 struct sv_model {
@@ -120,6 +123,7 @@ struct sv_model {
     pthread_cond_t cv;
     sv_request *head, *tail;
     size_t queued;
+    int running;                  /* batches executing now (workers, or submitters inline) <= instances */
     bool stopping;
     pthread_t *workers;
     int n_workers;
@@ -132,7 +136,7 @@ struct sv_model {
 
 typedef struct sv_options {
     const char *repository;
-    const char *host;             /* listen address: 127.0.0.1 by default */
+    const char *host;             /* listen address: 127.0.0.1 by default; IPv6 too ("::": both families) */
     int http_port, grpc_port, metrics_port;   /* -1: disabled */
     int threads;                  /* default intra-op threads per model */
     bool log_json;
@@ -145,11 +149,19 @@ typedef struct sv_options {
     bool batching_off;            /* --no-batching: ignore dynamic_batching configs */
 } sv_options;
 
+/* A model whose last load failed (at start-up or through the load
+ * endpoint): the server is not ready while one is recorded. */
+typedef struct sv_load_failure {
+    char *name, *reason;
+    struct sv_load_failure *next;
+} sv_load_failure;
+
 typedef struct sv_server {
     sv_options opt;
     onyx_env *env;
-    pthread_mutex_t reg_mu;       /* guards models and loads */
+    pthread_mutex_t reg_mu;       /* guards models, failures and loads */
     sv_model *models;
+    sv_load_failure *failures;    /* cleared by a successful load or an unload of that name */
     atomic_bool ready, shutting_down;
     _Atomic long in_flight;
     _Atomic uint64_t bad_requests;
@@ -158,12 +170,18 @@ typedef struct sv_server {
 
 uint64_t sv_now_ns(void);
 
-/* server.c: the IPv4 address of --host with `port` (false: err says why). */
-struct sockaddr_in;
-bool sv_listen_addr(const sv_server *s, int port, struct sockaddr_in *addr, char *err, size_t err_len);
+/* server.c: the address of --host (IPv4 or IPv6, "[::1]" or "::1") with
+ * `port`; *any6: it is "::", the IPv6 wildcard, which listens dual-stack
+ * (IPv4 clients too). false: err says why. */
+struct sockaddr_storage;
+bool sv_listen_addr(const sv_server *s, int port, struct sockaddr_storage *addr, unsigned *addr_len, bool *any6,
+                    char *err, size_t err_len);
 
 /* repository.c */
 int sv_repository_load_all(sv_server *s);
+/* Ready: started, not shutting down and no model load failure recorded;
+ * otherwise false with why (the first failed model and its error). */
+bool sv_server_ready(sv_server *s, char *why, size_t why_len);
 /* Load (or reload) MODEL from the repository; on error fills err, returns false. */
 bool sv_model_load(sv_server *s, const char *name, char *err, size_t err_len);
 bool sv_model_unload(sv_server *s, const char *name, char *err, size_t err_len);
@@ -183,6 +201,14 @@ void sv_repository_index(sv_server *s, struct sbuf *out, bool ready_only);
 void sv_model_config_json(const sv_model *m, struct sbuf *out);
 /* KServe v2 model metadata JSON. */
 void sv_model_metadata_json(sv_server *s, const sv_model *m, struct sbuf *out);
+
+/* BYTES tensors travel, and are held in sv_tensor.data, in Triton's
+ * serialized form: per element a 4-byte little-endian length, then the
+ * bytes. Element at *off (advanced past it); false at the end or when the
+ * length runs past `bytes` (then *off is left at the bad prefix). */
+bool sv_bytes_next(const uint8_t *data, size_t bytes, size_t *off, const uint8_t **s, uint32_t *len);
+/* Appends one serialized element to a malloc'd buffer (false: out of memory). */
+bool sv_bytes_append(uint8_t **data, size_t *bytes, size_t *cap, const void *s, size_t len);
 
 /* infer.c: checks inputs against the model, orders them, sets batch. */
 bool sv_check_request(sv_request *r);

@@ -7,6 +7,7 @@
 #include "serve/server.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,15 +58,35 @@ static bool parse_args(int argc, char **argv, sv_options *o) {
     return !a.failed;
 }
 
-bool sv_listen_addr(const sv_server *s, int port, struct sockaddr_in *addr, char *err, size_t err_len) {
+bool sv_listen_addr(const sv_server *s, int port, struct sockaddr_storage *addr, unsigned *addr_len, bool *any6,
+                    char *err, size_t err_len) {
     memset(addr, 0, sizeof *addr);
-    addr->sin_family = AF_INET;
-    addr->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, s->opt.host, &addr->sin_addr) != 1) {
-        snprintf(err, err_len, "--host '%s' is not an IPv4 address", s->opt.host);
-        return false;
+    *any6 = false;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+    if (inet_pton(AF_INET, s->opt.host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *addr_len = sizeof *v4;
+        return true;
     }
-    return true;
+    char host[INET6_ADDRSTRLEN + 2];
+    const char *h = s->opt.host;
+    size_t n = strlen(h);
+    if (n >= 2 && n < sizeof host + 2 && h[0] == '[' && h[n - 1] == ']') {   /* URL form [::1] */
+        memcpy(host, h + 1, n - 2);
+        host[n - 2] = 0;
+        h = host;
+    }
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
+    if (inet_pton(AF_INET6, h, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *addr_len = sizeof *v6;
+        *any6 = memcmp(&v6->sin6_addr, &in6addr_any, sizeof in6addr_any) == 0;
+        return true;
+    }
+    snprintf(err, err_len, "--host '%s' is not an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1, ::)", s->opt.host);
+    return false;
 }
 
 static void drain(sv_server *s) {

@@ -121,10 +121,10 @@ typedef struct cli_model_opts {
 bool cli_model_flag(cli_args *a, cli_model_opts *o);
 void cli_model_opts_free(cli_model_opts *o);
 
-/* Graph inputs that have no initializer, in graph order: the inputs a caller
- * is expected to feed (test data's input_K is the K-th of these). Decodes the
- * model file; the decoded model is freed before returning. */
-onyx_status *cli_model_feed_inputs(const char *model_path, cli_strlist *out);
+/* The session's inputs: graph inputs that have no initializer, in graph
+ * order, the inputs a caller is expected to feed (test data's input_K is the
+ * K-th of these). */
+onyx_status *cli_session_feed_inputs(const onyx_session *s, cli_strlist *out);
 
 /* Index of a session input/output by name, or -1. */
 long cli_session_input_index(const onyx_session *s, const char *name);

@@ -550,9 +550,9 @@ static char run_data_sets(const test_env *te, const test_case *t, verdict *v) {
 static void run_test(const test_case *t, const test_opts *o, verdict *v) {
     test_env te = {.opts = o, .deadline_ms = cli_now_ms() + o->timeout_s * 1e3};
     onyx_env *env = NULL;
-    onyx_status *st = cli_model_feed_inputs(t->model, &te.feed_names);
-    if (!st) st = cli_open_env(&o->session, &env);
+    onyx_status *st = cli_open_env(&o->session, &env);
     if (!st) st = cli_open_session(env, t->model, &o->session, &te.session);
+    if (!st) st = cli_session_feed_inputs(te.session, &te.feed_names);
     if (!st) te.random = has_random_op(te.session);
     if (st)
         set_error(v, VERDICT_ERROR, st, "");

@@ -30,7 +30,7 @@ typedef struct inputs_request {
 
 /* Fill `out` with a value for every input the model needs: from the files
  * requested, else generated. feed_names: the graph inputs without an
- * initializer (cli_model_feed_inputs); inputs with an initializer are fed
+ * initializer (cli_session_feed_inputs); inputs with an initializer are fed
  * only when given explicitly. */
 onyx_status *inputs_prepare(const onyx_session *s, const cli_strlist *feed_names,
                             const inputs_request *req, cli_feeds *out);

@@ -13,13 +13,11 @@ void runner_free_outputs(cli_runner *r) {
 
 onyx_status *runner_open(cli_runner *r, const char *model, const cli_model_opts *o) {
     memset(r, 0, sizeof *r);
-    /* decoded (and freed) before the session exists, so it adds nothing to
-     * the session's peak memory */
-    ONYX_TRY(cli_model_feed_inputs(model, &r->feed_names));
     ONYX_TRY(cli_open_env(&o->session, &r->env));
     double t0 = cli_now_ms();
     ONYX_TRY(cli_open_session(r->env, model, &o->session, &r->session));
     r->load_ms = cli_now_ms() - t0;
+    ONYX_TRY(cli_session_feed_inputs(r->session, &r->feed_names));
     r->n_outputs = onyx_session_output_count(r->session);
     r->output_names = calloc(r->n_outputs ? r->n_outputs : 1, sizeof *r->output_names);
     r->outputs = calloc(r->n_outputs ? r->n_outputs : 1, sizeof *r->outputs);

@@ -236,27 +236,10 @@ void cli_model_opts_free(cli_model_opts *o) {
     cli_dims_free(&o->dims);
 }
 
-static bool is_initializer(const onyx_graph_proto *g, const char *name) {
-    for (size_t i = 0; i < g->n_initializers; i++)
-        if (g->initializers[i].name && strcmp(g->initializers[i].name, name) == 0) return true;
-    for (size_t i = 0; i < g->n_sparse_initializers; i++) {
-        const char *n = g->sparse_initializers[i].values.name;
-        if (n && strcmp(n, name) == 0) return true;
-    }
-    return false;
-}
-
-onyx_status *cli_model_feed_inputs(const char *model_path, cli_strlist *out) {
-    onyx_model *m;
-    ONYX_TRY(onyx_model_load_file(model_path, &m));
-    onyx_status *st = NULL;
-    const onyx_graph_proto *g = m->graph;
-    for (size_t i = 0; g && i < g->n_inputs && !st; i++) {
-        const char *name = g->inputs[i].name ? g->inputs[i].name : "";
-        if (!is_initializer(g, name)) st = cli_strlist_add(out, name);
-    }
-    onyx_model_free(m);
-    return st;
+onyx_status *cli_session_feed_inputs(const onyx_session *s, cli_strlist *out) {
+    size_t n = onyx_session_input_count(s);
+    for (size_t i = 0; i < n; i++) ONYX_TRY(cli_strlist_add(out, onyx_session_input_name(s, i)));
+    return NULL;
 }
 
 long cli_session_input_index(const onyx_session *s, const char *name) {

@@ -36,21 +36,30 @@ def write_model(repo, name, onnx_path, config=None, version=1):
             json.dump(config, f)
 
 
+def free_port_on(host):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 class Server:
-    def __init__(self, repo, *extra, log_path=None):
-        self.http, self.grpc, self.metrics = free_port(), free_port(), free_port()
-        self.url = f"http://{HOST}:{self.http}"
+    """wait: the health endpoint that must answer 200 before the tests start
+    ("live" for a server expected not to become ready)."""
+    def __init__(self, repo, *extra, log_path=None, host=HOST, wait="ready"):
+        self.http, self.grpc, self.metrics = free_port_on(host), free_port_on(host), free_port_on(host)
+        self.url_host = f"[{host}]" if ":" in host else host
+        self.url = f"http://{self.url_host}:{self.http}"
         self.log_path = log_path
         self.log = open(log_path, "w") if log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(
-            [ONYX, "serve", "--model-repository", repo, "--host", HOST, "--http-port", str(self.http),
+            [ONYX, "serve", "--model-repository", repo, "--host", host, "--http-port", str(self.http),
              "--grpc-port", str(self.grpc), "--metrics-port", str(self.metrics), "--log-format", "json", *extra],
             stdout=self.log, stderr=self.log)
         deadline = time.time() + 60
         while time.time() < deadline:
             assert self.proc.poll() is None, f"onyx serve exited with {self.proc.returncode}"
             try:
-                if requests.get(self.url + "/v2/health/ready", timeout=1).status_code == 200:
+                if requests.get(self.url + f"/v2/health/{wait}", timeout=1).status_code == 200:
                     return
             except requests.ConnectionError:
                 pass
@@ -72,7 +81,7 @@ def models(tmp_path_factory):
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/serve/make_models.py"), str(out)], check=True)
     mlp = BENCH_MLP if os.path.exists(BENCH_MLP) else str(out / "mlp.onnx")
     return {"digits": os.path.join(ROOT, "models/digits.onnx"), "mlp": mlp, "wide": str(out / "wide.onnx"),
-            "echo": str(out / "echo.onnx")}
+            "echo": str(out / "echo.onnx"), "strings": str(out / "strings.onnx")}
 
 
 def make_repo(root, models):
@@ -91,16 +100,23 @@ def make_repo(root, models):
                 {"max_batch_size": 16, "max_queue_size": 2,
                  "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
     write_model(repo, "echo_timeout", models["echo"],
-                {"max_batch_size": 16, "request_timeout_ms": 50,
-                 "dynamic_batching": {"max_queue_delay_microseconds": 400000}})
+                {"max_batch_size": 16, "request_timeout_ms": 50,   # a long delay: robust on a loaded machine
+                 "dynamic_batching": {"max_queue_delay_microseconds": 1000000}})
     write_model(repo, "echo_two", models["echo"],
                 {"max_batch_size": 16, "instance_count": 2,
                  "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
-    write_model(repo, "bad_config", models["echo"], {"max_batch_size": "x"})
+    write_model(repo, "strings", models["strings"],
+                {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
     # two versions: the newest serves by default, both by number
     write_model(repo, "versioned", models["echo"], {"version_policy": "all"}, version=1)
     write_model(repo, "versioned", models["echo"], None, version=3)
     return repo
+
+
+def add_bad_config(repo, models):
+    """A model folder whose config.json does not parse: loading it fails,
+    and while that failure stands the server is not ready."""
+    write_model(repo, "bad_config", models["echo"], {"max_batch_size": "x"})
 
 
 @pytest.fixture(scope="session")

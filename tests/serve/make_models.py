@@ -10,6 +10,8 @@ committed). Run with Debian's python (numpy + onnx):
              compute outweighs its HTTP cost, so batching shows up in throughput
   echo.onnx  y = 2 * x over float [batch, width], both dimensions dynamic:
              requests of different widths must never be merged
+  strings.onnx  BYTES (ONNX string) in and out: same = Identity(text),
+             twice = Concat(text, text) along axis 1, text [batch, n]
 """
 import sys
 
@@ -53,10 +55,23 @@ def echo():
     return model
 
 
+def strings():
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["text"], ["same"]),
+         helper.make_node("Concat", ["text", "text"], ["twice"], axis=1)], "strings",
+        [helper.make_tensor_value_info("text", TensorProto.STRING, ["batch", "n"])],
+        [helper.make_tensor_value_info("same", TensorProto.STRING, ["batch", "n"]),
+         helper.make_tensor_value_info("twice", TensorProto.STRING, ["batch", "twice_n"])], [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests")
+    model.ir_version = 8
+    return model
+
+
 def main(out):
     onnx.save(mlp([784, 128, 64, 10], 1), f"{out}/mlp.onnx")
     onnx.save(mlp([1024, 2048, 2048, 10], 2), f"{out}/wide.onnx")
     onnx.save(echo(), f"{out}/echo.onnx")
+    onnx.save(strings(), f"{out}/strings.onnx")
 
 
 if __name__ == "__main__":

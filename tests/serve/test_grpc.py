@@ -1,11 +1,14 @@
 """KServe v2 gRPC tests of onyx serve, with python3-grpcio and stubs
 generated at test time from grpc_service.proto."""
+import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import numpy as np
 import pytest
 
+from conftest import add_bad_config
 from test_rest import digits_test_set, mlp_reference
 
 
@@ -100,10 +103,10 @@ def test_malformed_protobuf(server):
                               request_serializer=lambda b: b, response_deserializer=lambda b: b)
     code, msg = code_of(lambda: raw(b"\x0a\x40digits"))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "malformed ModelInferRequest" in msg
-    other = channel.unary_unary("/inference.GRPCInferenceService/ModelStatistics",
+    other = channel.unary_unary("/inference.GRPCInferenceService/TraceSetting",
                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
     code, msg = code_of(lambda: other(b""))
-    assert code == grpc.StatusCode.UNIMPLEMENTED and "ModelStatistics" in msg
+    assert code == grpc.StatusCode.UNIMPLEMENTED and "TraceSetting" in msg
     channel.close()
 
 
@@ -160,8 +163,9 @@ def test_mutated_messages_never_crash(server, stubs):
         pb.ServerLiveRequest()).live
 
 
-def test_repository_index_load_unload(client):
+def test_repository_index_load_unload(client, server, models):
     pb, stub = client
+    add_bad_config(server.repo, models)
     index = stub.RepositoryIndex(pb.RepositoryIndexRequest())
     entries = {(m.name, m.version, m.state, m.reason) for m in index.models}
     assert ("mlp", "1", "READY", "") in entries and ("bad_config", "", "UNAVAILABLE", "unloaded") in entries
@@ -175,5 +179,12 @@ def test_repository_index_load_unload(client):
     assert stub.ModelReady(pb.ModelReadyRequest(name="mlp_plain")).ready
     code, msg = code_of(lambda: stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="bad_config")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in msg
+    # the failed load stands: the server is not ready and the index says why
+    assert not stub.ServerReady(pb.ServerReadyRequest()).ready
+    reasons = {m.name: m.reason for m in stub.RepositoryIndex(pb.RepositoryIndexRequest()).models}
+    assert "max_batch_size" in reasons["bad_config"]
+    stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="bad_config"))
+    assert stub.ServerReady(pb.ServerReadyRequest()).ready
+    shutil.rmtree(os.path.join(server.repo, "bad_config"))
     code, msg = code_of(lambda: stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest()))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "model_name" in msg

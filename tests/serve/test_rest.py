@@ -4,6 +4,7 @@ repository extensions)."""
 import gzip
 import json
 import os
+import shutil
 import struct
 import threading
 import time
@@ -15,7 +16,7 @@ import onnx
 import requests
 from onnx import numpy_helper
 
-from conftest import ROOT
+from conftest import ROOT, add_bad_config
 
 
 def infer(server, model, body, version=None, **kw):
@@ -344,7 +345,8 @@ def test_statistics_and_metrics(server):
     assert requests.get(f"http://127.0.0.1:{server.metrics}/v2").status_code == 404
 
 
-def test_repository_index_load_unload(server):
+def test_repository_index_load_unload(server, models):
+    add_bad_config(server.repo, models)
     index = requests.post(server.url + "/v2/repository/index").json()
     assert {"name": "digits", "version": "1", "state": "READY", "reason": ""} in index
     assert error(requests.post(server.url + "/v2/repository/models/nope/load"), 400)
@@ -354,6 +356,18 @@ def test_repository_index_load_unload(server):
     assert {"name": "bad_config", "state": "UNAVAILABLE", "reason": "unloaded"} in index
     msg = error(requests.post(server.url + "/v2/repository/models/bad_config/load"), 400)
     assert "'max_batch_size' must be an integer" in msg
+    # while that failure stands the server is not ready, and both say why
+    msg = error(requests.get(server.url + "/v2/health/ready"), 503)
+    assert "bad_config" in msg and "max_batch_size" in msg
+    index = {e["name"]: e for e in requests.post(server.url + "/v2/repository/index").json()}
+    assert index["bad_config"]["state"] == "UNAVAILABLE" and "max_batch_size" in index["bad_config"]["reason"]
+    assert requests.get(server.url + "/v2/health/live").status_code == 200
+    # loading a model with no folder is an error but not a failed model
+    assert requests.post(server.url + "/v2/repository/models/bad_config/unload").status_code == 200
+    assert requests.get(server.url + "/v2/health/ready").status_code == 200
+    assert error(requests.post(server.url + "/v2/repository/models/nope/load"), 400)
+    assert requests.get(server.url + "/v2/health/ready").status_code == 200
+    shutil.rmtree(os.path.join(server.repo, "bad_config"))
     assert error(requests.post(server.url + "/v2/repository/models/..%2Fetc/load"), 404)
 
 

@@ -37,7 +37,13 @@
  * 2x faster again with 16-wide ones on cores with full-width AVX-512).
  * Other targets get one plain definition. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if defined(__clang__)
+/* clang has no prefer-vector-width target attribute and drops the whole
+ * attribute when it sees one (the AVX-512 clone then compiled as baseline) */
+#define NN_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"
+#else
 #define NN_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512"
+#endif
 #define NN_MULTIVERSION(name, PARAMS, ARGS, ...)                                       \
     __attribute__((target(NN_AVX512_TARGET))) static void name##_avx512 PARAMS __VA_ARGS__ \
     __attribute__((target("avx2,fma"))) static void name##_avx2 PARAMS __VA_ARGS__     \
