@@ -154,7 +154,8 @@ static void pack_b_block(const onyx_gemm_isa *isa, const onyx_gemm_operand *B, s
     }
 }
 
-static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero,
+/* half: the same layout in float16 (p->half instead of p->data). */
+static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero, bool half,
                                onyx_packed_mat **out) {
     *out = NULL;
     size_t unit = is_b ? isa->nr : isa->mr;
@@ -162,13 +163,16 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
     if (onyx_add_overflow_size(outer, unit - 1, &padded))
         return ONYX_INVALID_ARG("gemm: matrix too large to pack");
     padded = padded / unit * unit;
-    if (onyx_mul_overflow_size(padded, K, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
+    if (onyx_mul_overflow_size(padded, K, &n) ||
+        onyx_mul_overflow_size(n, half ? sizeof(uint16_t) : sizeof(float), &bytes) ||
         bytes > ONYX_MAX_TENSOR_BYTES)
         return ONYX_INVALID_ARG("gemm: matrix of %zu x %zu too large to pack", outer, K);
     onyx_packed_mat *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
-    p->data = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
-    if (!p->data) {
+    void *d = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
+    if (half) p->half = d;
+    else p->data = d;
+    if (!d) {
         free(p);
         return ONYX_OOM();
     }
@@ -230,7 +234,7 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
     if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) return pack_b_bf16(transB, K, N, B, ldb, out);
     const onyx_gemm_isa *isa = current_isa();
     /* pack_b_block writes every element, padding strips included */
-    ONYX_TRY(packed_new(isa, true, N, K, false, out));
+    ONYX_TRY(packed_new(isa, true, N, K, false, false, out));
     onyx_packed_mat *p = *out;
     if (K == 0 || N == 0 || p->kcb == 0) return NULL;
     onyx_gemm_operand op = {.data = B, .ld = ldb, .trans = transB};
@@ -244,18 +248,8 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
 /* float16 B (sgemm_half.h): the strips of packed_new's layout in 16 bits. */
 static onyx_status *pack_b_half(const onyx_gemm_isa *isa, bool transB, size_t K, size_t N, const void *B, size_t ldb,
                                 onyx_packed_mat **out) {
-    ONYX_TRY(packed_new(isa, true, N, K, false, out));
+    ONYX_TRY(packed_new(isa, true, N, K, false, true, out));
     onyx_packed_mat *p = *out;
-    onyx_free(p->data);   /* the float32 area is not used: the same layout in halves */
-    p->data = NULL;
-    size_t n = p->padded * K;
-    p->half = onyx_alloc(n ? n * sizeof(uint16_t) : sizeof(uint16_t));
-    if (!p->half) {
-        free(p);
-        *out = NULL;
-        return ONYX_OOM();
-    }
-    p->bytes = n * sizeof(uint16_t) + sizeof *p;
     for (size_t pc = 0; pc < K && p->kcb; pc += p->kcb) {
         size_t kc = K - pc < p->kcb ? K - pc : p->kcb;
         onyx_half_pack_b_block(B, ldb, transB, pc, kc, 0, N, isa->nr, p->half + pc * p->padded);
@@ -285,7 +279,7 @@ onyx_status *onyx_sgemm_pack_b_half(bool transB, size_t K, size_t N, const void 
 onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
                                onyx_packed_mat **out) {
     const onyx_gemm_isa *isa = current_isa();
-    ONYX_TRY(packed_new(isa, false, M, K, true, out));
+    ONYX_TRY(packed_new(isa, false, M, K, true, false, out));
     onyx_packed_mat *p = *out;
     for (size_t pc = 0; pc < K; pc += p->kcb) {
         size_t kc = K - pc < p->kcb ? K - pc : p->kcb;

@@ -36,6 +36,7 @@ static void widen_portable(const uint16_t *src, size_t n, float *dst) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 /* vcvtph2ps, 8 values per instruction (F16C: every CPU with AVX2) */
@@ -55,10 +56,19 @@ __attribute__((target("avx,f16c"))) static void widen_f16c(const uint16_t *src, 
     widen_portable(src + i, n - i, dst + i);
 }
 
+/* CPUID leaf 1, ECX bit 29 (every AVX2 CPU has it; checked all the same),
+ * and only under the AVX2 or AVX-512 table: ONYX_ISA=generic keeps the
+ * portable loop. */
 static bool have_f16c(void) {
-    /* the AVX2 and AVX-512 tables imply F16C; ONYX_ISA=generic keeps the portable loop */
+    static int f16c = -1;
+    int known = __atomic_load_n(&f16c, __ATOMIC_RELAXED);
+    if (known < 0) {
+        unsigned a, b, c = 0, d;
+        known = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+        __atomic_store_n(&f16c, known, __ATOMIC_RELAXED);
+    }
     onyx_cpu_isa isa = onyx_cpu()->isa;
-    return (isa == ONYX_CPU_AVX2 || isa == ONYX_CPU_AVX512) && __builtin_cpu_supports("f16c");
+    return known && (isa == ONYX_CPU_AVX2 || isa == ONYX_CPU_AVX512);
 }
 #endif
 
