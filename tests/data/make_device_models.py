@@ -1,4 +1,4 @@
-"""Models for the device tests (tests/unit/test_devices.c): run with
+"""Models for the device tests (tests/unit/test_devices.c, tests/cuda/test_cuda_binding.c): run with
 /usr/bin/python3 tests/data/make_device_models.py.
 
 provider_bodies.onnx: x[2,3,4], y[4], flag (bool scalar)
@@ -74,3 +74,26 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.checker.check_model(model)
 onnx.save(model, "tests/data/provider_device_only.onnx")
+
+# provider_half.onnx: float16 end to end (the CUDA provider's float16 kernels):
+# x16[2,3,4], y16[4]: Relu(Add(x, c)) * y, then MatMul by w[4,5], Cast to float
+H = TensorProto.FLOAT16
+c16 = numpy_helper.from_array(np.linspace(-1, 1, 4).astype(np.float16), "c16")
+w16 = numpy_helper.from_array((np.arange(20).reshape(4, 5) / 10 - 1).astype(np.float16), "w16")
+nodes = [
+    helper.make_node("Add", ["x", "c16"], ["a"], name="add0"),
+    helper.make_node("Relu", ["a"], ["r"], name="relu0"),
+    helper.make_node("Mul", ["r", "y"], ["m"], name="mul0"),
+    helper.make_node("MatMul", ["m", "w16"], ["out16"], name="matmul0"),
+    helper.make_node("Cast", ["out16"], ["out"], name="cast0", to=TensorProto.FLOAT),
+]
+graph = helper.make_graph(
+    nodes, "provider_half",
+    [helper.make_tensor_value_info("x", H, [2, 3, 4]),
+     helper.make_tensor_value_info("y", H, [4])],
+    [helper.make_tensor_value_info("out", F, [2, 3, 5])],
+    [c16, w16])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, "tests/data/provider_half.onnx")

@@ -49,12 +49,15 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
                          &onyx_nbits_isa_avx512},
 #endif
 #ifdef ONYX_GEMM_NEON
-    /* the 8 x 12 SGEMM tile (24 of the 32 q registers). The blocked layout
-     * stays off: its only tiles here are the portable ones (gcc's 4-lane
-     * loops), not yet measured against the im2col + NEON SGEMM path on
-     * ARM64 hardware */
+    /* the 8 x 12 SGEMM tile (24 of the 32 q registers), and the blocked
+     * layout's NEON tile for blocks of 4 (one q register a block; up to 24
+     * accumulators, nchwc_conv_neon.c). The layout pass stays off by
+     * default (block 0): the blocked path is not yet measured against
+     * im2col + NEON SGEMM on ARM64 hardware; graphs laid out with blocks of
+     * 4 elsewhere, and the unit tests, run it */
     [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
-                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                       {{onyx_nchwc_tile_neon, {8, 8, 6, 5, 4, 3, 3, 2}}, GENERIC_TILE, GENERIC_TILE},
+                       {16, 32, 100, 9},
                        &onyx_nbits_isa_generic},
 #endif
 };
