@@ -36,6 +36,9 @@ typedef struct onyx_opt_ctx {
     int level;                  /* requested level */
     size_t fold_limit_bytes;    /* constant folding: largest output folded */
     void *scratch;              /* pass-private */
+    /* constant folding leaves DequantizeLinear of constant weights read by
+     * a Conv for the extended level's qdq_conv_fusion (which folds the rest) */
+    bool keep_qdq_weights;
 } onyx_opt_ctx;
 
 typedef struct onyx_pass {

@@ -33,12 +33,22 @@ static size_t value_size(const onyx_value *v) {
     return n;
 }
 
+/* A DequantizeLinear of weights read by a Conv: the QDQ pattern. */
+static bool qdq_weights(const onyx_graph *g, const onyx_node *n) {
+    if (strcmp(n->op_type, "DequantizeLinear") || n->out[0] < 0) return false;
+    size_t count;
+    const uint32_t *r = onyx_use_readers(g, n->out[0], &count);
+    for (size_t k = 0; k < count; k++)
+        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv")) return true;
+    return false;
+}
+
 static onyx_status *constant_folding(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     if (!ctx->svc->evaluate) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
-        if (!foldable(g, n)) continue;
+        if (!foldable(g, n) || (ctx->keep_qdq_weights && qdq_weights(g, n))) continue;
         onyx_value **out = calloc(n->n_out + 1, sizeof *out);
         if (!out) return ONYX_OOM();
         /* the session's evaluator runs it on a provider's kernel */

@@ -432,8 +432,8 @@ static bool bf16_fastmath(onyx_session *s, const onyx_session_options *o) {
     if (!v || strcmp(v, "1")) return false;
     if (!onyx_bf16_fastmath_available()) {
         onyx_log(s->env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16 or the AVX-512 "
-                 "kernels are not in use (ONYX_ISA); float32 GEMMs stay float32");
+                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
+                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
         return false;
     }
     onyx_log(s->env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
