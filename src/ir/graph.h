@@ -44,7 +44,8 @@ typedef struct onyx_graph_value {
     onyx_value *constant;      /* initializer / constant value, or NULL */
     uint32_t n_consumers;
     uint32_t n_captures;       /* live nodes whose subgraphs read it (implicit inputs) */
-    int32_t last_use;          /* index of the last node that reads it, -1 if none */
+    int32_t last_use;          /* index of the last node that reads it, -1 if none
+                                * (onyx_graph_mark_last_uses, ir/last_use.c) */
 } onyx_graph_value;
 
 typedef struct onyx_graph onyx_graph;
@@ -111,6 +112,13 @@ onyx_status *onyx_graph_build(const onyx_model *model, onyx_graph **out);
 onyx_status *onyx_graph_build_sub(const onyx_model *model, const onyx_graph_proto *gp,
                                   onyx_graph *parent, onyx_graph **out);
 void onyx_graph_free(onyx_graph *g);
+/* Value lifetimes in node order: last[v] = the last node that reads value
+ * v (inputs, captures by subgraphs; an output nobody reads: its producer),
+ * -1 if none. last has g->n_values entries. */
+void onyx_graph_last_uses(const onyx_graph *g, int32_t *last);
+/* The same into every value's last_use, in g and its subgraphs (the session
+ * does this once the graph is final, before planning). */
+onyx_status *onyx_graph_mark_last_uses(onyx_graph *g);
 
 /* Add a value with a name that must be unique (or NULL/""). */
 onyx_status *onyx_graph_add_value(onyx_graph *g, const char *name, int source, int32_t *id);

@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "session/session.h"
 
 #define ONYX_PASS(sym) extern const onyx_pass onyx_pass_##sym;
 #include "optimizer/passes.h"
@@ -54,7 +53,7 @@ static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled
             if (st) return onyx_error_wrap(st, "optimizer pass '%s': ", pass->name);
             if (!changes) continue;
             ONYX_TRY(onyx_graph_compact(ctx->g));
-            onyx_infer_graph(ctx->g, ctx->env);
+            if (ctx->svc->schemas) onyx_infer_graph_types(ctx->g, ctx->svc->schemas);
             onyx_log(ctx->env, ONYX_LOG_VERBOSE, "optimizer: %s rewrote %zu node(s), %zu nodes now", pass->name,
                      changes, ctx->g->n_nodes);
             fired[p] += changes;
@@ -65,16 +64,22 @@ static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled
     return NULL;
 }
 
-onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+onyx_status *onyx_optimize(onyx_graph *g, const onyx_opt_services *svc, int level, const char *disabled,
                            onyx_opt_report *report) {
-    return onyx_optimize_phase(g, env, level, disabled, ONYX_OPT_PHASE_EVERY, report);
+    return onyx_optimize_phase(g, svc, level, disabled, ONYX_OPT_PHASE_EVERY, report);
 }
 
-static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_env *env, int level, const char *disabled);
+static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_opt_services *svc, int level,
+                                       const char *disabled);
 
-onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_opt_services *svc, int level, const char *disabled,
                                  onyx_opt_phase phase, onyx_opt_report *report) {
-    onyx_opt_ctx ctx = {.g = g, .env = env, .level = level, .fold_limit_bytes = (size_t)256 << 20};
+    static const onyx_opt_services none = {0};
+    if (!svc) svc = &none;
+    onyx_opt_ctx ctx = {.g = g, .env = svc->env, .svc = svc, .level = level,
+                        .fold_limit_bytes = (size_t)256 << 20};
+    ctx.keep_qdq_weights = level >= ONYX_OPT_EXTENDED && phase != ONYX_OPT_PHASE_LAYOUT &&
+                           !is_disabled(disabled, "qdq_conv_fusion") && !is_disabled(disabled, "constant_folding");
     size_t fired[N_PASSES + 1];
     memset(fired, 0, sizeof fired);
     size_t before = live_nodes(g);
@@ -88,7 +93,7 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, 
     }
     onyx_graph_untrack_uses(g);
     if (st) return st;
-    if (phase != ONYX_OPT_PHASE_LAYOUT) ONYX_TRY(optimize_subgraphs(g, env, level, disabled));
+    if (phase != ONYX_OPT_PHASE_LAYOUT) ONYX_TRY(optimize_subgraphs(g, svc, level, disabled));
     if (report) {   /* a second phase adds to the first's report */
         bool first = !report->stats;
         if (first) report->stats = calloc(N_PASSES + 1, sizeof *report->stats);
@@ -111,12 +116,13 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, 
  * rewrites are not counted in the main graph's report. Values a deeper
  * subgraph captures by name are left alone by every pass, as in the main
  * graph. */
-static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_env *env, int level, const char *disabled) {
+static onyx_status *optimize_subgraphs(onyx_graph *g, const onyx_opt_services *svc, int level,
+                                       const char *disabled) {
     int sub_level = level < ONYX_OPT_EXTENDED ? level : ONYX_OPT_EXTENDED;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         for (size_t k = 0; !n->dead && k < n->n_subgraphs; k++) {
-            onyx_status *st = onyx_optimize_phase(n->subgraphs[k], env, sub_level, disabled,
+            onyx_status *st = onyx_optimize_phase(n->subgraphs[k], svc, sub_level, disabled,
                                                   ONYX_OPT_PHASE_PORTABLE, NULL);
             if (st) {
                 char d[300];

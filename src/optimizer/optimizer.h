@@ -9,17 +9,36 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "core/log.h"
 #include "ir/graph.h"
 #include "ir/graph_edit.h"
+#include "ir/infer.h"
 
-typedef struct onyx_env onyx_env;
+/* What the optimiser needs from the layers above it, passed in by the
+ * session, so that it never includes the session or a provider. */
+typedef struct onyx_opt_services {
+    const onyx_env *env;                   /* logging */
+    const onyx_schema_source *schemas;     /* re-inference after each pass (NULL: none) */
+    /* Constant folding: run node n of g, whose inputs are all constants, and
+     * put its n->n_out outputs (owned, NULL where unused) into out. An error
+     * leaves the node to run. NULL: nothing is folded. */
+    onyx_status *(*evaluate)(void *user, const onyx_graph *g, const onyx_node *n, onyx_value **out);
+    void *evaluate_user;
+    /* channels per block of the blocked-channel layout (the layout pass;
+     * the CPU provider's, 16 on AVX-512, 8 on AVX2), 0 = no blocked layout */
+    int layout_block;
+} onyx_opt_services;
 
 typedef struct onyx_opt_ctx {
     onyx_graph *g;
     const onyx_env *env;
+    const onyx_opt_services *svc;
     int level;                  /* requested level */
     size_t fold_limit_bytes;    /* constant folding: largest output folded */
     void *scratch;              /* pass-private */
+    /* constant folding leaves DequantizeLinear of constant weights read by
+     * a Conv for the extended level's qdq_conv_fusion (which folds the rest) */
+    bool keep_qdq_weights;
 } onyx_opt_ctx;
 
 typedef struct onyx_pass {
@@ -49,7 +68,7 @@ typedef struct onyx_opt_report {
 
 /* Optimise g in place up to `level`, skipping passes named in the
  * comma-separated `disabled` list (may be NULL). report may be NULL. */
-onyx_status *onyx_optimize(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+onyx_status *onyx_optimize(onyx_graph *g, const onyx_opt_services *svc, int level, const char *disabled,
                            onyx_opt_report *report);
 
 /* Which passes a call runs: all of them, only the portable ones (what a
@@ -61,7 +80,7 @@ typedef enum onyx_opt_phase {
     ONYX_OPT_PHASE_PORTABLE = 1,
     ONYX_OPT_PHASE_LAYOUT = 2,
 } onyx_opt_phase;
-onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_env *env, int level, const char *disabled,
+onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_opt_services *svc, int level, const char *disabled,
                                  onyx_opt_phase phase, onyx_opt_report *report);
 void onyx_opt_report_free(onyx_opt_report *r);
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "optimizer/optimizer.h"
-#include "providers/cpu/kernel.h"
 
 /* ------------------------------------------------------ constant folding */
 
@@ -28,59 +27,32 @@ static bool foldable(const onyx_graph *g, const onyx_node *n) {
     return true;
 }
 
-/* Run node n on the CPU kernels with its constant inputs. */
-static onyx_status *evaluate(onyx_opt_ctx *ctx, const onyx_node *n, onyx_value **out) {
-    const onyx_graph *g = ctx->g;
-    const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
-    if (!d) return ONYX_NOT_IMPLEMENTED("no kernel");
-    const onyx_value **in = calloc(n->n_in + 1, sizeof *in);
-    const onyx_type **types = calloc(n->n_in + 1, sizeof *types);
-    bool *used = calloc(n->n_out + 1, sizeof *used);
-    onyx_status *st = NULL;
-    if (!in || !types || !used) st = ONYX_OOM();
-    for (size_t k = 0; !st && k < n->n_in; k++) {
-        in[k] = n->in[k] >= 0 ? g->values[n->in[k]].constant : NULL;
-        types[k] = n->in[k] >= 0 ? &g->values[n->in[k]].type : NULL;
-    }
-    if (!st && d->type_input >= 0 && (size_t)d->type_input < n->n_in && in[d->type_input]) {
-        d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, in[d->type_input]->dtype);
-        if (!d) st = ONYX_NOT_IMPLEMENTED("no kernel for the type");
-    }
-    for (size_t k = 0; k < n->n_out; k++) used[k] = n->out[k] >= 0;
-    void *state = NULL;
-    if (!st && d->init) {
-        onyx_kernel_info info = {.node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in,
-                                 .n_out = n->n_out, .in_types = types, .const_in = in};
-        st = d->init(&info, &state);
-    }
-    if (!st) {
-        onyx_kernel_ctx kc = {.node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in,
-                              .n_out = n->n_out, .in = in, .out = out, .out_used = used, .state = state};
-        st = d->compute(&kc);
-        for (size_t k = 0; !st && k < n->n_out; k++)
-            if (used[k] && !out[k]) st = ONYX_RUNTIME_ERROR("output %zu not produced", k);
-    }
-    if (d && d->free_state && state) d->free_state(state);
-    free(in);
-    free(types);
-    free(used);
-    return st;
-}
-
 static size_t value_size(const onyx_value *v) {
     size_t n = v ? v->nbytes : 0;
     for (size_t i = 0; v && i < v->n_items; i++) n += value_size(v->items[i]);
     return n;
 }
 
+/* A DequantizeLinear of weights read by a Conv: the QDQ pattern. */
+static bool qdq_weights(const onyx_graph *g, const onyx_node *n) {
+    if (strcmp(n->op_type, "DequantizeLinear") || n->out[0] < 0) return false;
+    size_t count;
+    const uint32_t *r = onyx_use_readers(g, n->out[0], &count);
+    for (size_t k = 0; k < count; k++)
+        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv")) return true;
+    return false;
+}
+
 static onyx_status *constant_folding(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
+    if (!ctx->svc->evaluate) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
-        if (!foldable(g, n)) continue;
+        if (!foldable(g, n) || (ctx->keep_qdq_weights && qdq_weights(g, n))) continue;
         onyx_value **out = calloc(n->n_out + 1, sizeof *out);
         if (!out) return ONYX_OOM();
-        onyx_status *st = evaluate(ctx, n, out);
+        /* the session's evaluator runs it on a provider's kernel */
+        onyx_status *st = ctx->svc->evaluate(ctx->svc->evaluate_user, g, n, out);
         size_t bytes = 0;
         for (size_t k = 0; k < n->n_out; k++) bytes += value_size(out[k]);
         bool ok = !st && bytes <= ctx->fold_limit_bytes;

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "optimizer/optimizer.h"
-#include "providers/cpu/kernels/nchwc/nchwc.h"
-#include "providers/cpu/platform.h"
+#include "ir/nchwc_ops.h"
 
 typedef struct layout_walk {
     onyx_graph *g;
@@ -282,9 +281,10 @@ static onyx_status *drop_unread_reorders(onyx_graph *g) {
 
 static onyx_status *nchwc_layout(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
-    /* the block size of the CPU dispatch table (16 on AVX-512, 8 on AVX2);
-     * 0 where this CPU has no fast blocked kernels */
-    const int blk = onyx_cpu_nchwc_block();
+    /* the block size of the CPU dispatch table (16 on AVX-512, 8 on AVX2),
+     * from the session (the CPU provider's layout_block); 0 where this CPU
+     * has no fast blocked kernels */
+    const int blk = ctx->svc->layout_block;
     if (!onyx_nchwc_block_ok(blk)) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++)   /* already rewritten: nothing to do */
         if (!g->nodes[i].dead && g->nodes[i].domain && !strcmp(g->nodes[i].domain, ONYX_NCHWC_DOMAIN))

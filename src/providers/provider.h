@@ -11,7 +11,8 @@
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "ir/graph.h"
-#include "providers/cpu/kernel.h"
+#include "ir/infer.h"
+#include "providers/kernel_ctx.h"
 
 typedef struct onyx_provider onyx_provider;
 
@@ -39,6 +40,13 @@ typedef struct onyx_provider_vtable {
      * values for the inputs host_inputs names). */
     onyx_status *(*run)(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx);
     void (*destroy)(onyx_provider *p);
+    /* Optional: the inference rule of the op schema this provider knows for
+     * node n (ir/infer.h), or NULL. The session's schema source asks the
+     * providers in order. */
+    onyx_infer_fn (*schema)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n);
+    /* Optional: channels per block of the blocked-channel layout its kernels
+     * run (the optimiser's layout pass), 0 = none. */
+    int (*layout_block)(const onyx_provider *p);
 
     /* ---- device providers (NULL for the CPU) ---- */
     /* Inputs of a node it claims that it reads in host memory (bit k). */
@@ -63,6 +71,9 @@ struct onyx_provider {
     /* the memory its kernels read and write: NULL = host memory (no copies) */
     const onyx_device_mem *device;
     char name[64];           /* "cpu", "cuda", or a plugin's name */
+    /* the session's services to its kernels (set by the session after
+     * creating it; NULL outside a session) */
+    const onyx_kernel_host *host;
 };
 
 /* The nodes the partitioner inserts (domain "ai.onyx"), run by the device
@@ -71,6 +82,16 @@ struct onyx_provider {
 #define ONYX_OP_COPY_TO_HOST "MemcpyToHost"
 #define ONYX_OP_COMPILED "CompiledGroup"
 #define ONYX_DOMAIN_INTERNAL "ai.onyx"
+
+/* Output i of a device kernel placed in the run's memory plan: *out is a
+ * view of the device arena (device set, not owning) when the run has a plan
+ * placing that value on `device` and it fits, else NULL (the provider
+ * allocates it). A recording run notes the size and device either way
+ * (call onyx_kernel_record_output after allocating). */
+onyx_status *onyx_kernel_planned_device_output(struct onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
+                                               const int64_t *dims, const onyx_device_mem *device,
+                                               onyx_value **out);
+void onyx_kernel_record_output(struct onyx_kernel_ctx *ctx, size_t i, const onyx_value *v);
 
 /* Create a provider by name ("cpu", or a plugin found as
  * libonyx_provider_NAME.so) with options. */

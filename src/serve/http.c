@@ -1,4 +1,5 @@
-/* KServe v2 REST over libmicrohttpd (see http.h). Routes:
+/* KServe v2 REST over libmicrohttpd (see http.h): a pool of epoll threads,
+ * inferences suspend their connection while queued. Routes:
  *   GET  /v2  /v2/health/live  /v2/health/ready
  *   GET  /v2/models/NAME[/versions/V]        metadata
  *   GET  /v2/models/NAME[/versions/V]/ready  /config  /stats
@@ -33,10 +34,21 @@ struct sv_http {
     bool metrics_only;
 };
 
+/* An inference waits without holding a thread: the handler submits it
+ * and, unless it already ran inline, suspends the connection; the
+ * scheduler's completion resumes it and libmicrohttpd calls the handler
+ * again, which answers. */
+enum { INFER_NONE, INFER_SUBMITTING, INFER_WAITING, INFER_DONE };
+
 typedef struct http_req {
     sbuf body;
     size_t seen;       /* bytes received, kept or not */
     bool too_big;
+    sv_request *r;     /* the inference in progress, if any */
+    int state;         /* INFER_*, under mu */
+    pthread_mutex_t mu;
+    struct MHD_Connection *conn;
+    sv_http *h;
 } http_req;
 
 /* ---- responses ---- */
@@ -100,43 +112,12 @@ static const char *header(struct MHD_Connection *c, const char *name) {
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-static enum MHD_Result infer(sv_http *h, struct MHD_Connection *c, sv_model *m, http_req *q) {
+/* The answer of a finished inference (then freed); counts it out of in_flight. */
+static enum MHD_Result infer_reply(sv_http *h, struct MHD_Connection *c, http_req *q) {
     sv_server *s = h->s;
-    sv_request *r = calloc(1, sizeof *r);
-    if (!r) { sv_model_unref(m); return send_error(h, c, 500, "out of memory"); }
-    r->t_arrive_ns = sv_now_ns();
-    r->model = m;
-    const uint8_t *body = (const uint8_t *)q->body.data;
-    size_t len = q->body.len;
-    uint8_t *plain = NULL;
-    const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
-    if (enc && strcmp(enc, "identity") != 0) {
-        bool gzip = strcmp(enc, "gzip") == 0, too_big;
-        if (!gzip && strcmp(enc, "deflate") != 0) {
-            sv_fail(r, 400, "Content-Encoding '%.40s' is not supported (gzip, deflate)", enc);
-        } else if (!sv_inflate(body, len, gzip, s->opt.max_request_bytes, &plain, &len, &too_big)) {
-            if (too_big) sv_fail(r, 413, "the decompressed request exceeds --max-request-bytes (%zu)", s->opt.max_request_bytes);
-            else sv_fail(r, 400, "the %s request body is corrupt or truncated", enc);
-        }
-        body = plain;
-    }
-    size_t json_len = len;
-    const char *hl = header(c, "Inference-Header-Content-Length");
-    if (!r->status && hl) {
-        char *end;
-        unsigned long long v = strtoull(hl, &end, 10);
-        if (*end || end == hl || hl[0] == '-' || v > len)
-            sv_fail(r, 400, "Inference-Header-Content-Length '%.40s' is not a length within the %zu-byte body", hl, len);
-        json_len = (size_t)v;
-    }
-    if (!r->status && sv_rest_decode(r, body, len, json_len) && sv_check_request(r)) {
-        r->status = 0;
-        sv_infer_wait(r);
-    } else if (r->status != 200) {
-        r->t_end_ns = sv_now_ns();
-        sv_stats_request(m, r);
-    }
-    free(plain);
+    sv_request *r = q->r;
+    q->r = NULL;
+    q->state = INFER_NONE;
     enum MHD_Result rc;
     if (r->status != 200) {
         rc = send_error(h, c, r->status, "%s", r->error);
@@ -169,7 +150,79 @@ static enum MHD_Result infer(sv_http *h, struct MHD_Connection *c, sv_model *m, 
         }
     }
     sv_request_free(r);
+    atomic_fetch_sub(&s->in_flight, 1);
     return rc;
+}
+
+/* Scheduler completion: inline (the handler answers) or from a worker
+ * (resume the suspended connection). */
+static void infer_done(sv_request *r) {
+    http_req *q = r->ctx;
+    pthread_mutex_lock(&q->mu);
+    bool resume = q->state == INFER_WAITING;
+    q->state = INFER_DONE;
+    pthread_mutex_unlock(&q->mu);
+    if (resume) MHD_resume_connection(q->conn);
+}
+
+/* Decodes and checks the request, then submits it; the caller counted it in
+ * in_flight (infer_reply counts it out). */
+static enum MHD_Result infer(sv_http *h, struct MHD_Connection *c, sv_model *m, http_req *q) {
+    sv_server *s = h->s;
+    sv_request *r = calloc(1, sizeof *r);
+    if (!r) {
+        sv_model_unref(m);
+        atomic_fetch_sub(&s->in_flight, 1);
+        return send_error(h, c, 500, "out of memory");
+    }
+    r->t_arrive_ns = sv_now_ns();
+    r->model = m;
+    q->r = r;
+    const uint8_t *body = (const uint8_t *)q->body.data;
+    size_t len = q->body.len;
+    uint8_t *plain = NULL;
+    const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    if (enc && strcmp(enc, "identity") != 0) {
+        bool gzip = strcmp(enc, "gzip") == 0, too_big;
+        if (!gzip && strcmp(enc, "deflate") != 0) {
+            sv_fail(r, 400, "Content-Encoding '%.40s' is not supported (gzip, deflate)", enc);
+        } else if (!sv_inflate(body, len, gzip, s->opt.max_request_bytes, &plain, &len, &too_big)) {
+            if (too_big) sv_fail(r, 413, "the decompressed request exceeds --max-request-bytes (%zu)", s->opt.max_request_bytes);
+            else sv_fail(r, 400, "the %s request body is corrupt or truncated", enc);
+        }
+        body = plain;
+    }
+    size_t json_len = len;
+    const char *hl = header(c, "Inference-Header-Content-Length");
+    if (!r->status && hl) {
+        char *end;
+        unsigned long long v = strtoull(hl, &end, 10);
+        if (*end || end == hl || hl[0] == '-' || v > len)
+            sv_fail(r, 400, "Inference-Header-Content-Length '%.40s' is not a length within the %zu-byte body", hl, len);
+        json_len = (size_t)v;
+    }
+    bool ok = !r->status && sv_rest_decode(r, body, len, json_len) && sv_check_request(r);
+    free(plain);
+    sb_free(&q->body);   /* decoded: the tensors hold their own copies */
+    if (!ok) {
+        r->t_end_ns = sv_now_ns();
+        sv_stats_request(m, r);
+        return infer_reply(h, c, q);
+    }
+    r->status = 0;
+    r->done = infer_done;
+    r->ctx = q;
+    q->conn = c;
+    q->state = INFER_SUBMITTING;
+    sv_submit(r);
+    pthread_mutex_lock(&q->mu);
+    bool done = q->state == INFER_DONE;
+    if (!done) {
+        q->state = INFER_WAITING;
+        MHD_suspend_connection(c);   /* under mu: infer_done resumes only after this */
+    }
+    pthread_mutex_unlock(&q->mu);
+    return done ? infer_reply(h, c, q) : MHD_YES;
 }
 
 static enum MHD_Result model_route(sv_http *h, struct MHD_Connection *c, const char *method, char **seg,
@@ -200,16 +253,12 @@ static enum MHD_Result model_route(sv_http *h, struct MHD_Connection *c, const c
         return send_error(h, c, 404, "%s", err);
     }
     if (post) {
-        atomic_fetch_add(&s->in_flight, 1);
-        enum MHD_Result rc;
         if (atomic_load(&s->shutting_down)) {
             sv_model_unref(m);
-            rc = send_error(h, c, 503, "the server is shutting down");
-        } else {
-            rc = infer(h, c, m, q);
+            return send_error(h, c, 503, "the server is shutting down");
         }
-        atomic_fetch_sub(&s->in_flight, 1);
-        return rc;
+        atomic_fetch_add(&s->in_flight, 1);
+        return infer(h, c, m, q);
     }
     sbuf b;
     sb_init(&b);
@@ -323,9 +372,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     sv_http *h = cls;
     size_t limit = h->s->opt.max_request_bytes;
     http_req *q = *con_cls;
+    if (q && q->r) {   /* resumed: the inference finished */
+        pthread_mutex_lock(&q->mu);
+        bool done = q->state == INFER_DONE;
+        pthread_mutex_unlock(&q->mu);
+        return done ? infer_reply(h, c, q) : MHD_YES;
+    }
     if (!q) {
         q = calloc(1, sizeof *q);
         if (!q) return MHD_NO;
+        pthread_mutex_init(&q->mu, NULL);
+        q->h = h;
         *con_cls = q;
         const char *cl = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
         /* far beyond the limit: answer now and let the connection close
@@ -355,7 +412,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
     http_req *q = *con_cls;
-    if (q) { sb_free(&q->body); free(q); }
+    if (q) {
+        /* an inference still here was answered or its connection died after
+         * it finished (completion always comes before the connection closes:
+         * a suspended connection is not closed) */
+        if (q->r && q->state == INFER_DONE) {
+            sv_request_free(q->r);
+            atomic_fetch_sub(&q->h->s->in_flight, 1);
+        }
+        sb_free(&q->body);
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+    }
     *con_cls = NULL;
 }
 
@@ -372,9 +440,14 @@ sv_http *sv_http_start(sv_server *s, int port, bool metrics_only, char *err, siz
         return NULL;
     }
     unsigned family = addr.ss_family == AF_INET6 ? (any6 ? MHD_USE_DUAL_STACK : MHD_USE_IPv6) : 0;
-    h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-                                MHD_USE_ITC | family,
+    /* a few epoll threads for all connections: a request waiting in the
+     * queue suspends its connection instead of blocking a thread, so no
+     * thread switch per request as with a thread per connection */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned pool = cores < 2 ? 2 : cores > 16 ? 16 : (unsigned)cores;
+    h->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | family,
                             (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &addr,
+                            MHD_OPTION_THREAD_POOL_SIZE, pool,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);

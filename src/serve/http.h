@@ -1,6 +1,6 @@
 /* The KServe v2 REST front end and the metrics endpoint, on libmicrohttpd
- * (one thread per connection: a handler blocks while its request is
- * queued and run). */
+ * (a pool of epoll threads; a request waiting in a model's queue suspends
+ * its connection rather than holding a thread). */
 #ifndef ONYX_SERVE_HTTP_H
 #define ONYX_SERVE_HTTP_H
 

@@ -1,7 +1,7 @@
 /* The per-model scheduler: a FIFO of checked requests served by
  * cfg.instances worker threads; a request that finds an instance idle and
- * nothing queued (and no batching delay to wait out) runs at once on the
- * thread that submits it. With dynamic batching a worker takes the
+ * nothing queued runs at once on the thread that submits it, unless the model
+ * batches dynamically. With dynamic batching a worker takes the
  * oldest request, then every queued request with the same input signature
  * (datatypes and all dimensions but the first) until the batch reaches
  * max_batch_size or a preferred size, or the oldest request has waited
@@ -373,11 +373,12 @@ void sv_model_stop(sv_model *m) {
     m->n_workers = 0;
 }
 
-/* A request that finds the model idle runs at once unless the dynamic
- * batcher would hold it back for company (max_queue_delay_us > 0). */
+/* A request that finds the model idle runs at once on its own thread unless
+ * the model batches dynamically: then it goes through the queue, so that a
+ * front end thread never runs a batch of one while the requests that would
+ * have joined it wait unread on that thread's other connections. */
 static bool runs_at_once(const sv_model *m) {
-    bool batching = m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off;
-    return !batching || m->cfg.max_queue_delay_us == 0;
+    return !(m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off);
 }
 
 void sv_submit(sv_request *r) {
@@ -420,32 +421,4 @@ void sv_submit(sv_request *r) {
     m->queued++;
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
-}
-
-/* ---- blocking use ---- */
-
-typedef struct waiter {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-} waiter;
-
-static void wake(sv_request *r) {
-    waiter *w = r->ctx;
-    pthread_mutex_lock(&w->mu);
-    w->done = true;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
-void sv_infer_wait(sv_request *r) {
-    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
-    r->done = wake;
-    r->ctx = &w;
-    sv_submit(r);
-    pthread_mutex_lock(&w.mu);
-    while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
 }

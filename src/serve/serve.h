@@ -220,8 +220,4 @@ void sv_model_stop(sv_model *m);        /* finish the queue, join workers */
 /* Queue a checked request; takes ownership (done() is always called). */
 void sv_submit(sv_request *r);
 
-/* Runs a request synchronously through the scheduler (for front ends that
- * block a thread per request). */
-void sv_infer_wait(sv_request *r);
-
 #endif

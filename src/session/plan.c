@@ -26,22 +26,15 @@ static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *prov
     return NULL;
 }
 
-/* last_use per value, then a CSR list of values to release after each node.
- * Graph outputs, inputs and constants are never released by the executor. */
+/* The last reader of each value (ir/last_use.c; the graph's own last_use
+ * fields are the session's to mark, the plan only reads the graph), then a
+ * CSR list of values to release after each node. Graph outputs, inputs and
+ * constants are never released by the executor. */
 static onyx_status *compute_lifetimes(onyx_plan *plan) {
     const onyx_graph *g = plan->graph;
     int32_t *last = malloc((g->n_values + 1) * sizeof *last);
     if (!last) return ONYX_OOM();
-    for (size_t v = 0; v < g->n_values; v++) last[v] = -1;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onyx_node *n = &g->nodes[i];
-        for (size_t k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0) last[n->in[k]] = (int32_t)i;
-        for (size_t k = 0; k < n->n_implicit; k++) last[n->implicit[k]] = (int32_t)i;
-        /* an output nobody reads dies right after its producer */
-        for (size_t k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0 && last[n->out[k]] < (int32_t)i) last[n->out[k]] = (int32_t)i;
-    }
+    onyx_graph_last_uses(g, last);
     plan->release_start = calloc(g->n_nodes + 2, sizeof *plan->release_start);
     plan->release_vals = malloc((g->n_values + 1) * sizeof *plan->release_vals);
     if (!plan->release_start || !plan->release_vals) {
@@ -50,7 +43,6 @@ static onyx_status *compute_lifetimes(onyx_plan *plan) {
     }
     for (size_t v = 0; v < g->n_values; v++) {
         const onyx_graph_value *gv = &g->values[v];
-        ((onyx_graph_value *)gv)->last_use = last[v];
         if (gv->source == ONYX_VAL_INTERMEDIATE && !gv->is_output && last[v] >= 0)
             plan->release_start[last[v] + 1]++;
     }

@@ -1,6 +1,7 @@
 /* Environment, session options, session creation and metadata: the public
  * API of onyx.h that is not about values or running. */
 #include "session/session.h"
+#include "session/subgraph.h"
 #include "ir/gradient.h"
 #include "ir/graph_edit.h"
 #include "ir/save_model.h"
@@ -15,38 +16,13 @@
 
 /* ---------------------------------------------------------------- env */
 
-static void default_logger(void *user, onyx_log_level level, const char *logid, const char *msg) {
-    static const char *names[] = {"verbose", "info", "warning", "error", "fatal"};
-    fprintf(stderr, "[onyx %s] %s: %s\n", logid ? logid : "", names[level <= 4 ? level : 4], msg);
-}
-
-void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...) {
-    /* without an environment, warnings still reach stderr (a provider skipped) */
-    if (!env && level >= ONYX_LOG_WARNING) {
-        char buf[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-        default_logger(NULL, level, "onyx", buf);
-        return;
-    }
-    if (!env || !env->log_fn || level < env->level) return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    env->log_fn(env->log_user, level, env->logid, buf);
-}
-
 onyx_status *onyx_env_create(onyx_log_level level, const char *logid, onyx_env **out) {
     if (!out) return ONYX_INVALID_ARG("onyx_env_create: out is NULL");
     onyx_env *env = calloc(1, sizeof *env);
     if (!env) return ONYX_OOM();
     env->level = level;
     env->logid = strdup(logid ? logid : "onyx");
-    env->log_fn = default_logger;
+    env->log_fn = onyx_log_to_stderr;
     if (!env->logid) {
         free(env);
         return ONYX_OOM();
@@ -442,6 +418,7 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
         s->model->n_ext_files = o->n_ext_files;
     }
     onyx_status *st = session_init_model(s, o);
+    s->provider_set.custom = NULL;
     if (s->model) {
         s->model->ext_files = NULL;
         s->model->n_ext_files = 0;
@@ -457,12 +434,26 @@ static bool bf16_fastmath(onyx_session *s, const onyx_session_options *o) {
     if (!v || strcmp(v, "1")) return false;
     if (!onyx_bf16_fastmath_available()) {
         onyx_log(s->env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16 or the AVX-512 "
-                 "kernels are not in use (ONYX_ISA); float32 GEMMs stay float32");
+                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
+                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
         return false;
     }
     onyx_log(s->env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
     return true;
+}
+
+/* What the session lends the layers below (services.c): its providers'
+ * schemas and the caller's custom operators for inference, the kernel host
+ * (the body runner and, once created, the thread pool) for every provider's
+ * kernels. The custom operators are the options' (valid while the session
+ * is created: session_init clears them). */
+static void lend_services(onyx_session *s, const onyx_session_options *o) {
+    s->provider_set = (onyx_provider_set){.providers = s->providers, .n_providers = s->n_providers,
+                                          .custom = o ? &o->custom_ops : NULL};
+    s->schemas = onyx_session_schema_source(&s->provider_set, s->env);
+    s->kernel_host = (onyx_kernel_host){.body_create = onyx_body_create, .body_free = onyx_body_free,
+                                        .body_run = onyx_body_run, .user = s};
+    for (size_t i = 0; i < s->n_providers; i++) s->providers[i]->host = &s->kernel_host;
 }
 
 static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o) {
@@ -471,10 +462,12 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
     ONYX_TRY(snapshot_declared_outputs(s));
-    ONYX_TRY(onyx_infer_graph_checked(s->graph, s->env, o ? &o->custom_ops : NULL));
+    /* the providers first: their op schemas drive inference */
+    ONYX_TRY(create_providers(s, o));
+    lend_services(s, o);
+    ONYX_TRY(onyx_infer_graph_types_checked(s->graph, &s->schemas));
     ONYX_TRY(onyx_expand_gradients(s->graph));
     ONYX_TRY(align_constants(s->graph));
-    ONYX_TRY(create_providers(s, o));
     /* the blocked layout and other CPU-specific passes target nodes the CPU
      * runs: with a device provider the graph is partitioned after the
      * portable passes and those are skipped */
@@ -492,12 +485,13 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
         /* a saved model holds the portable rewrites only: the layout passes
          * target this machine's CPU and run after the save */
         bool saving = o && o->optimized_model_path;
-        onyx_status *st = onyx_optimize_phase(s->graph, s->env, level, disabled,
+        onyx_opt_services svc = onyx_session_opt_services(s);
+        onyx_status *st = onyx_optimize_phase(s->graph, &svc, level, disabled,
                                               saving || device ? ONYX_OPT_PHASE_PORTABLE : ONYX_OPT_PHASE_EVERY,
                                               &s->opt_report);
         if (!st && saving) st = save_optimized(s, o->optimized_model_path);
         if (!st && saving && !device)
-            st = onyx_optimize_phase(s->graph, s->env, level, disabled, ONYX_OPT_PHASE_LAYOUT, &s->opt_report);
+            st = onyx_optimize_phase(s->graph, &svc, level, disabled, ONYX_OPT_PHASE_LAYOUT, &s->opt_report);
         free(disabled);
         ONYX_TRY(st);
         /* float16 weights stay so only where a CPU kernel packs them */
@@ -518,12 +512,12 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
         s->owns_tp = true;
     }
     ONYX_TRY(onyx_partition(s->graph, s->providers, s->n_providers, &s->partition));
+    ONYX_TRY(onyx_graph_mark_last_uses(s->graph));
     /* kernels pack their weights with the session's threads */
-    onyx_threadpool *outer = onyx_threadpool_for_init(s->tp);
+    s->kernel_host.init_pool = s->tp;
     bool bf16_outer = onyx_bf16_pack_mode(bf16_fastmath(s, o));
     onyx_status *pst = onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan);
     onyx_bf16_pack_mode(bf16_outer);
-    onyx_threadpool_for_init(outer);
     ONYX_TRY(pst);
     ONYX_TRY(collect_io(s));
     ONYX_TRY(onyx_session_name_types(s));

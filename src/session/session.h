@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/kvlist.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "format/model.h"
@@ -16,18 +17,8 @@
 #include "session/memplan.h"
 #include "session/partition.h"
 #include "session/profiler.h"
+#include "ir/infer.h"
 #include "optimizer/optimizer.h"
-
-struct onyx_env {
-    onyx_log_level level;
-    char *logid;
-    onyx_log_fn log_fn;
-    void *log_user;
-    onyx_threadpool *pool;              /* shared by sessions that ask for it */
-};
-
-void onyx_log(const onyx_env *env, onyx_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 typedef struct onyx_provider_request {
     char *name;
@@ -100,13 +91,26 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
                               size_t n_providers, onyx_plan **out);
 void onyx_plan_free(onyx_plan *plan);
 
-/* Static type and shape inference over a graph, using the kernels' infer
- * functions; fills in value types the file does not declare. */
-void onyx_infer_graph(onyx_graph *g, const onyx_env *env);
-/* The same at load, also enforcing the declared types: an error when a graph
- * output's declared element type or rank contradicts the inferred one, or
- * when an If's branches make different element types. `ops`: the caller's
- * custom operators (their infer_types callbacks), or NULL. */
+/* What the session lends the layers below it (services.c): a schema source
+ * for type inference (ir/infer.h) over its providers' schemas and the
+ * caller's custom operators, the evaluator of constant folding, and the
+ * kernel host (providers/kernel_ctx.h). */
+typedef struct onyx_provider_set {
+    onyx_provider *const *providers;    /* priority order, the CPU last */
+    size_t n_providers;
+    const onyx_custom_ops *custom;      /* their infer_types callbacks, or NULL */
+} onyx_provider_set;
+
+/* A schema source whose user is `set` (which must outlive it). */
+onyx_schema_source onyx_session_schema_source(const onyx_provider_set *set, const onyx_env *env);
+/* Constant folding's evaluator (onyx_opt_services.evaluate, user = an
+ * onyx_provider_set): runs node n on its constant inputs with the first
+ * host-memory provider that claims it. */
+onyx_status *onyx_session_evaluate(void *user, const onyx_graph *g, const onyx_node *n, onyx_value **out);
+/* The optimiser's services for session s (its schema source must be set). */
+onyx_opt_services onyx_session_opt_services(const struct onyx_session *s);
+/* Checked inference outside a session (the float16 converter): the CPU
+ * provider's schemas and `ops` (may be NULL). */
 onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops);
 
 /* Per-run state: value slots and allocation accounting. */
@@ -119,7 +123,9 @@ typedef struct onyx_run_state {
     size_t nodes_run;
     const onyx_memplan *mp;         /* planned offsets for this run's shapes, or NULL */
     uint8_t *arena;                 /* mp->arena_bytes bytes */
+    void **device_arenas;           /* mp's device arenas (onyx_memplan_device_arenas), or NULL */
     size_t *recorded;               /* recording run: bytes per value id, or NULL */
+    const onyx_device_mem **recorded_device;  /* recording run: the device of each value (NULL = host) */
     onyx_profiler *profiler;        /* NULL unless profiling */
     const onyx_run_options *ropts;  /* the caller's run options, or NULL */
     int64_t deadline_ns;            /* onyx_now_ns() value at which the run stops, 0 = none */
@@ -129,6 +135,8 @@ typedef struct onyx_run_state {
     onyx_value *const *provided;
     bool provided_loose;            /* a result that does not fit its tensor is allocated instead
                                      * (loop bodies: the shapes may change between iterations) */
+    const uint8_t *skip_node;       /* I/O binding: per node, 1 = not run (onyx_run_hooks) */
+    const uint8_t *keep;            /* I/O binding: per value id, kept past its last reader */
 } onyx_run_state;
 
 /* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */
@@ -136,6 +144,26 @@ int64_t onyx_run_deadline_ns(const onyx_run_options *ropts);
 /* An ONYX_ERR_TERMINATED status if the run must stop (terminate flag set or
  * deadline passed), else NULL. Cheap: call it between nodes and iterations. */
 onyx_status *onyx_run_check_stop(const onyx_run_state *rs);
+
+/* What an I/O binding changes in one run (io_binding.c): the copy nodes it
+ * bypasses, the values it places before the run, the values it takes after
+ * it, and the tensors the producers write into. */
+typedef struct onyx_run_hooks {
+    const uint8_t *skip_node;       /* per node: 1 = not run (a bypassed copy) */
+    const uint8_t *keep;            /* per value id: not released, not placed in an arena */
+    const int32_t *preset_ids;      /* borrowed values put in these slots before the run */
+    onyx_value *const *preset;
+    size_t n_preset;
+    const int32_t *take_ids;        /* slots handed over after the run (owned by the taker) */
+    onyx_value **taken;
+    size_t n_take;
+    onyx_value *const *provided;    /* per value id: a tensor the producer writes into, or NULL */
+} onyx_run_hooks;
+
+onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
+                                     const char *const *input_names, const onyx_value *const *inputs,
+                                     size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                     onyx_value **outputs, const onyx_run_hooks *hooks);
 
 /* Execute a plan with slots already holding inputs and constants. */
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
@@ -183,6 +211,10 @@ struct onyx_session {
     onyx_partition_report partition;
     /* requested providers that could not start: "name: why" lines */
     char *skipped_providers;
+    /* what the session lends the layers below (services.c) */
+    onyx_provider_set provider_set;
+    onyx_schema_source schemas;
+    onyx_kernel_host kernel_host;
 };
 
 #endif

@@ -1,5 +1,7 @@
-/* Running a subgraph (the body of If, Loop, Scan, SequenceMap) inside a
- * node of an enclosing graph: its inputs are given positionally, values
+/* The session's body runner (the kernel host's body_* entries,
+ * providers/kernel_ctx.h): running a subgraph (the body of If, Loop, Scan,
+ * SequenceMap) inside a node of an enclosing graph, on the session's
+ * providers (partitioned like the main graph): its inputs are given positionally, values
  * captured from outer scopes are borrowed from the enclosing run's slots,
  * and its outputs are handed back owned.
  *
@@ -19,9 +21,8 @@
 #define SPARE_ARENAS 4
 #define STACK_VALUES 128
 
-struct onyx_subgraph {
+struct onyx_body {
     const onyx_graph *graph;
-    onyx_provider *cpu;
     onyx_plan *plan;
     onyx_value **init_slots;   /* per value id: its constant, else NULL */
     int32_t *outer;            /* value ids of OUTER values */
@@ -35,7 +36,7 @@ struct onyx_subgraph {
     size_t n_spare;
 };
 
-static onyx_status *precompute(onyx_subgraph *sg) {
+static onyx_status *precompute(onyx_body *sg) {
     const onyx_graph *g = sg->graph;
     sg->init_slots = calloc(g->n_values + 1, sizeof *sg->init_slots);
     sg->outer = malloc((g->n_values + 1) * sizeof *sg->outer);
@@ -51,26 +52,33 @@ static onyx_status *precompute(onyx_subgraph *sg) {
     return NULL;
 }
 
-onyx_status *onyx_subgraph_create(const onyx_graph *g, onyx_subgraph **out) {
-    onyx_subgraph *sg = calloc(1, sizeof *sg);
+/* The body's nodes run on the session's providers, in the session's order:
+ * with a device provider the partitioner placed every body node and its
+ * copies (partition.c, partition_bodies), numbering providers as the
+ * session does; without one the first provider that claims a node takes it
+ * (the CPU provider, last, takes every node left). */
+static onyx_status *body_plan(onyx_body *sg, const onyx_session *s) {
+    return onyx_plan_create(sg->graph, s->providers, s->n_providers, &sg->plan);
+}
+
+onyx_status *onyx_body_create(const onyx_kernel_host *h, const onyx_graph *g, onyx_body **out) {
+    onyx_body *sg = calloc(1, sizeof *sg);
     if (!sg) return ONYX_OOM();
     sg->graph = g;
     pthread_mutex_init(&sg->lock, NULL);
     onyx_status *st = precompute(sg);
-    if (!st) st = onyx_cpu_provider_create(NULL, NULL, 0, &sg->cpu);
-    if (!st) st = onyx_plan_create(g, &sg->cpu, 1, &sg->plan);
+    if (!st) st = body_plan(sg, h->user);
     if (st) {
-        onyx_subgraph_free(sg);
+        onyx_body_free(sg);
         return st;
     }
     *out = sg;
     return NULL;
 }
 
-void onyx_subgraph_free(onyx_subgraph *sg) {
+void onyx_body_free(onyx_body *sg) {
     if (!sg) return;
     onyx_plan_free(sg->plan);
-    onyx_provider_destroy(sg->cpu);
     onyx_memplan_free(sg->mp);
     for (size_t i = 0; i < sg->n_spare; i++) onyx_free(sg->spare[i]);
     free(sg->init_slots);
@@ -80,12 +88,10 @@ void onyx_subgraph_free(onyx_subgraph *sg) {
     free(sg);
 }
 
-const onyx_graph *onyx_subgraph_graph(const onyx_subgraph *sg) { return sg->graph; }
-
 /* The value an OUTER value refers to in the enclosing run: by the id found
  * at creation when the run is the parent graph's (always, for the bodies of
  * the session's plans), else by name. */
-static const onyx_value *outer_value(const onyx_subgraph *sg, const onyx_run_state *parent, size_t k) {
+static const onyx_value *outer_value(const onyx_body *sg, const onyx_run_state *parent, size_t k) {
     if (!parent) return NULL;
     const onyx_graph *pg = parent->plan->graph;
     int32_t id = pg == sg->graph->parent ? sg->outer_parent[k]
@@ -113,7 +119,7 @@ static bool plan_fits(const onyx_memplan *mp, const onyx_graph *g, onyx_value *c
 
 /* Take the memory plan for these input shapes (and an arena), or become the
  * entry that records one; neither when another entry is recording. */
-static void plan_acquire(onyx_subgraph *sg, onyx_run_state *rs, bool *record) {
+static void plan_acquire(onyx_body *sg, onyx_run_state *rs, bool *record) {
     const onyx_graph *g = sg->graph;
     *record = false;
     pthread_mutex_lock(&sg->lock);
@@ -125,9 +131,14 @@ static void plan_acquire(onyx_subgraph *sg, onyx_run_state *rs, bool *record) {
         sg->recording = *record = true;
     }
     pthread_mutex_unlock(&sg->lock);
-    if (rs->mp && !rs->arena) {
-        rs->arena = onyx_alloc(rs->mp->arena_bytes);
-        if (!rs->arena && rs->mp->arena_bytes) {   /* no arena: run from the heap */
+    if (rs->mp && !rs->arena) rs->arena = onyx_alloc(rs->mp->arena_bytes);
+    if (rs->mp) {
+        onyx_status *dst = onyx_memplan_device_arenas(rs->mp, &rs->device_arenas);
+        bool failed = dst || (!rs->arena && rs->mp->arena_bytes);
+        onyx_status_free(dst);
+        if (failed) {   /* no arena: run from the heap */
+            onyx_free(rs->arena);
+            rs->arena = NULL;
             pthread_mutex_lock(&sg->lock);
             sg->mp_users--;
             pthread_mutex_unlock(&sg->lock);
@@ -136,7 +147,9 @@ static void plan_acquire(onyx_subgraph *sg, onyx_run_state *rs, bool *record) {
     }
 }
 
-static void plan_release(onyx_subgraph *sg, onyx_run_state *rs, bool recorder, onyx_memplan *recorded) {
+static void plan_release(onyx_body *sg, onyx_run_state *rs, bool recorder, onyx_memplan *recorded) {
+    onyx_memplan_free_device_arenas(rs->mp, rs->device_arenas);   /* before the plan may go */
+    rs->device_arenas = NULL;
     pthread_mutex_lock(&sg->lock);
     if (rs->mp) {
         sg->mp_users--;
@@ -160,16 +173,9 @@ static void plan_release(onyx_subgraph *sg, onyx_run_state *rs, bool recorder, o
     rs->mp = NULL;
 }
 
-onyx_status *onyx_subgraph_run(const onyx_subgraph *sg, onyx_kernel_ctx *ctx,
-                               const onyx_value *const *inputs, size_t n_inputs,
-                               onyx_value **outputs) {
-    return onyx_subgraph_run_into(sg, ctx, inputs, n_inputs, NULL, outputs);
-}
-
-onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *ctx,
-                                    const onyx_value *const *inputs, size_t n_inputs,
-                                    onyx_value *const *provided, onyx_value **outputs) {
-    onyx_subgraph *sg = (onyx_subgraph *)csg;   /* the plan cache is internally locked */
+onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const onyx_value *const *inputs,
+                           size_t n_inputs, onyx_value *const *provided, onyx_value **outputs) {
+    onyx_body *sg = (onyx_body *)csg;   /* the plan cache is internally locked */
     const onyx_graph *g = sg->graph;
     if (n_inputs != g->n_inputs)
         return ONYX_INVALID_MODEL("subgraph '%s' takes %zu inputs, the node passes %zu", g->name,
@@ -194,7 +200,7 @@ onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *c
     for (size_t k = 0; !st && k < sg->n_outer; k++) {
         int32_t v = sg->outer[k];
         rs.slots[v] = (onyx_value *)outer_value(sg, ctx->run, k);
-        if (!rs.slots[v] && g->values[v].last_use >= 0)
+        if (!rs.slots[v] && g->values[v].last_use >= 0)   /* marked by the session (ir/last_use.c) */
             st = ONYX_RUNTIME_ERROR("subgraph '%s': outer value '%s' is not available", g->name, g->values[v].name);
     }
     for (size_t i = 0; !st && i < n_inputs; i++) rs.slots[g->inputs[i]] = (onyx_value *)inputs[i];
@@ -217,7 +223,10 @@ onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *c
     if (!st) {   /* the plan is an optimisation: without one the body allocates from the heap */
         plan_acquire(sg, &rs, &record);
         onyx_status *sst = record ? onyx_memplan_signature(g, rs.slots, &sig, &sig_len) : NULL;
-        if (record && !sst) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+        if (record && !sst) {
+            rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+            rs.recorded_device = calloc(g->n_values + 1, sizeof *rs.recorded_device);
+        }
         onyx_status_free(sst);
     }
     if (!st) st = onyx_plan_execute(sg->plan, &rs);
@@ -246,14 +255,15 @@ onyx_status *onyx_subgraph_run_into(const onyx_subgraph *csg, onyx_kernel_ctx *c
     for (size_t v = 0; rs.slots && rs.owned && v < g->n_values; v++)
         if (rs.owned[v]) onyx_value_destroy(rs.slots[v]);
     onyx_memplan *made = NULL;
-    if (record && !st && rs.recorded) {
-        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &made);
+    if (record && !st && rs.recorded && rs.recorded_device) {
+        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &made);
         sig = NULL;   /* owned (or freed) by onyx_memplan_build */
         onyx_status_free(bst);
     }
     free(sig);
     if (rs.mp || record) plan_release(sg, &rs, record, made);
     free(rs.recorded);
+    free(rs.recorded_device);
     if (!small) {
         free(rs.slots);
         free(rs.owned);

@@ -159,9 +159,31 @@ typedef struct gen_state {
     onyx_value **feeds;      /* n_in */
     onyx_value **outs;       /* n_out */
     int64_t *ids, *mask, *pos;
+    /* shared cache: one max-length buffer per layer and key/value, fed as
+     * the past input and provided as the present output of every step */
+    bool shared;
+    size_t cap;              /* rows of each buffer */
+    float *cache;
+    onyx_value **present;    /* n_out - 1 tensors over the buffers */
 } gen_state;
 
+/* Drop the cache tensors (and the feeds over them). */
+static void gen_cache_free(gen_state *g) {
+    size_t feeds = g->m.has_position_ids ? 3 : 2;
+    for (size_t i = feeds; g->feeds && i < g->m.n_in; i++) {
+        onyx_value_free(g->feeds[i]);
+        g->feeds[i] = NULL;
+    }
+    for (size_t i = 0; g->present && i + 1 < g->m.n_out; i++) onyx_value_free(g->present[i]);
+    free(g->present);
+    free(g->cache);
+    g->present = NULL;
+    g->cache = NULL;
+    g->shared = false;
+}
+
 static void gen_state_free(gen_state *g) {
+    gen_cache_free(g);
     for (size_t i = 0; g->feeds && i < g->m.n_in; i++) onyx_value_free(g->feeds[i]);
     for (size_t i = 0; g->outs && i < g->m.n_out; i++) onyx_value_free(g->outs[i]);
     free(g->feeds);
@@ -172,8 +194,31 @@ static void gen_state_free(gen_state *g) {
     gen_model_free(&g->m);
 }
 
-/* One run over n tokens at positions [past, past + n). The past inputs are
- * the previous run's present outputs, handed over as they are. */
+/* The shared cache: zeroed buffers of cap rows, each wrapped twice (the
+ * past feed and the present output). */
+static onyx_status *gen_cache_init(gen_state *g) {
+    gen_model *m = &g->m;
+    size_t feeds = m->has_position_ids ? 3 : 2, n = m->n_out - 1;
+    size_t per = (size_t)m->kv_heads * g->cap * (size_t)m->head_size;
+    g->cache = calloc(n * per, sizeof(float));
+    g->present = calloc(n, sizeof *g->present);
+    if (!g->cache || !g->present) return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
+    int64_t shape[4] = {1, m->kv_heads, (int64_t)g->cap, m->head_size};
+    for (size_t i = 0; i < n; i++) {
+        float *buf = g->cache + i * per;
+        onyx_value_free(g->feeds[feeds + i]);
+        g->feeds[feeds + i] = NULL;
+        ONYX_TRY(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 4, buf, per * sizeof(float), &g->feeds[feeds + i]));
+        ONYX_TRY(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 4, buf, per * sizeof(float), &g->present[i]));
+    }
+    g->shared = true;
+    return NULL;
+}
+
+/* One run over n tokens at positions [past, past + n). Shared cache: the
+ * step writes its keys and values into the buffers in place. Otherwise the
+ * past inputs are the previous run's present outputs, handed over as they
+ * are. */
 static onyx_status *gen_step(onyx_session *s, gen_state *g, const int64_t *tokens, size_t n, size_t past) {
     gen_model *m = &g->m;
     size_t feeds = m->has_position_ids ? 3 : 2, total = past + n;
@@ -191,7 +236,7 @@ static onyx_status *gen_step(onyx_session *s, gen_state *g, const int64_t *token
     if (m->has_position_ids)
         ONYX_TRY(onyx_tensor_create_with_data(ONYX_INT64, shape_ids, 2, g->pos, n * sizeof(int64_t),
                                               &g->feeds[2]));
-    if (!past) {   /* empty caches for the prompt */
+    if (!past && !g->shared) {   /* empty caches for the prompt */
         int64_t shape[4] = {1, m->kv_heads, 0, m->head_size};
         for (size_t i = feeds; i < m->n_in; i++) {
             onyx_value_free(g->feeds[i]);
@@ -201,11 +246,19 @@ static onyx_status *gen_step(onyx_session *s, gen_state *g, const int64_t *token
     }
     onyx_value **next = calloc(m->n_out, sizeof *next);
     if (!next) return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    onyx_status *st = onyx_session_run(s, NULL, m->in_names, (const onyx_value *const *)g->feeds, m->n_in,
-                                       m->out_names, m->n_out, next);
+    if (g->shared) memcpy(next + 1, g->present, (m->n_out - 1) * sizeof *next);
+    onyx_status *st = onyx_session_run_into(s, NULL, m->in_names, (const onyx_value *const *)g->feeds, m->n_in,
+                                            m->out_names, m->n_out, next);
     if (st) {
+        if (!g->shared) onyx_value_free(next[0]);
         free(next);
         return st;
+    }
+    if (g->shared) {   /* the presents are the buffers: keep only the logits */
+        onyx_value_free(g->outs[0]);
+        g->outs[0] = next[0];
+        free(next);
+        return NULL;
     }
     for (size_t i = 0; i < m->n_out; i++) onyx_value_free(g->outs[i]);
     free(g->outs);
@@ -217,6 +270,19 @@ static onyx_status *gen_step(onyx_session *s, gen_state *g, const int64_t *token
         g->outs[1 + (i - feeds)] = NULL;
     }
     return NULL;
+}
+
+/* The prompt run, on a shared cache when the model's attention writes its
+ * present outputs in place (GroupQueryAttention); a model whose present
+ * grows past + n rows (MultiHeadAttention, Concat) refuses the max-length
+ * output shape, and then runs with the presents handed over. */
+static onyx_status *gen_prefill(onyx_session *s, gen_state *g, const int64_t *tokens, size_t n) {
+    ONYX_TRY(gen_cache_init(g));
+    onyx_status *st = gen_step(s, g, tokens, n, 0);
+    if (!st || onyx_status_code(st) != ONYX_ERR_INVALID_ARGUMENT) return st;
+    onyx_status_free(st);
+    gen_cache_free(g);
+    return gen_step(s, g, tokens, n, 0);
 }
 
 /* The logits row of the last token of the step. */
@@ -239,6 +305,7 @@ static onyx_status *gen_loop(onyx_session *s, const gen_options *o, gen_state *g
                                                          "[0, %lld)", (long long)o->prompt[i], i,
                               (long long)g->m.vocab);
     size_t cap = o->n_prompt + o->max_new_tokens + 1;
+    g->cap = cap;
     g->feeds = calloc(g->m.n_in, sizeof *g->feeds);
     g->outs = calloc(g->m.n_out, sizeof *g->outs);
     g->ids = malloc(cap * sizeof *g->ids);
@@ -249,7 +316,7 @@ static onyx_status *gen_loop(onyx_session *s, const gen_options *o, gen_state *g
         return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
     uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     double t0 = cli_now_ms();
-    ONYX_TRY(gen_step(s, g, o->prompt, o->n_prompt, 0));
+    ONYX_TRY(gen_prefill(s, g, o->prompt, o->n_prompt));
     r->prefill_ms = cli_now_ms() - t0;
     size_t past = o->n_prompt;
     const float *row;

@@ -131,6 +131,8 @@ def matmul_nbits_cases(exact, int8):
     matmul_nbits_case(int8, "matmulnbits_b4_oddk_acc4", 1, 100, 17, 4, 32, "uint8", 4, bias=True)
     matmul_nbits_case(int8, "matmulnbits_b4_blk16_oddk_acc4", 4, 40, 33, 4, 16, "none", 4)
     matmul_nbits_case(exact, "matmulnbits_b4_blk32_prefill", 33, 256, 48, 4, 32, "uint8", 0)
+    # several SGEMM column chunks (96 wide) and a partial one
+    matmul_nbits_case(exact, "matmulnbits_b4_blk64_prefill_wide", 9, 130, 200, 4, 64, "float", 0, bias=True)
 
 
 # ------------------------------------------------------------------ rotary

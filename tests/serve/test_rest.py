@@ -327,7 +327,7 @@ def test_two_instances_run_at_once(server):
         rs = list(pool.map(one, [1, 2]))
     elapsed = time.time() - t0
     assert [r.status_code for r in rs] == [200, 200]
-    assert 0.29 < elapsed < 0.55, f"{elapsed:.3f} s: the two requests ran one after the other"
+    assert 0.29 < elapsed < 0.59, f"{elapsed:.3f} s: the two requests ran one after the other (>= 0.6 s)"
 
 
 # ---- statistics, metrics, repository ----

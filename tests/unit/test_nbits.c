@@ -76,6 +76,35 @@ static int compare(onyx_nbits_gemv_fn ref, onyx_nbits_gemv_fn fn, data *d, const
     return bad;
 }
 
+/* Dequantised rows (prefill): fn against the definition (element k of a
+ * 4-bit block is the low nibble of byte k / 2 when k is even, else the
+ * high one), bit for bit; ldw wider than the row to catch overruns. */
+static int compare_dequant(onyx_nbits_dequant_fn fn, const data *d, const char *what) {
+    const onyx_nbits_gemv *g = &d->g;
+    size_t kp = g->k_blocks * g->blk, ldw = kp + 5;
+    float *w = malloc(g->n * ldw * sizeof(float));
+    for (size_t i = 0; i < g->n * ldw; i++) w[i] = -1234.0f;
+    fn(g, w, ldw);
+    int bad = 0;
+    for (size_t j = 0; j < g->n && !bad; j++)
+        for (size_t k = 0; k < ldw && !bad; k++) {
+            size_t b = k / g->blk, t = k % g->blk;
+            const uint8_t *q = g->b + (j * g->k_blocks + b) * g->blob;
+            float want = -1234.0f;
+            if (k < kp) {
+                int v = g->bits == 8 ? q[t] : t & 1 ? q[t / 2] >> 4 : q[t / 2] & 15;
+                want = ((float)v - g->zp[j * g->k_blocks + b]) * g->scales[j * g->k_blocks + b];
+            }
+            if (w[j * ldw + k] != want) {
+                fprintf(stderr, "%s dequant bits %d blk %zu: w[%zu][%zu] = %g, expected %g\n", what, g->bits, g->blk,
+                        j, k, (double)w[j * ldw + k], (double)want);
+                bad = 1;
+            }
+        }
+    free(w);
+    return bad;
+}
+
 int main(void) {
     const onyx_nbits_isa *gen = &onyx_nbits_isa_generic;
     const onyx_nbits_isa *isas[2] = {0};
@@ -90,11 +119,13 @@ int main(void) {
         for (size_t blk = 16; blk <= 256; blk *= 2) {
             data d;
             make(&d, bits, blk, 3, 13);
+            CHECK(!compare_dequant(gen->dequant, &d, gen->name));
             for (int i = 0; i < n_isa; i++) {
                 CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->name));
                 CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, isas[i]->name));
                 if (isas[i]->gemv_vnni && onyx_cpu_has_vnni(ids[i]))
                     CHECK(!compare(gen->gemv_i8, isas[i]->gemv_vnni, &d, isas[i]->name));
+                CHECK(!compare_dequant(isas[i]->dequant, &d, isas[i]->name));
                 runs++;
             }
             release(&d);

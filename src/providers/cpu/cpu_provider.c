@@ -5,6 +5,8 @@
 #include <string.h>
 #include "providers/provider.h"
 #include "providers/cpu/build_options.h"
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/platform.h"
 
 static int node_type_dtype(const onyx_graph *g, const onyx_node *n, int input) {
     if (input < 0 || (size_t)input >= n->n_in || n->in[input] < 0) return 0;
@@ -68,9 +70,13 @@ static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *
     }
     onyx_kernel_info info = {
         .node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
-        .in_types = types, .const_in = consts,
+        .in_types = types, .const_in = consts, .host = p->host,
     };
+    /* weight packing runs on the session's threads (the packers read the
+     * init pool: onyx_threadpool_init_pool) */
+    onyx_threadpool *outer = onyx_threadpool_for_init(p->host ? p->host->init_pool : NULL);
     onyx_status *st = d->init(&info, &k->state);
+    onyx_threadpool_for_init(outer);
     free(types);
     free(consts);
     return st;
@@ -90,8 +96,25 @@ static bool cpu_kernel_owns_input(const onyx_provider *p, const onyx_kernel *k, 
 static onyx_status *cpu_run(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx) {
     const onyx_op_def *d = k->impl;
     ctx->state = k->state;
+    ctx->host = p->host;
     return d->compute(ctx);
 }
+
+/* The registry's inference rule for n: the def found without a type says
+ * which input constrains; the def for that input's type wins when there is
+ * one. */
+static onyx_infer_fn cpu_schema(const onyx_provider *p, const onyx_graph *g, const onyx_node *n) {
+    const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
+    if (!d || !d->infer) return NULL;
+    int dt = node_type_dtype(g, n, d->type_input);
+    if (dt) {
+        const onyx_op_def *typed = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, dt);
+        if (typed) d = typed;
+    }
+    return d->infer;
+}
+
+static int cpu_layout_block(const onyx_provider *p) { return onyx_cpu_nchwc_block(); }
 
 static void cpu_destroy(onyx_provider *p) { free(p); }
 
@@ -104,6 +127,8 @@ static const onyx_provider_vtable cpu_vtable = {
     .kernel_owns_input = cpu_kernel_owns_input,
     .run = cpu_run,
     .destroy = cpu_destroy,
+    .schema = cpu_schema,
+    .layout_block = cpu_layout_block,
 };
 
 onyx_status *onyx_cpu_provider_create(const char *const *keys, const char *const *values,

@@ -25,34 +25,8 @@
 #include "core/threadpool.h"
 #include "core/value.h"
 #include "ir/graph.h"
-
-struct onyx_run_state;
-
-typedef struct onyx_kernel_ctx {
-    const onyx_node *node;
-    const onyx_model *model;
-    int opset;                        /* == node->opset */
-    size_t n_in, n_out;
-    const onyx_value *const *in;      /* n_in entries, NULL for omitted */
-    onyx_value **out;                 /* filled by onyx_kernel_output */
-    const bool *out_used;             /* out_used[i]: output i is wired in the graph */
-    void *state;                      /* from init, or NULL */
-    onyx_threadpool *tp;              /* may be NULL: run inline */
-    struct onyx_run_state *run;       /* executor internals */
-} onyx_kernel_ctx;
-
-/* Allocate output i with the given element type and shape (data zeroed only
- * for strings). The value stays owned by the executor. */
-onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
-                                const int64_t *dims, onyx_value **out);
-/* Hand a fully built value (sequence, map, optional, or a tensor) to output
- * i; the executor takes ownership. */
-onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *v);
-/* An ONYX_ERR_TERMINATED status when the run must stop (its terminate flag
- * was set from another thread, or its deadline passed), else NULL. Costs a
- * clock read: kernels whose work can be long call it between blocks (time
- * steps, batch items, rows), so a run ends soon after it is cancelled. */
-onyx_status *onyx_kernel_check_stop(const onyx_kernel_ctx *ctx);
+#include "ir/infer.h"
+#include "providers/kernel_ctx.h"
 
 /* What init sees: the node, static input types and constant inputs (values
  * of initializers, NULL where the input is computed). Used to parse
@@ -64,21 +38,8 @@ typedef struct onyx_kernel_info {
     size_t n_in, n_out;
     const onyx_type *const *in_types;       /* NULL for omitted */
     const onyx_value *const *const_in;      /* NULL where not constant */
+    const onyx_kernel_host *host;           /* the session's services, or NULL (constant folding) */
 } onyx_kernel_info;
-
-/* Static type/shape inference (best effort). in[i] NULL for omitted inputs;
- * const_in[i] holds the value of constant inputs. Fill out[0..n_out): kind,
- * dtype, rank and dims, leaving ONYX_DIM_UNKNOWN where not derivable; a dim
- * equal to an input dim (known or symbolic) is copied as is. Return an error
- * only for definite type errors (wrong element type, impossible shapes). */
-typedef struct onyx_infer_ctx {
-    const onyx_node *node;
-    int opset;
-    size_t n_in, n_out;
-    const onyx_type *const *in;
-    const onyx_value *const *const_in;
-    onyx_type *out;
-} onyx_infer_ctx;
 
 typedef struct onyx_op_def {
     const char *domain;       /* "" = ai.onnx, "ai.onnx.ml", "com.microsoft", ... */
@@ -91,7 +52,7 @@ typedef struct onyx_op_def {
     onyx_status *(*init)(const onyx_kernel_info *info, void **state);  /* optional */
     void (*free_state)(void *state);                                    /* optional */
     onyx_status *(*compute)(onyx_kernel_ctx *ctx);
-    onyx_status *(*infer)(onyx_infer_ctx *ctx);                         /* optional */
+    onyx_infer_fn infer;      /* optional: the op schema's rule (ir/infer.h) */
     /* Optional: true if the state made by init holds everything compute
      * needs of constant input k (e.g. pre-packed weights), so compute never
      * reads that input's data. The session then frees the constant's bytes

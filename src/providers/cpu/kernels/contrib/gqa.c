@@ -42,6 +42,7 @@ typedef struct gqa_job {
     const float *cos, *sin;          /* [rows, rd / 2] when do_rotary */
     const int64_t *pos_ids;          /* [B, S] or NULL */
     bool interleaved, do_rotary, first_prompt, smooth;
+    bool shared;                     /* present_key/value are past_key/value's own buffers (in-place cache) */
     float scale, softcap;
     int64_t window;                  /* <= 0: none */
     const float *sink;               /* [N] or NULL */
@@ -62,18 +63,39 @@ NN_INLINE float gqa_dot(const float *a, const float *b, int64_t n) {
     return s;
 }
 
+/* acc = acc * corr + sum over the tile's nt keys of p[t] * v[t] (rows of H
+ * floats): 16 accumulators at a time stay in registers across the keys,
+ * and restrict lets the compiler keep them there. */
+NN_INLINE void gqa_accumulate(float *restrict acc, float corr, const float *restrict p, const float *restrict v,
+                              int64_t nt, int64_t H) {
+    int64_t i0 = 0;
+    for (; i0 + NN_VL <= H; i0 += NN_VL) {
+        float a[NN_VL];
+        for (int k = 0; k < NN_VL; k++) a[k] = acc[i0 + k] * corr;
+        for (int64_t t = 0; t < nt; t++)
+            for (int k = 0; k < NN_VL; k++) a[k] += p[t] * v[t * H + i0 + k];
+        for (int k = 0; k < NN_VL; k++) acc[i0 + k] = a[k];
+    }
+    for (; i0 < H; i0++) {
+        float a = acc[i0] * corr;
+        for (int64_t t = 0; t < nt; t++) a += p[t] * v[t * H + i0];
+        acc[i0] = a;
+    }
+}
+
 /* The position of token s of batch b (rotary and causal mask). */
 static int64_t gqa_past(const gqa_job *j, int64_t b) {
     return j->first_prompt ? 0 : (int64_t)j->seqlens[b] + 1 - j->S;
 }
 
 /* Present rows of (b, kv head): past rows, the step's (rotated) keys and
- * values, zeros after. */
+ * values, zeros after. A shared buffer already holds the past rows and
+ * only gets the step's rows: a decode step copies no cache. */
 static void gqa_present(const gqa_job *j, int64_t b, int64_t kh) {
     int64_t H = j->H, past = gqa_past(j, b);
     float *pk = j->pk + (b * j->Nkv + kh) * j->present_len * H;
     float *pv = j->pv + (b * j->Nkv + kh) * j->present_len * H;
-    if (past > 0) {
+    if (past > 0 && !j->shared) {
         const float *sk = j->past_k + (b * j->Nkv + kh) * j->past_cap * H;
         const float *sv = j->past_v + (b * j->Nkv + kh) * j->past_cap * H;
         memcpy(pk, sk, (size_t)(past * H) * sizeof(float));
@@ -91,6 +113,7 @@ static void gqa_present(const gqa_job *j, int64_t b, int64_t kh) {
             onyx_rope_rotate(k, dk, j->cos + p * half, j->sin + p * half, j->rd, j->interleaved);
         }
     }
+    if (j->shared) return;   /* rows after the valid ones are never read: leave them */
     int64_t used = past + j->S < j->present_len ? past + j->S : j->present_len;
     memset(pk + used * H, 0, (size_t)((j->present_len - used) * H) * sizeof(float));
     memset(pv + used * H, 0, (size_t)((j->present_len - used) * H) * sizeof(float));
@@ -144,15 +167,8 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                     mx = x > mx ? x : mx;
                 }
                 float corr = nn_expf(w->m[qi] - mx), sum = 0;
-                float *acc = w->acc + qi * H;
-                if (corr != 1.0f)
-                    for (int64_t i = 0; i < H; i++) acc[i] *= corr;
-                for (int64_t t = a; t <= e; t++) {
-                    float pr = nn_expf(w->p[t - a] - mx);
-                    sum += pr;
-                    const float *vv = pv + t * H;
-                    for (int64_t i = 0; i < H; i++) acc[i] += pr * vv[i];
-                }
+                for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
+                gqa_accumulate(w->acc + qi * H, corr, w->p, pv + a * H, e - a + 1, H);
                 w->l[qi] = w->l[qi] * corr + sum;
                 w->m[qi] = mx;
             }
@@ -366,6 +382,37 @@ static onyx_status *gqa_extras(const onyx_kernel_ctx *ctx, gqa_job *j) {
     return NULL;
 }
 
+static bool gqa_overlap(const void *a, size_t an, const void *b, size_t bn) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && x < y + bn && y < x + an;
+}
+
+/* ONNX Runtime's shared KV buffer: the caller hands the same max-length
+ * buffer in as past_key (past_value) and out as present_key (present_value)
+ * (onyx_session_run_into); the step writes its rows in place. Any other
+ * overlap of a present output with a past input would be read after being
+ * written: refused. */
+static onyx_status *gqa_sharing(const onyx_kernel_ctx *ctx, const onyx_value *pk, const onyx_value *pv,
+                                gqa_job *j) {
+    const onyx_value *past[2] = {gqa_in(ctx, 3), gqa_in(ctx, 4)}, *present[2] = {pk, pv};
+    int same = 0;
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < 2; i++) {
+            if (!present[o] || !past[i] || !gqa_overlap(present[o]->data, present[o]->nbytes, past[i]->data,
+                                                        past[i]->nbytes))
+                continue;
+            if (o != i || present[o]->data != past[i]->data || present[o]->nbytes != past[i]->nbytes)
+                return ONYX_INVALID_ARG("present_%s overlaps past_%s without being the same buffer (a shared cache "
+                                        "passes one max-length buffer as past_X and present_X)",
+                                        o ? "value" : "key", i ? "value" : "key");
+            same++;
+        }
+    if (same == 1)
+        return ONYX_INVALID_ARG("only one of present_key/present_value shares its past buffer: share both or neither");
+    j->shared = same == 2;
+    return NULL;
+}
+
 static onyx_status *gqa_compute(onyx_kernel_ctx *ctx) {
     gqa_job j;
     memset(&j, 0, sizeof j);
@@ -386,6 +433,7 @@ static onyx_status *gqa_compute(onyx_kernel_ctx *ctx) {
     if (!st) st = onyx_kernel_output(ctx, 0, ONYX_FLOAT, 3, od, &out);
     if (!st && ctx->n_out > 1 && ctx->out_used[1]) st = onyx_kernel_output(ctx, 1, ONYX_FLOAT, 4, pd, &pk);
     if (!st && ctx->n_out > 2 && ctx->out_used[2]) st = onyx_kernel_output(ctx, 2, ONYX_FLOAT, 4, pd, &pv);
+    if (!st) st = gqa_sharing(ctx, pk, pv, &j);
     float *own_k = NULL, *own_v = NULL;   /* present rows when the graph does not read them */
     if (!st && (!pk || !pv)) {
         size_t n = (size_t)(j.B * j.Nkv * j.present_len * j.H);

@@ -9,8 +9,11 @@
  * unpacked in registers. accuracy_level 4 quantises A per block to int8 and
  * multiplies on integer dot products (VNNI where the CPU has it), as ONNX
  * Runtime does; levels 0-3 compute in float. With several float rows
- * (prefill) a chunk of columns is dequantised once into a float panel that
- * the SGEMM engine multiplies by all rows.
+ * (prefill) a chunk of columns is dequantised once (vectorised, one float
+ * row per column, the weights' own order) and the SGEMM engine multiplies
+ * it, as a transposed B, by all rows of A, packed once per call: the
+ * dequantisation costs about one pass over the panel against M / 16 FMAs
+ * per weight.
  *
  * K need not be a multiple of block_size: the last block is zero padded
  * (ONNX Runtime's layout), and its padding multiplies zeros of A. */
@@ -172,12 +175,13 @@ typedef struct nb_job {
     const uint8_t *B;
     const float *scales;
     const onyx_value *zp;     /* NULL: default 2^(bits-1) */
-    const float *A;           /* original rows (SGEMM path) */
+    const onyx_packed_mat *Ap; /* A packed for the SGEMM path */
     const nb_rows *rows;
     float *Y;
     size_t M, chunk;
     bool int8, sgemm;
     onyx_nbits_gemv_fn fn;
+    onyx_nbits_dequant_fn dequant;
     int failed;
 } nb_job;
 
@@ -201,22 +205,13 @@ static void nb_zero_points(const nb_job *j, size_t n0, size_t n, float *zp) {
     }
 }
 
-/* Weights of columns [n0, n0 + n) as a float K x n panel, w[k * n + c]
- * (the SGEMM engine packs a row-major B cheaply). */
-static void nb_dequantize(const nb_job *j, size_t n0, size_t n, const float *zp, float *w) {
+/* Columns [n0, n0 + n) for all rows of A: dequantise them into w (a row
+ * per column) and run the SGEMM engine on them as a transposed B. */
+static bool nb_chunk_sgemm(const nb_job *j, const onyx_nbits_gemv *g, size_t n0, float *w) {
     const nb_shape *s = j->s;
-    size_t K = (size_t)s->K, blk = (size_t)s->blk;
-    for (size_t c = 0; c < n; c++)
-        for (size_t b = 0; b < s->k_blocks; b++) {
-            const uint8_t *q = j->B + ((n0 + c) * s->k_blocks + b) * s->blob;
-            float sc = j->scales[(n0 + c) * s->k_blocks + b], z = zp[c * s->k_blocks + b];
-            size_t k0 = b * blk, len = K - k0 < blk ? K - k0 : blk;
-            float *o = w + k0 * n + c;
-            if (s->bits == 8)
-                for (size_t t = 0; t < len; t++) o[t * n] = ((float)q[t] - z) * sc;
-            else
-                for (size_t t = 0; t < len; t++) o[t * n] = ((float)(t & 1 ? q[t / 2] >> 4 : q[t / 2] & 15) - z) * sc;
-        }
+    j->dequant(g, w, s->kp);
+    onyx_gemm_operand a = {.packed = j->Ap}, b = {.data = w, .ld = s->kp, .trans = true};
+    return onyx_sgemm_ex(j->M, g->n, (size_t)s->K, 1.0f, &a, &b, 0.0f, j->Y + n0, (size_t)s->N, NULL, NULL) == NULL;
 }
 
 static void nb_chunks(void *arg, size_t begin, size_t end) {
@@ -224,25 +219,23 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
     const nb_shape *s = j->s;
     size_t N = (size_t)s->N, kb = s->k_blocks;
     float *zp = malloc(j->chunk * kb * sizeof(float));
-    float *w = j->sgemm ? malloc(j->chunk * s->kp * sizeof(float)) : NULL;
+    bool w_heap = false;
+    float *w = j->sgemm ? onyx_scratch_acquire(1, j->chunk * s->kp, &w_heap) : NULL;
     if (!zp || (j->sgemm && !w)) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         free(zp);
-        free(w);
+        if (w) onyx_scratch_release(w, w_heap);
         return;
     }
     for (size_t ci = begin; ci < end; ci++) {
         size_t n0 = ci * j->chunk, n = N - n0 < j->chunk ? N - n0 : j->chunk;
         nb_zero_points(j, n0, n, zp);
-        if (j->sgemm) {
-            nb_dequantize(j, n0, n, zp, w);
-            if (onyx_sgemm(false, false, j->M, n, (size_t)s->K, 1.0f, j->A, (size_t)s->K, w, n, 0.0f, j->Y + n0, N,
-                           NULL))
-                __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-            continue;
-        }
         onyx_nbits_gemv g = {.bits = (int)s->bits, .blk = (size_t)s->blk, .k_blocks = kb, .blob = s->blob,
                              .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zp, .n = n};
+        if (j->sgemm) {
+            if (!nb_chunk_sgemm(j, &g, n0, w)) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         for (size_t m = 0; m < j->M; m++) {
             const nb_rows *r = j->rows;
             g.a = r->af + m * s->kp;
@@ -257,7 +250,7 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
         }
     }
     free(zp);
-    free(w);
+    if (w) onyx_scratch_release(w, w_heap);
 }
 
 /* The micro-kernel for this node on the table in use. */
@@ -266,6 +259,11 @@ static onyx_nbits_gemv_fn nb_kernel(bool int8) {
     const onyx_nbits_isa *k = t->nbits ? t->nbits : &onyx_nbits_isa_generic;
     if (!int8) return k->gemv_f32;
     return k->gemv_vnni && onyx_cpu_has_vnni(t->isa) ? k->gemv_vnni : k->gemv_i8;
+}
+
+static onyx_nbits_dequant_fn nb_dequant_kernel(void) {
+    const onyx_nbits_isa *k = onyx_cpu()->nbits;
+    return k && k->dequant ? k->dequant : onyx_nbits_isa_generic.dequant;
 }
 
 /* ------------------------------------------------------------ compute */
@@ -285,20 +283,27 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     if (!M) return NULL;
     bool int8 = s.accuracy == 4;
     nb_job j = {.s = &s, .B = ctx->in[1]->data, .scales = ctx->in[2]->data, .zp = ctx->n_in > 3 ? ctx->in[3] : NULL,
-                .A = A->data, .Y = Y->data, .M = M, .int8 = int8};
+                .Y = Y->data, .M = M, .int8 = int8};
     /* several float rows: dequantising a panel once beats unpacking per row */
     j.sgemm = !int8 && M >= 4;
     nb_rows rows = {0};
-    if (!j.sgemm) ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
+    onyx_packed_mat *Ap = NULL;
+    if (j.sgemm) ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));
+    else ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
     j.rows = &rows;
+    j.Ap = Ap;
     j.fn = nb_kernel(int8);
-    j.chunk = j.sgemm ? 128 : 16;   /* a 128-column float panel of K = 2048 is 1 MB: stays in L2 */
+    j.dequant = nb_dequant_kernel();
+    /* 96 columns: whole register strips of the SGEMM kernels (48 wide on
+     * AVX-512, 24 on AVX2); the panel (K = 2048: 768 KB) stays in L2 */
+    j.chunk = j.sgemm ? 96 : 16;
     size_t chunks = ((size_t)s.N + j.chunk - 1) / j.chunk;
     /* a task below ~64 KB of weights costs less than waking a worker */
     size_t chunk_bytes = j.chunk * s.k_blocks * s.blob * (j.sgemm ? 1 : M), grain = 1;
     while (grain * chunk_bytes < 65536 && grain < chunks) grain++;
     onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
     nb_rows_free(&rows);
+    onyx_packed_mat_free(Ap);
     if (j.failed) return ONYX_OOM();
     if (bias) {
         const float *bv = bias->data;

@@ -44,11 +44,18 @@ typedef struct onyx_nbits_gemv {
 
 typedef void (*onyx_nbits_gemv_fn)(const onyx_nbits_gemv *g);
 
+/* Dequantise the g->n columns of g->b into floats, one row per column:
+ * w[j * ldw + k] = (q[j, k] - zp[j, k / blk]) * scale[j, k / blk] for k <
+ * k_blocks * blk, in natural K order (the A fields of g are not read). The
+ * prefill GEMM multiplies the rows as a transposed B (matmul_nbits.c). */
+typedef void (*onyx_nbits_dequant_fn)(const onyx_nbits_gemv *g, float *w, size_t ldw);
+
 typedef struct onyx_nbits_isa {
     const char *name;
     onyx_nbits_gemv_fn gemv_f32;   /* float A */
     onyx_nbits_gemv_fn gemv_i8;    /* int8 A, without VNNI */
     onyx_nbits_gemv_fn gemv_vnni;  /* int8 A on VNNI dot products; NULL: none for this ISA */
+    onyx_nbits_dequant_fn dequant; /* weights to float rows (prefill) */
 } onyx_nbits_isa;
 
 /* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */

@@ -112,5 +112,16 @@ TARGET_VNNI INLINE __m128i gemv_avxvnni_dot8(__m128i s, const uint8_t *q, const 
 
 NBITS_GEMV_I8(gemv_avxvnni, TARGET_VNNI, static, dot16_avxvnni)
 
-const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni};
+/* 16 weights (bytes in order) as (q - z) * sc at o (subtract, then
+ * multiply: bit-identical to the portable kernel). */
+TARGET INLINE void store_dq16(__m128i q, __m256 z, __m256 sc, float *o) {
+    __m256 a = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q));
+    __m256 b = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8)));
+    _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_sub_ps(a, z), sc));
+    _mm256_storeu_ps(o + 8, _mm256_mul_ps(_mm256_sub_ps(b, z), sc));
+}
+
+NBITS_DEQUANT(TARGET, dequant, __m256, _mm256_set1_ps, store_dq16)
+
+const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni, dequant};
 #endif

@@ -90,6 +90,14 @@ TARGET_VNNI static void gemv_vnni(const onyx_nbits_gemv *g) {
     }
 }
 
+/* 16 weights (bytes in order) as (q - z) * sc at o. Subtract then multiply,
+ * as the portable kernel does, so the values are bit-identical. */
+TARGET INLINE void store_dq16(__m128i q, __m512 z, __m512 sc, float *o) {
+    _mm512_storeu_ps(o, _mm512_mul_ps(_mm512_sub_ps(u8_to_ps(q), z), sc));
+}
+
+NBITS_DEQUANT(TARGET, dequant, __m512, _mm512_set1_ps, store_dq16)
+
 /* Without VNNI, the AVX2 kernel's VPMADDUBSW path serves (same registers). */
-const onyx_nbits_isa onyx_nbits_isa_avx512 = {"avx512", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_vnni};
+const onyx_nbits_isa onyx_nbits_isa_avx512 = {"avx512", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_vnni, dequant};
 #endif

@@ -45,4 +45,21 @@ static void gemv_i8(const onyx_nbits_gemv *g) {
     }
 }
 
-const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL};
+static void dequant(const onyx_nbits_gemv *g, float *w, size_t ldw) {
+    for (size_t j = 0; j < g->n; j++) {
+        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
+        for (size_t b = 0; b < g->k_blocks; b++, q += g->blob) {
+            float sc = g->scales[j * g->k_blocks + b], z = g->zp[j * g->k_blocks + b];
+            float *o = w + j * ldw + b * g->blk;
+            if (g->bits == 8)
+                for (size_t t = 0; t < g->blk; t++) o[t] = ((float)q[t] - z) * sc;
+            else
+                for (size_t t = 0; t < g->blob; t++) {
+                    o[2 * t] = ((float)(q[t] & 15) - z) * sc;
+                    o[2 * t + 1] = ((float)(q[t] >> 4) - z) * sc;
+                }
+        }
+    }
+}
+
+const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL, dequant};

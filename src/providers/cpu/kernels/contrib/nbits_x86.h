@@ -28,4 +28,36 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
     return _mm_cvtss_f32(_mm_add_ss(x, _mm_shuffle_ps(x, x, 1)));
 }
 
+/* The dequantising kernel (nbits.h) of one instruction set, written once:
+ * store16(q, z, sc, o) writes 16 weights (bytes in weight order) as
+ * (q - z) * sc; VT is the vector type and set1 its broadcast. Byte t of a
+ * 4-bit block holds element 2t in its low nibble: unpacking the low and
+ * high nibbles byte by byte restores the order. */
+#define NBITS_DEQUANT(TGT, name, VT, set1, store16)                                                        \
+    TGT static void name(const onyx_nbits_gemv *g, float *w, size_t ldw) {                                \
+        const __m128i m = _mm_set1_epi8(15);                                                               \
+        for (size_t j = 0; j < g->n; j++) {                                                                \
+            const uint8_t *q = g->b + j * g->k_blocks * g->blob;                                           \
+            for (size_t b = 0; b < g->k_blocks; b++, q += g->blob) {                                       \
+                VT sc = set1(g->scales[j * g->k_blocks + b]), z = set1(g->zp[j * g->k_blocks + b]);        \
+                float *o = w + j * ldw + b * g->blk;                                                       \
+                if (g->bits == 8) {                                                                        \
+                    for (size_t t = 0; t < g->blk; t += 16)                                                \
+                        store16(_mm_loadu_si128((const __m128i *)(q + t)), z, sc, o + t);                  \
+                } else if (g->blk == 16) {                                                                 \
+                    __m128i v = _mm_loadl_epi64((const __m128i *)q);                                       \
+                    store16(_mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m)), \
+                            z, sc, o);                                                                     \
+                } else {                                                                                   \
+                    for (size_t t = 0; t < g->blob; t += 16, o += 32) {                                    \
+                        __m128i lo, hi;                                                                    \
+                        nbits_nibbles16(q + t, &lo, &hi);                                                  \
+                        store16(_mm_unpacklo_epi8(lo, hi), z, sc, o);                                      \
+                        store16(_mm_unpackhi_epi8(lo, hi), z, sc, o + 16);                                 \
+                    }                                                                                      \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
 #endif

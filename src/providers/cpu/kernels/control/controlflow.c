@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
-#include "session/subgraph.h"
+#include "providers/cpu/subgraph.h"
 
 typedef struct cf_state {
     size_t n;
@@ -35,7 +35,7 @@ static onyx_status *cf_init_named(const onyx_kernel_info *info, void **state, co
             cf_free(s);
             return ONYX_INVALID_MODEL("missing graph attribute '%s'", names[i]);
         }
-        onyx_status *st = onyx_subgraph_create(g, &s->sub[i]);
+        onyx_status *st = onyx_subgraph_create(info, g, &s->sub[i]);
         if (st) {
             cf_free(s);
             return onyx_error_wrap(st, "subgraph '%s': ", names[i]);

@@ -40,9 +40,9 @@
 #include <stdint.h>
 #include "core/status.h"
 #include "ir/graph.h"
+#include "ir/nchwc_ops.h"   /* ONYX_NCHWC_DOMAIN, onyx_nchwc_block_ok */
 #include "providers/cpu/gemm/gemm.h"
 
-#define ONYX_NCHWC_DOMAIN "ai.onyx.nchwc"
 /* The widest block (stack buffers are sized for it) and the block of a
  * node without the attribute. */
 #define ONYX_NCHWC_MAX_BLOCK 16
@@ -50,9 +50,6 @@
 
 /* ceil(c / blk) */
 static inline int64_t onyx_nchwc_blocks(int64_t c, int64_t blk) { return (c + blk - 1) / blk; }
-
-/* Whether the kernels implement blocks of `blk` channels: 4, 8 or 16. */
-static inline bool onyx_nchwc_block_ok(int64_t blk) { return blk == 4 || blk == 8 || blk == 16; }
 
 /* The channels per block recorded on a node by the layout pass (attribute
  * "block", from the CPU table; 16 when absent); an error naming the value

@@ -25,7 +25,7 @@
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/nn_math.h"
-#include "session/subgraph.h"
+#include "providers/cpu/subgraph.h"
 
 #define ATT_ROW_BLOCK 64
 /* Below this many rows the dot/axpy loops beat packing for SGEMM. */
@@ -744,7 +744,7 @@ static onyx_status *flex_init(const onyx_kernel_info *info, void **state) {
                                : !strcmp(n->subgraph_attr_names[i], "prob_mod") ? &s->prob_mod
                                                                                 : NULL;
         if (!slot) continue;
-        onyx_status *st = onyx_subgraph_create(n->subgraphs[i], slot);
+        onyx_status *st = onyx_subgraph_create(info, n->subgraphs[i], slot);
         if (!st && (onyx_subgraph_graph(*slot)->n_inputs != 1 || onyx_subgraph_graph(*slot)->n_outputs != 1))
             st = ONYX_INVALID_MODEL("must have exactly one input and one output");
         if (st) {

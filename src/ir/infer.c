@@ -1,17 +1,16 @@
 /* Static type and shape inference: walk the graph in execution order and
- * ask each node's kernel definition for its output types. Declared
- * value_info types are kept where inference knows less. Inference is best
+ * ask each node's schema (ir/infer.h: a schema source) for its output
+ * types. Declared value_info types are kept where inference knows less. Inference is best
  * effort: an op without an infer function leaves its outputs as declared.
  *
- * At load (onyx_infer_graph_checked) it also enforces the declared contract:
+ * At load (onyx_infer_graph_types_checked) it also enforces the declared contract:
  * a graph output whose declared element type or rank contradicts what its
  * producer is inferred to make, or an If whose branches make different
  * element types, is an error naming the output, as in ONNX Runtime. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "providers/cpu/kernel.h"
-#include "session/session.h"
+#include "ir/infer.h"
 
 /* Merge an inferred type into a declared one: known beats unknown. */
 static void merge_type(onyx_type *dst, const onyx_type *inf) {
@@ -61,42 +60,42 @@ static onyx_status *check_declared(const onyx_graph *g, int32_t v, const onyx_ty
                               type_str(inf, b, sizeof b));
 }
 
-/* A node of a caller's custom operator: its infer_types callback. */
-static void infer_custom_node(onyx_graph *g, onyx_node *n, const onyx_custom_op *op, const onyx_env *env) {
+/* Merge what a custom operator's callback inferred (unknown kinds and
+ * invalid element types are left out). */
+static void merge_custom(onyx_graph *g, onyx_node *n, const onyx_type *out) {
+    for (size_t k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && out[k].kind && onyx_dtype_valid(out[k].dtype))
+            merge_type(&g->values[n->out[k]].type, &out[k]);
+}
+
+static void log_rule_error(const onyx_schema_source *src, const onyx_node *n, onyx_status *st) {
+    char desc[300];
+    onyx_log(src->env, ONYX_LOG_WARNING, "type inference: %s: %s", onyx_node_describe(n, desc, sizeof desc),
+             onyx_status_message(st));
+    onyx_status_free(st);
+}
+
+/* The caller's custom operator's callback when n is one; *handled says. */
+static void infer_custom_node(onyx_graph *g, onyx_node *n, const onyx_schema_source *src, bool *handled) {
+    *handled = false;
+    if (!src->custom) return;
     onyx_type *out = calloc(n->n_out + 1, sizeof *out);
     if (!out) return;
     for (size_t k = 0; k < n->n_out; k++) out[k].rank = -1;
-    onyx_status *st = onyx_custom_infer(op, g, n, out);
-    if (st) {
-        char desc[300];
-        onyx_log(env, ONYX_LOG_WARNING, "type inference: %s: %s", onyx_node_describe(n, desc, sizeof desc),
-                 onyx_status_message(st));
-        onyx_status_free(st);
-    } else {
-        for (size_t k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0 && out[k].kind && onyx_dtype_valid(out[k].dtype))
-                merge_type(&g->values[n->out[k]].type, &out[k]);
-    }
+    onyx_status *st = src->custom(src->user, g, n, out, handled);
+    if (st) log_rule_error(src, n, st);
+    else if (*handled) merge_custom(g, n, out);
+    if (st) *handled = true;
     free(out);
 }
 
-static onyx_status *infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env, bool strict,
-                               const onyx_custom_ops *ops) {
-    const onyx_custom_op *custom = onyx_custom_ops_find(ops, n);
-    if (custom) {
-        infer_custom_node(g, n, custom, env);
-        return NULL;
-    }
-    const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
+static onyx_status *infer_node(onyx_graph *g, onyx_node *n, const onyx_schema_source *src, bool strict) {
+    bool custom;
+    infer_custom_node(g, n, src, &custom);
+    if (custom) return NULL;
+    onyx_infer_fn rule = src->find(src->user, g, n);
     onyx_status *err = NULL;
-    if (!d || !d->infer) return NULL;
-    int dt = d->type_input >= 0 && (size_t)d->type_input < n->n_in && n->in[d->type_input] >= 0
-                 ? g->values[n->in[d->type_input]].type.dtype : 0;
-    if (dt) {
-        const onyx_op_def *typed = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, dt);
-        if (typed) d = typed;
-        if (!d->infer) return NULL;
-    }
+    if (!rule) return NULL;
     const onyx_type **in = calloc(n->n_in + 1, sizeof *in);
     const onyx_value **cin = calloc(n->n_in + 1, sizeof *cin);
     onyx_type *out = calloc(n->n_out + 1, sizeof *out);
@@ -113,12 +112,9 @@ static onyx_status *infer_node(onyx_graph *g, onyx_node *n, const onyx_env *env,
     }
     onyx_infer_ctx ctx = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
                           .in = in, .const_in = cin, .out = out};
-    onyx_status *st = d->infer(&ctx);
+    onyx_status *st = rule(&ctx);
     if (st) {
-        char desc[300];
-        onyx_log(env, ONYX_LOG_WARNING, "type inference: %s: %s", onyx_node_describe(n, desc, sizeof desc),
-                 onyx_status_message(st));
-        onyx_status_free(st);
+        log_rule_error(src, n, st);
         goto done;
     }
     for (size_t k = 0; k < n->n_out; k++) {
@@ -153,22 +149,21 @@ static onyx_status *check_if_branches(const onyx_graph *g, const onyx_node *n) {
     return NULL;
 }
 
-static onyx_status *infer_graph(onyx_graph *g, const onyx_env *env, bool strict,
-                                const onyx_custom_ops *ops) {
+static onyx_status *infer_graph(onyx_graph *g, const onyx_schema_source *src, bool strict) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
-        ONYX_TRY(infer_node(g, n, env, strict, ops));
-        for (size_t s = 0; s < n->n_subgraphs; s++) ONYX_TRY(infer_graph(n->subgraphs[s], env, strict, ops));
+        ONYX_TRY(infer_node(g, n, src, strict));
+        for (size_t s = 0; s < n->n_subgraphs; s++) ONYX_TRY(infer_graph(n->subgraphs[s], src, strict));
         if (strict) ONYX_TRY(check_if_branches(g, n));
     }
     return NULL;
 }
 
-void onyx_infer_graph(onyx_graph *g, const onyx_env *env) {
-    onyx_status *st = infer_graph(g, env, false, NULL);   /* never fails when not strict */
+void onyx_infer_graph_types(onyx_graph *g, const onyx_schema_source *src) {
+    onyx_status *st = infer_graph(g, src, false);   /* never fails when not strict */
     onyx_status_free(st);
 }
 
-onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops) {
-    return infer_graph(g, env, true, ops);
+onyx_status *onyx_infer_graph_types_checked(onyx_graph *g, const onyx_schema_source *src) {
+    return infer_graph(g, src, true);
 }
