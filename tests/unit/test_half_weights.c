@@ -23,6 +23,7 @@
 #include "ir/graph.h"
 #include "onyx.h"
 #include "optimizer/optimizer.h"
+#include "providers/provider.h"
 #include "session/session.h"
 #include "testlib.h"
 
@@ -44,8 +45,16 @@ static onyx_graph *optimised(const char *path, onyx_model **m) {
     CHECK_OK(onyx_model_load_file(path, m));
     if (*m) CHECK_OK(onyx_graph_build(*m, &g));
     if (!g) return NULL;
-    onyx_infer_graph(g, env);
-    CHECK_OK(onyx_optimize(g, env, ONYX_OPT_ALL, NULL, NULL));
+    CHECK_OK(onyx_infer_graph_checked(g, env, NULL));
+    /* the session's services over a CPU provider, without the blocked layout */
+    onyx_provider *cpu = NULL;
+    CHECK_OK(onyx_cpu_provider_create(NULL, NULL, 0, &cpu));
+    if (!cpu) return g;
+    onyx_provider_set set = {.providers = &cpu, .n_providers = 1};
+    onyx_schema_source src = onyx_session_schema_source(&set, env);
+    onyx_opt_services svc = {.env = env, .schemas = &src, .evaluate = onyx_session_evaluate, .evaluate_user = &set};
+    CHECK_OK(onyx_optimize(g, &svc, ONYX_OPT_ALL, NULL, NULL));
+    onyx_provider_destroy(cpu);
     return g;
 }
 
