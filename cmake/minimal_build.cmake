@@ -90,12 +90,20 @@ endfunction()
 option(ONYX_MINIMAL_SIZE "Minimal builds: one tile body per SGEMM/convolution micro-kernel file" ON)
 set(ONYX_MINIMAL_NOINLINE_SOURCES
     gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
+# Left out of every minimal build, answered by src/session/minimal_omitted.c:
+# provider plugins, saving models, bfloat16 fast-math.
+set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c
+    providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c)
+# ONYX_MINIMAL_ISA: the x86-64 instruction set whose kernels a minimal build
+# keeps besides the portable ones (avx512, avx2, generic; `all`, the default,
+# keeps every one). A CPU without it runs the portable kernels.
+set(ONYX_MINIMAL_ISA all CACHE STRING "Minimal builds: the one x86-64 ISA to compile kernels for (all, avx512, avx2, generic)")
 set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
 set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections
     -fno-asynchronous-unwind-tables
     -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
 # RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12).
-set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs)
+set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs -Wl,-z,noseparate-code)
 
 
 # A minimal configuration: the library itself is built from the filtered sources.
@@ -144,7 +152,32 @@ if(ONYX_OPS_LIST)
     endforeach()
   endif()
   list(APPEND ONYX_SOURCES ${generated})
+  # Features no operator list needs (src/session/minimal_omitted.c says why
+  # each is safe to leave out and answers for it).
+  list(TRANSFORM ONYX_MINIMAL_OMITTED_SOURCES PREPEND ${CMAKE_SOURCE_DIR}/src/)
+  list(REMOVE_ITEM ONYX_SOURCES ${ONYX_MINIMAL_OMITTED_SOURCES})
+  set(omitted_defs ONYX_MINIMAL_BUILD=1)
+  file(READ ${ONYX_OPS_LIST} ops_text)
+  if(ops_text MATCHES "[;,]Gradient(,|\n|$)")
+    list(APPEND omitted_defs ONYX_MINIMAL_KEEPS_GRADIENT=1)
+  else()
+    list(REMOVE_ITEM ONYX_SOURCES ${CMAKE_SOURCE_DIR}/src/ir/gradient.c)
+  endif()
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/session/minimal_omitted.c APPEND PROPERTY
+               COMPILE_DEFINITIONS ${omitted_defs})
   add_compile_options(${ONYX_MINIMAL_COMPILE_OPTIONS})
+  if(NOT ONYX_MINIMAL_ISA STREQUAL "all")
+    set(isa_numbers generic 0 avx2 1 avx512 2)   # onyx_cpu_isa (platform.h)
+    list(FIND isa_numbers "${ONYX_MINIMAL_ISA}" at)
+    if(at LESS 0 OR NOT CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+      message(FATAL_ERROR "ONYX_MINIMAL_ISA=${ONYX_MINIMAL_ISA}: takes all, avx512, avx2 or generic, on x86-64")
+    endif()
+    math(EXPR at "${at} + 1")
+    list(GET isa_numbers ${at} isa_number)
+    # the other ISAs' clones are left unreferenced: not compiled, not a warning
+    add_compile_options(-DONYX_ISA_ONLY=${isa_number} -Wno-unused-function)
+    string(APPEND ONYX_OPS_DESCRIPTION ", ONYX_MINIMAL_ISA=${ONYX_MINIMAL_ISA}")
+  endif()
   set(ONYX_BUILD_TESTS OFF)  # the unit tests need every operator
   add_link_options(${ONYX_MINIMAL_LINK_OPTIONS})
   message(STATUS "onyx: minimal build for ${ONYX_OPS_DESCRIPTION} (${ONYX_OPS_LIST})")

@@ -396,6 +396,55 @@ ONYX_API onyx_status *onyx_session_run_into(onyx_session *session, const onyx_ru
                                             const char *const *output_names, size_t n_outputs,
                                             onyx_value **outputs);
 
+/* ------------------------------------------- device memory and I/O binding */
+
+/* A tensor in the memory of the session's provider named `provider` (a
+ * device provider the session runs, e.g. "cuda"; "cpu" gives a host tensor),
+ * contents unset. Free it with onyx_value_free before the session. */
+ONYX_API onyx_status *onyx_session_device_tensor_create(onyx_session *session, const char *provider,
+                                                        onyx_element_type type, const int64_t *shape,
+                                                        size_t rank, onyx_value **out);
+/* The device memory a value lives in (as its provider names it, e.g.
+ * "cuda:0 ..."), or NULL for host memory. onyx_tensor_data of a device
+ * tensor is its device address, for the device's own API, never readable
+ * on the host: copy with these (nbytes must be the tensor's byte size). */
+ONYX_API const char *onyx_value_device_name(const onyx_value *value);
+ONYX_API onyx_status *onyx_tensor_copy_from_host(onyx_value *dst, const void *src, size_t nbytes);
+ONYX_API onyx_status *onyx_tensor_copy_to_host(const onyx_value *src, void *dst, size_t nbytes);
+
+/* I/O binding (ONNX Runtime's IoBinding): inputs and outputs bound once,
+ * in host or device memory, for any number of runs. A device tensor bound
+ * as an input is read where it lies: the copy the partitioner placed for
+ * that input is skipped (a copy to the host is made only for CPU nodes
+ * that read the data). An output bound to a device (a caller's device
+ * tensor, written in place, or bind_output_to_device, allocated by the run)
+ * is handed over where its producer made it, without the copy to the host.
+ * Bound values are borrowed until rebound, cleared or the binding is freed.
+ * A binding is used by one thread at a time; the session stays shareable. */
+typedef struct onyx_io_binding onyx_io_binding;
+ONYX_API onyx_status *onyx_io_binding_create(onyx_session *session, onyx_io_binding **out);
+ONYX_API void onyx_io_binding_free(onyx_io_binding *binding);
+ONYX_API onyx_status *onyx_io_binding_bind_input(onyx_io_binding *binding, const char *name,
+                                                 const onyx_value *value);
+/* value: a tensor of the output's exact type and shape, in host or device
+ * memory, that the run writes; it stays the caller's. */
+ONYX_API onyx_status *onyx_io_binding_bind_output(onyx_io_binding *binding, const char *name,
+                                                  onyx_value *value);
+/* The run allocates the output in the memory of provider `provider` ("cpu":
+ * host memory); read it with onyx_io_binding_output after the run. */
+ONYX_API onyx_status *onyx_io_binding_bind_output_to_device(onyx_io_binding *binding, const char *name,
+                                                            const char *provider);
+ONYX_API void onyx_io_binding_clear_inputs(onyx_io_binding *binding);
+ONYX_API void onyx_io_binding_clear_outputs(onyx_io_binding *binding);
+ONYX_API onyx_status *onyx_session_run_with_binding(onyx_session *session, const onyx_run_options *run_opts,
+                                                    onyx_io_binding *binding);
+/* The bound outputs after a run, in binding order: the caller's tensor for
+ * bind_output, else the value the run made (owned by the binding until the
+ * next run or clear; NULL before a run). */
+ONYX_API size_t onyx_io_binding_output_count(const onyx_io_binding *binding);
+ONYX_API const char *onyx_io_binding_output_name(const onyx_io_binding *binding, size_t index);
+ONYX_API onyx_value *onyx_io_binding_output(onyx_io_binding *binding, size_t index);
+
 /* Model metadata (ONNX Runtime's ModelMetadata). field: "producer_name",
  * "producer_version", "domain", "description" (the model's doc_string),
  * "graph_name", "graph_description" (the graph's doc_string). Returns ""

@@ -2,8 +2,10 @@
 # The CUDA provider's checks on a machine with an NVIDIA GPU, in under 8 minutes:
 #   1. build (or take a prebuilt bundle: BUNDLE=dir with onyx, the provider libraries,
 #      test binaries, lib/ with their runtime dependencies and node.tar.gz);
-#   2. the provider unit tests and the cross-provider test (every node test whose
-#      nodes the CUDA provider claims, CUDA vs CPU provider);
+#   2. the provider unit tests, the cross-provider test (every node test whose
+#      nodes the CUDA provider claims, CUDA vs CPU provider: float16 node tests
+#      included) and test_cuda_binding (device tensors bound as inputs and output,
+#      float32 and float16 models, vs the CPU provider);
 #   3. the ONNX node suite through `onyx test --providers cuda,cpu`;
 #   4. the public benchmark models (exported here by ../shared/bench/make_models.py,
 #      or taken from $BENCH_MODELS/public): outputs under cuda,cpu against the CPU
@@ -35,7 +37,7 @@ else
     cmake -S "$ROOT" -B "$ROOT/build-gpu" -DCMAKE_BUILD_TYPE=Release >"$OUT/misc.log" 2>&1 &&
         cmake --build "$ROOT/build-gpu" -j "$(nproc)" >>"$OUT/misc.log" 2>&1 || { say "build failed (see cmake.log)"; exit 1; }
     BIN=$ROOT/build-gpu
-    cp "$BIN"/tests/test_cross_provider "$BIN"/tests/test_providers "$BIN"/ 2>/dev/null
+    cp "$BIN"/tests/test_cross_provider "$BIN"/tests/test_providers "$BIN"/tests/test_cuda_binding "$BIN"/ 2>/dev/null
     NODE=${NODE:-$ROOT/../shared/onnx-tests/node}
 fi
 # cuBLAS and cuDNN of the CUDA toolkit or of the Python wheels
@@ -73,6 +75,9 @@ fi
 (cd "$ROOT" && onyx_env "$BIN"/test_providers) >/tmp/test_providers.log 2>&1
 cat /tmp/test_providers.log >>"$OUT/misc.log"
 say "test_providers: $(tail -1 /tmp/test_providers.log)"
+(cd "$ROOT" && onyx_env timeout 60 "$BIN"/test_cuda_binding) >/tmp/test_cuda_binding.log 2>&1
+say "test_cuda_binding: rc=$? $(tail -1 /tmp/test_cuda_binding.log)"
+grep -E '^(FAIL|tests/data)' /tmp/test_cuda_binding.log | head -10 | tee -a "$SUMMARY"
 (cd "$ROOT" && onyx_env timeout 200 "$BIN"/test_cross_provider "$NODE") >"$OUT/cross_provider.log" 2>&1 &
 CROSS_PID=$!
 
@@ -85,6 +90,7 @@ grep -E '^(FAIL|ERROR)' "$OUT/node_cuda.log" | head -20 | tee -a "$SUMMARY"
 wait "$CROSS_PID"
 say "cross-provider: rc=$? $(tail -1 "$OUT/cross_provider.log") ($(elapsed) s)"
 grep '^DIFF' "$OUT/cross_provider.log" | head -20 | tee -a "$SUMMARY"
+say "float16 node tests run on cuda: $(grep -E '^RAN ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half'), of which differ: $(grep -E '^DIFF ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half')"
 
 # ---- 4. benchmark models
 if [ -n "${MODELS_PID:-}" ]; then wait "$MODELS_PID"; cat /tmp/make_models.log >>"$OUT/misc.log"; say "models exported ($(elapsed) s): $(tail -1 /tmp/make_models.log)"; fi

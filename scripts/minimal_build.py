@@ -20,12 +20,15 @@ that read them):
   optimizer/passes.h     the pass list, filtered
   providers/cpu/kernels/families.h  the families that kept an operator
   ir/op_arity_table.h    the arity table, only the listed operators
-  minimal_left_out.h     the operator names taken out and DESCRIPTION (the
-                         build option that chose the list), for the error
+  minimal_ops.h          ONYX_MINIMAL_KEEPS_<op> for each listed operator
+                         (included by the family copies)
+  minimal_left_out.h     DESCRIPTION (the build option that chose the list),
+                         for the error
   platform_weak.h        without blocked-layout (ai.onyx.nchwc) operators: the
                          ISA convolution tiles as weak symbols, so their files
                          can be left out (printed as `DROP|FILE`); the layout
-                         pass that would use them is left out with them
+                         pass that would use them is left out with them;
+                         without MatMulNBits its micro-kernel tables likewise
 and prints the replaced sources as lines `ORIGINAL|GENERATED`.
 
 A table entry is kept when one of its operator names (its string literals,
@@ -171,7 +174,11 @@ def filter_family(path, ops):
             removed |= names
             kept.append("\n" if "\n" in item else "")  # keeps '#' lines at a line start
     body = "".join(kept)
-    new = (f'#line 1 "{path}"\n' + text[:m.end()] + body + text[end:])
+    # ONYX_MINIMAL_BUILD and gen/minimal_ops.h (ONYX_MINIMAL_KEEPS_<op> for
+    # each listed operator) let a family drop helpers only its left-out
+    # operators need
+    new = ('#define ONYX_MINIMAL_BUILD 1\n#include "minimal_ops.h"\n' +
+           f'#line 1 "{path}"\n' + text[:m.end()] + body + text[end:])
     return m.group(1), new, removed, n_kept
 
 
@@ -200,20 +207,33 @@ def filter_rows(path, ops):
     return f'#line 1 "{path}"\n' + "".join(out)
 
 
-def weak_tiles(src_root):
-    """The blocked-layout ISA tile files, and the tile symbols they define."""
+def weak_symbols(folder, file_pattern, symbol_pattern):
+    """The files of `folder` whose names match file_pattern, and the symbols
+    they define (symbol_pattern's group 1, one per line start)."""
     files, symbols = [], []
-    nchwc = os.path.join(src_root, "src", "providers", "cpu", "kernels", "nchwc")
-    for name in sorted(os.listdir(nchwc)):
-        if not re.fullmatch(r"nchwc_conv_\w+\.c", name):
+    for name in sorted(os.listdir(folder)):
+        if not re.fullmatch(file_pattern, name):
             continue
-        path = os.path.join(nchwc, name)
+        path = os.path.join(folder, name)
         with open(path, encoding="utf-8") as f:
-            found = re.findall(r"^void (onyx_nchwc_tile_\w+)\(", f.read(), re.M)
+            found = re.findall(symbol_pattern, f.read(), re.M)
         if found:
             files.append(path)
             symbols += found
     return files, symbols
+
+
+def weak_tiles(src_root):
+    """The blocked-layout ISA tile files, and the tile symbols they define."""
+    return weak_symbols(os.path.join(src_root, "src", "providers", "cpu", "kernels", "nchwc"),
+                        r"nchwc_conv_\w+\.c", r"^void (onyx_nchwc_tile_\w+)\(")
+
+
+def weak_nbits(src_root):
+    """The MatMulNBits micro-kernel files (the dispatch table names them), and
+    their tables: without MatMulNBits nothing reads the table's entry."""
+    return weak_symbols(os.path.join(src_root, "src", "providers", "cpu", "kernels", "contrib"),
+                        r"nbits_\w+\.c", r"^const onyx_nbits_isa (onyx_nbits_isa_\w+)\b")
 
 
 def write_if_changed(path, text):
@@ -237,7 +257,7 @@ def main(argv):
     if not ops:
         sys.exit(f"{config}: no operators listed")
     kernels_root = os.path.join(src_root, "src", "providers", "cpu", "kernels")
-    removed_all, empty = set(), set()
+    empty = set()
     for dirpath, _, files in sorted(os.walk(kernels_root)):
         for name in sorted(files):
             if not name.endswith(".c"):
@@ -251,9 +271,7 @@ def main(argv):
                 empty.add(family)
             gen = os.path.join(out_dir, "kernels", family + ".c")
             write_if_changed(gen, text)
-            removed_all |= removed
             print(f"{path}|{gen}")
-    removed_all -= ops
     write_if_changed(os.path.join(out_dir, "gen", "optimizer", "passes.h"),
                      filter_passes(os.path.join(src_root, "src", "optimizer", "passes.h"), passes))
     families = os.path.join(src_root, "src", "providers", "cpu", "kernels", "families.h")
@@ -263,17 +281,23 @@ def main(argv):
     write_if_changed(os.path.join(out_dir, "gen", "providers", "cpu", "kernels", "families.h"), "".join(fam))
     arity = os.path.join(src_root, "src", "ir", "op_arity_table.h")
     write_if_changed(os.path.join(out_dir, "gen", "ir", "op_arity_table.h"), filter_rows(arity, ops))
-    # one string of NUL-terminated names: no pointer table, no relocations
+    # the error names the build option; any operator without a kernel in the
+    # build gets it (a list of the left-out names would cost kilobytes)
     c_description = description.replace("\\", "\\\\").replace('"', '\\"')
-    lines = ["/* Generated by scripts/minimal_build.py: the operators this minimal build left out. */\n",
-             f'#define ONYX_MINIMAL_DESCRIPTION "{c_description}"\n',
-             "static const char minimal_left_out[] =\n"]
-    lines += [f'    "{n}\\0"\n' for n in sorted(removed_all)]
-    lines += ['    "";\n']
+    lines = ["/* Generated by scripts/minimal_build.py: the option that chose the operators. */\n",
+             f'#define ONYX_MINIMAL_DESCRIPTION "{c_description}"\n']
     write_if_changed(os.path.join(out_dir, "gen", "minimal_left_out.h"), "".join(lines))
+    keeps = ["/* Generated by scripts/minimal_build.py: the listed operators. */\n"]
+    keeps += [f"#define ONYX_MINIMAL_KEEPS_{op} 1\n" for op in sorted(ops) if re.fullmatch(r"\w+", op)]
+    write_if_changed(os.path.join(out_dir, "gen", "minimal_ops.h"), "".join(keeps))
     weak = ["/* Generated by scripts/minimal_build.py: force-included into platform.c. */\n"]
     if "ai.onyx.nchwc" not in domains:
         files, symbols = weak_tiles(src_root)
+        weak += [f"#pragma weak {sym}\n" for sym in symbols]
+        for path in files:
+            print(f"DROP|{path}")
+    if "MatMulNBits" not in ops:
+        files, symbols = weak_nbits(src_root)
         weak += [f"#pragma weak {sym}\n" for sym in symbols]
         for path in files:
             print(f"DROP|{path}")

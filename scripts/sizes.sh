@@ -10,7 +10,8 @@
 #   full ARM64        build-aarch64/ (`make aarch64`) when aarch64-linux-gnu-gcc is installed
 #   WASM              build-wasm/ (`make wasm`): the .wasm and its JavaScript glue, when emcc is installed
 #   minimal builds    build-minimal-NAME/libonyx.so for the operator lists in tests/minimal/NAME.config
-#                     (digits, mobilenet_v2, bert_base; cmake -DONYX_OPS_CONFIG=...)
+#                     (digits, mobilenet_v2, bert_base; cmake -DONYX_OPS_CONFIG=...), and
+#                     build-minimal-digits-avx2: the digits list with -DONYX_MINIMAL_ISA=avx2
 # A row that cannot be built here says "not built" and why.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -93,3 +94,15 @@ for cfg in tests/minimal/digits.config tests/minimal/mobilenet_v2.config tests/m
         row "minimal x86-64, $name" "libonyx.so" "not built"
     fi
 done
+
+# ---- the digits list for one instruction set (ONYX_MINIMAL_ISA: AVX2 kernels and the portable ones)
+dir="build-minimal-digits-avx2"
+if [ ! -f "$dir/libonyx.so" ] && [ $build = 1 ]; then
+    cmake -S . -B "$dir" -DONYX_OPS_CONFIG=tests/minimal/digits.config -DONYX_MINIMAL_ISA=avx2 >/dev/null &&
+        cmake --build "$dir" -j "$jobs" --target onyx_shared >/dev/null
+fi
+if [ -f "$dir/libonyx.so" ]; then
+    row "minimal x86-64, digits, ONYX_MINIMAL_ISA=avx2" "libonyx.so" "$(kb "$(stripped "$dir/libonyx.so" strip)")"
+else
+    row "minimal x86-64, digits, ONYX_MINIMAL_ISA=avx2" "libonyx.so" "not built"
+fi

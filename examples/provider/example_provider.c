@@ -73,10 +73,19 @@ static onyx_status *create(const onyx_host_api *host, const char *const *keys, c
 static void destroy(void *p) { free(p); }
 static const char *device_name(void *p) { return "example:0 (scrambled host memory)"; }
 
-static void *dev_alloc(void *p, size_t n) { return to_handle(malloc(n ? n : 1)); }
+/* What the device did since the library was loaded, for tests (read with
+ * dlsym): allocations, and copies by onyx_ep_copy_kind (index 1..3). */
+ONYX_EP_EXPORT unsigned long onyx_example_allocs;
+ONYX_EP_EXPORT unsigned long onyx_example_copies[4];
+
+static void *dev_alloc(void *p, size_t n) {
+    __atomic_fetch_add(&onyx_example_allocs, 1, __ATOMIC_RELAXED);
+    return to_handle(malloc(n ? n : 1));
+}
 static void dev_free(void *p, void *ptr) { free(to_host(ptr)); }
 
 static onyx_status *dev_copy(void *p, void *dst, const void *src, size_t n, onyx_ep_copy_kind kind) {
+    if (kind >= 1 && kind <= 3) __atomic_fetch_add(&onyx_example_copies[kind], 1, __ATOMIC_RELAXED);
     void *d = kind == ONYX_EP_DEVICE_TO_HOST ? dst : to_host(dst);
     const void *s = kind == ONYX_EP_HOST_TO_DEVICE ? src : to_host(src);
     memcpy(d, s, n);

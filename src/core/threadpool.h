@@ -25,8 +25,10 @@ int onyx_threadpool_threads(const onyx_threadpool *tp);  /* 1 when tp is NULL */
 void onyx_parallel_for(onyx_threadpool *tp, size_t n, size_t grain, onyx_range_fn fn, void *arg);
 
 /* The pool that kernel initialisation (weight packing) on this thread may
- * use: the session sets it around creating its kernels, so a model loads
- * with the threads it will run with. Returns the previous one (restore it
+ * use: the CPU provider sets it around each kernel's init from its kernel
+ * host's init_pool (the session's pool, providers/kernel_ctx.h), so a model
+ * loads with the threads it will run with; the packers (gemm/, nchwc/) read
+ * it here because their signatures carry no pool. Returns the previous one (restore it
  * after); onyx_threadpool_init_pool() is NULL outside session creation. */
 onyx_threadpool *onyx_threadpool_for_init(onyx_threadpool *tp);
 onyx_threadpool *onyx_threadpool_init_pool(void);

@@ -262,3 +262,32 @@ const onyx_value *onyx_value_item(const onyx_value *v, size_t index) {
     return v && index < v->n_items ? v->items[index] : NULL;
 }
 const char *onyx_element_type_name(onyx_element_type type) { return onyx_dtype_name((int)type); }
+
+onyx_status *onyx_device_tensor_new(const onyx_device_mem *d, int dtype, int rank, const int64_t *dims,
+                                    onyx_value **out) {
+    int64_t numel;
+    size_t nbytes;
+    if (rank < 0 || rank > ONYX_MAX_RANK || (rank && !dims))
+        return ONYX_INVALID_ARG("%s: a tensor of rank %d cannot be made", d->name, rank);
+    ONYX_TRY(onyx_shape_numel(dims, rank, &numel));
+    if (dtype == ONYX_STRING || !onyx_dtype_nbytes(dtype, numel, &nbytes))
+        return ONYX_INVALID_ARG("%s: cannot hold a %s tensor of %lld elements in device memory", d->name,
+                                onyx_dtype_name(dtype), (long long)numel);
+    void *data = d->alloc ? d->alloc(d->ctx, nbytes ? nbytes : 1) : NULL;
+    if (!data)
+        return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "%s: out of device memory allocating %zu bytes", d->name, nbytes);
+    onyx_value *v = onyx_value_new_empty(ONYX_VALUE_TENSOR);
+    onyx_status *st = v ? onyx_value_set_shape(v, rank, dims) : ONYX_OOM();
+    if (st) {
+        d->free(d->ctx, data);
+        onyx_value_destroy(v);
+        return st;
+    }
+    v->dtype = (uint8_t)dtype;
+    v->data = data;
+    v->nbytes = nbytes;
+    v->flags = ONYX_VALUE_OWNS_DATA;
+    v->device = d;
+    *out = v;
+    return NULL;
+}

@@ -52,6 +52,9 @@ typedef struct onyx_device_mem {
     const char *name;                     /* "cuda:0", for messages */
     void (*free)(void *ctx, void *data);
     void *ctx;
+    void *(*alloc)(void *ctx, size_t nbytes);   /* NULL on failure (arenas of the memory plan) */
+    /* kind: 1 host->device, 2 device->host (done on return), 3 device->device */
+    struct onyx_status *(*copy)(void *ctx, void *dst, const void *src, size_t nbytes, int kind);
 } onyx_device_mem;
 
 /* Aligned allocation used for all tensor data (64 bytes: one cache line,
@@ -75,6 +78,10 @@ onyx_status *onyx_tensor_new(int dtype, int rank, const int64_t *dims, onyx_valu
 /* A tensor that borrows data (not freed with the value). */
 onyx_status *onyx_tensor_wrap(int dtype, int rank, const int64_t *dims, void *data,
                               size_t nbytes, bool is_const, onyx_value **out);
+/* A tensor in device memory d (allocated with d->alloc, owned by the value),
+ * contents unset; errors name d. */
+onyx_status *onyx_device_tensor_new(const onyx_device_mem *d, int dtype, int rank, const int64_t *dims,
+                                    onyx_value **out);
 /* A deep copy (owns its data). */
 onyx_status *onyx_value_clone(const onyx_value *src, onyx_value **out);
 onyx_value *onyx_value_new_empty(int kind);   /* NULL on OOM */

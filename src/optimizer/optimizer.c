@@ -78,6 +78,8 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_opt_services *svc, in
     if (!svc) svc = &none;
     onyx_opt_ctx ctx = {.g = g, .env = svc->env, .svc = svc, .level = level,
                         .fold_limit_bytes = (size_t)256 << 20};
+    ctx.keep_qdq_weights = level >= ONYX_OPT_EXTENDED && phase != ONYX_OPT_PHASE_LAYOUT &&
+                           !is_disabled(disabled, "qdq_conv_fusion") && !is_disabled(disabled, "constant_folding");
     size_t fired[N_PASSES + 1];
     memset(fired, 0, sizeof fired);
     size_t before = live_nodes(g);

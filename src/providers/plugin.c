@@ -166,28 +166,18 @@ typedef struct plugin_provider {
 static onyx_status *device_tensor(const onyx_provider *p, int dtype, int rank, const int64_t *dims,
                                   onyx_value **out) {
     plugin_provider *pp = p->impl;
-    int64_t numel;
-    size_t nbytes;
-    ONYX_TRY(onyx_shape_numel(dims, rank, &numel));
-    if (dtype == ONYX_STRING || !onyx_dtype_nbytes(dtype, numel, &nbytes))
-        return ONYX_INVALID_ARG("%s: cannot hold a %s tensor of %lld elements in device memory", p->name,
-                                onyx_dtype_name(dtype), (long long)numel);
-    void *data = NULL;
-    if (nbytes && !(data = pp->plugin->alloc(pp->inst, nbytes)))
-        return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "%s: out of device memory allocating %zu bytes",
-                          p->name, nbytes);
-    onyx_value *v = onyx_value_new_empty(ONYX_VALUE_TENSOR);
-    onyx_status *st = v ? onyx_value_set_shape(v, rank, dims) : ONYX_OOM();
-    if (st) {
-        if (data) pp->plugin->free(pp->inst, data);
-        onyx_value_destroy(v);
-        return st;
-    }
-    v->dtype = (uint8_t)dtype;
-    v->data = data;
-    v->nbytes = nbytes;
-    v->flags = ONYX_VALUE_OWNS_DATA;
-    v->device = &pp->mem;
+    return onyx_device_tensor_new(&pp->mem, dtype, rank, dims, out);
+}
+
+/* Output k of a kernel call: in the run's device arena when the memory
+ * plan places it there, else from the provider's allocator. */
+static onyx_status *planned_output(const onyx_provider *p, onyx_kernel_ctx *ctx, size_t k, int dtype, int rank,
+                                   const int64_t *dims, onyx_value **out) {
+    plugin_provider *pp = p->impl;
+    onyx_value *v;
+    ONYX_TRY(onyx_kernel_planned_device_output(ctx, k, dtype, rank, dims, &pp->mem, &v));
+    if (!v) ONYX_TRY(device_tensor(p, dtype, rank, dims, &v));
+    onyx_kernel_record_output(ctx, k, v);
     *out = v;
     return NULL;
 }
@@ -197,7 +187,7 @@ static onyx_status *ctx_output(onyx_ep_ctx *c, size_t k, int32_t dtype, int32_t 
     if (k >= c->k->n_out) return ONYX_RUNTIME_ERROR("kernel asked for output %zu of %zu", k, c->k->n_out);
     if (rank < 0 || rank > ONYX_MAX_RANK) return ONYX_RUNTIME_ERROR("output %zu: rank %d out of range", k, rank);
     onyx_value *v;
-    ONYX_TRY(device_tensor(c->p, dtype, rank, dims, &v));
+    ONYX_TRY(planned_output(c->p, c->k, k, dtype, rank, dims, &v));
     ONYX_TRY(onyx_kernel_set_output(c->k, k, v));
     view_of(v, out);
     return NULL;
@@ -349,11 +339,19 @@ static void plugin_free_kernel(const onyx_provider *p, onyx_kernel *k) {
     k->state = NULL;
 }
 
-static onyx_status *plugin_to_device(const onyx_provider *p, const onyx_value *src, onyx_value **out);
-
 static onyx_status *copy_in(const onyx_provider *p, onyx_kernel_ctx *ctx) {
+    plugin_provider *pp = p->impl;
+    const onyx_value *src = ctx->in[0];
+    if (!src || src->kind != ONYX_VALUE_TENSOR || src->device || (src->nbytes && !src->data))
+        return ONYX_RUNTIME_ERROR("%s: only host tensors can be copied to the device", p->name);
     onyx_value *v;
-    ONYX_TRY(plugin_to_device(p, ctx->in[0], &v));
+    ONYX_TRY(planned_output(p, ctx, 0, src->dtype, src->rank, src->dims, &v));
+    onyx_status *st = v->nbytes ? pp->plugin->copy(pp->inst, v->data, src->data, v->nbytes, ONYX_EP_HOST_TO_DEVICE)
+                                : NULL;
+    if (st) {
+        onyx_value_destroy(v);
+        return st;
+    }
     return onyx_kernel_set_output(ctx, 0, v);
 }
 
@@ -392,6 +390,18 @@ static onyx_status *plugin_to_device(const onyx_provider *p, const onyx_value *s
     }
     *out = v;
     return NULL;
+}
+
+static void *device_alloc(void *ctx, size_t nbytes) {
+    plugin_provider *pp = ctx;
+    return pp->plugin->alloc(pp->inst, nbytes ? nbytes : 1);
+}
+
+static onyx_status *device_copy(void *ctx, void *dst, const void *src, size_t nbytes, int kind) {
+    plugin_provider *pp = ctx;
+    if (kind < ONYX_EP_HOST_TO_DEVICE || kind > ONYX_EP_DEVICE_TO_DEVICE)
+        return ONYX_INVALID_ARG("%s: copy kind %d out of range", pp->device_name, kind);
+    return nbytes ? pp->plugin->copy(pp->inst, dst, src, nbytes, (onyx_ep_copy_kind)kind) : NULL;
 }
 
 static void device_free(void *ctx, void *data) {
@@ -489,7 +499,8 @@ onyx_status *onyx_provider_load(const char *path, const char *const *keys, const
     }
     const char *dn = pl->device_name ? pl->device_name(pp->inst) : NULL;
     snprintf(pp->device_name, sizeof pp->device_name, "%s", dn && *dn ? dn : pl->name);
-    pp->mem = (onyx_device_mem){.name = pp->device_name, .free = device_free, .ctx = pp};
+    pp->mem = (onyx_device_mem){.name = pp->device_name, .free = device_free, .ctx = pp, .alloc = device_alloc,
+                                .copy = device_copy};
     p->device = &pp->mem;
     *out = p;
     return NULL;

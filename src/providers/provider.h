@@ -83,6 +83,16 @@ struct onyx_provider {
 #define ONYX_OP_COMPILED "CompiledGroup"
 #define ONYX_DOMAIN_INTERNAL "ai.onyx"
 
+/* Output i of a device kernel placed in the run's memory plan: *out is a
+ * view of the device arena (device set, not owning) when the run has a plan
+ * placing that value on `device` and it fits, else NULL (the provider
+ * allocates it). A recording run notes the size and device either way
+ * (call onyx_kernel_record_output after allocating). */
+onyx_status *onyx_kernel_planned_device_output(struct onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
+                                               const int64_t *dims, const onyx_device_mem *device,
+                                               onyx_value **out);
+void onyx_kernel_record_output(struct onyx_kernel_ctx *ctx, size_t i, const onyx_value *v);
+
 /* Create a provider by name ("cpu", or a plugin found as
  * libonyx_provider_NAME.so) with options. */
 onyx_status *onyx_provider_create(const char *name, const char *const *keys,

@@ -53,6 +53,23 @@ static bool quantized_input(const onyx_node *n, size_t k) {
     return true;
 }
 
+/* The input of a Relu or Clip that is the only reader of a Conv, Gemm,
+ * MatMul or Add output: no QDQ between the two (as ONNX Runtime's
+ * quantiser): the runtime applies the activation inside the integer
+ * operator, where the output's quantisation range makes it a saturation,
+ * and one rounding less keeps the accuracy. */
+static bool fused_activation_input(const onyx_graph *g, const onyx_node *n, size_t k) {
+    if (k != 0 || (strcmp(n->op_type, "Relu") && strcmp(n->op_type, "Clip"))) return false;
+    int32_t v = n->in[0];
+    if (v < 0 || g->values[v].is_output || g->values[v].producer < 0) return false;
+    size_t readers = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t j = 0; !g->nodes[i].dead && j < g->nodes[i].n_in; j++) readers += g->nodes[i].in[j] == v;
+    if (readers != 1) return false;
+    const onyx_node *p = &g->nodes[g->values[v].producer];
+    return is_weight_op(p) || !strcmp(p->op_type, "Add");
+}
+
 static onyx_status *add_tensor(static_ctx *c, int32_t id) {
     for (size_t i = 0; i < c->n_t; i++)
         if (c->t[i].id == id) return NULL;
@@ -68,7 +85,9 @@ static onyx_status *collect(static_ctx *c) {
         const onyx_node *n = &c->g->nodes[i];
         if (!onyx_quant_node_selected(c->job->opt, n)) continue;
         for (size_t k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0 && !is_const(c->g, n->in[k]) && quantized_input(n, k)) ONYX_TRY(add_tensor(c, n->in[k]));
+            if (n->in[k] >= 0 && !is_const(c->g, n->in[k]) && quantized_input(n, k) &&
+                !fused_activation_input(c->g, n, k))
+                ONYX_TRY(add_tensor(c, n->in[k]));
     }
     return NULL;
 }

@@ -55,13 +55,16 @@ onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int r
     int32_t id = ctx->node->out[i];
     if (rs && rs->provided && id >= 0 && rs->provided[id])
         ONYX_TRY(provided_output(rs, id, dtype, rank, dims, &v));
-    if (!v && rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING) {
-        /* planned: place it in the arena if it is no bigger than recorded */
+    if (!v && rs && rs->mp && id >= 0 && rs->mp->offset[id] != SIZE_MAX && dtype != ONYX_STRING &&
+        !(rs->keep && rs->keep[id])) {
+        /* planned: place it in the host arena if it is no bigger than recorded */
         size_t nbytes;
         int64_t numel;
+        void *at = NULL;
         st = onyx_shape_numel(dims, rank, &numel);
-        if (!st && onyx_dtype_nbytes(dtype, numel, &nbytes) && nbytes <= rs->mp->size[id])
-            st = onyx_tensor_wrap(dtype, rank, dims, rs->arena + rs->mp->offset[id], nbytes, false, &v);
+        if (!st && onyx_dtype_nbytes(dtype, numel, &nbytes))
+            at = onyx_memplan_place(rs->mp, rs->arena, rs->device_arenas, id, NULL, nbytes);
+        if (!st && at) st = onyx_tensor_wrap(dtype, rank, dims, at, nbytes, false, &v);
         if (st) return onyx_error_wrap(st, "output %zu: ", i);
     }
     if (!v) {
@@ -73,6 +76,41 @@ onyx_status *onyx_kernel_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int r
     if (ctx->run) track_alloc(ctx->run, v->nbytes);
     *out = v;
     return NULL;
+}
+
+onyx_status *onyx_kernel_planned_device_output(onyx_kernel_ctx *ctx, size_t i, int dtype, int rank,
+                                               const int64_t *dims, const onyx_device_mem *device,
+                                               onyx_value **out) {
+    *out = NULL;
+    onyx_run_state *rs = ctx->run;
+    int32_t id = i < ctx->n_out ? ctx->node->out[i] : -1;
+    if (!rs || id < 0 || dtype == ONYX_STRING) return NULL;
+    const onyx_value *p = rs->provided ? rs->provided[id] : NULL;
+    bool fits = p && p->device == device && p->dtype == dtype && p->rank == rank;
+    for (int k = 0; fits && k < rank; k++) fits = p->dims[k] == dims[k];
+    bool planned = rs->mp && rs->mp->offset[id] != SIZE_MAX && !(rs->keep && rs->keep[id]);
+    if (!fits && !planned) return NULL;
+    int64_t numel;
+    size_t nbytes;
+    ONYX_TRY(onyx_shape_numel(dims, rank, &numel));
+    if (!onyx_dtype_nbytes(dtype, numel, &nbytes)) return NULL;
+    /* the caller's device tensor (I/O binding), else the device's arena */
+    void *at = fits && p->nbytes == nbytes ? p->data
+             : planned ? onyx_memplan_place(rs->mp, rs->arena, rs->device_arenas, id, device, nbytes) : NULL;
+    if (!at) return NULL;
+    onyx_value *v;
+    ONYX_TRY(onyx_tensor_wrap(dtype, rank, dims, at, nbytes, false, &v));
+    v->device = device;
+    *out = v;
+    return NULL;
+}
+
+void onyx_kernel_record_output(onyx_kernel_ctx *ctx, size_t i, const onyx_value *v) {
+    onyx_run_state *rs = ctx->run;
+    int32_t id = i < ctx->n_out ? ctx->node->out[i] : -1;
+    if (!rs || !rs->recorded || id < 0 || !v) return;
+    rs->recorded[id] = v->nbytes;
+    if (rs->recorded_device) rs->recorded_device[id] = v->device;
 }
 
 onyx_status *onyx_kernel_set_output(onyx_kernel_ctx *ctx, size_t i, onyx_value *v) {
@@ -91,7 +129,7 @@ onyx_status *onyx_kernel_check_stop(const onyx_kernel_ctx *ctx) {
 }
 
 static void release_slot(onyx_run_state *rs, int32_t id) {
-    if (id < 0 || !rs->slots[id]) return;
+    if (id < 0 || !rs->slots[id] || (rs->keep && rs->keep[id])) return;
     if (rs->owned[id]) {
         size_t b = value_bytes(rs->slots[id]);
         rs->live_bytes -= b < rs->live_bytes ? b : rs->live_bytes;
@@ -160,7 +198,7 @@ onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs) {
     for (size_t i = 0; !st && i < g->n_nodes; i++) {
         st = onyx_run_check_stop(rs);
         if (st) break;
-        st = run_node(plan, rs, i, in, out, used);
+        if (!(rs->skip_node && rs->skip_node[i])) st = run_node(plan, rs, i, in, out, used);
         if (st) {
             char d[300];
             st = onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));

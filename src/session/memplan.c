@@ -5,7 +5,12 @@
  * "interval colouring" heuristic used by TFLite and ggml-alloc). Later runs
  * with the same input shapes take one arena and allocate nothing else for
  * intermediates. Data-dependent sizes that differ from the recording simply
- * fall back to the heap, so the plan is an optimisation, never a contract. */
+ * fall back to the heap, so the plan is an optimisation, never a contract.
+ *
+ * Values live on the device of the provider that made them: each device
+ * gets an arena of its own, allocated with that device's allocator, and the
+ * values recorded on it are placed there the same way (never sharing bytes
+ * with another device's values). */
 #include <stdlib.h>
 #include <string.h>
 #include "session/memplan.h"
@@ -17,6 +22,9 @@ void onyx_memplan_free(onyx_memplan *mp) {
     free(mp->signature);
     free(mp->offset);
     free(mp->size);
+    free(mp->arena_of);
+    free(mp->device);
+    free(mp->bytes);
     free(mp);
 }
 
@@ -148,31 +156,10 @@ static void live_tree_query(const live_tree *t, size_t node, size_t lo, size_t h
     live_tree_query(t, 2 * node + 1, mid + 1, hi, a, b, items, offset, seen, stamp, busy, nb);
 }
 
-onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
-                                 size_t sig_len, onyx_memplan **out) {
-    item *items = malloc((g->n_values + 1) * sizeof *items);
-    onyx_memplan *mp = calloc(1, sizeof *mp);
-    if (mp) {
-        mp->offset = malloc((g->n_values + 1) * sizeof *mp->offset);
-        mp->size = calloc(g->n_values + 1, sizeof *mp->size);
-    }
-    if (!items || !mp || !mp->offset || !mp->size) {
-        free(items);
-        onyx_memplan_free(mp);
-        free(sig);
-        return ONYX_OOM();
-    }
-    mp->signature = sig;
-    mp->sig_len = sig_len;
-    size_t n = 0;
-    for (size_t v = 0; v < g->n_values; v++) {
-        const onyx_graph_value *gv = &g->values[v];
-        mp->offset[v] = SIZE_MAX;
-        if (!recorded[v] || gv->is_output || gv->source != ONYX_VAL_INTERMEDIATE || gv->producer < 0)
-            continue;
-        int32_t last = gv->last_use >= gv->producer ? gv->last_use : gv->producer;
-        items[n++] = (item){(int32_t)v, round_up(recorded[v]), gv->producer, last};
-    }
+/* Place items[0..n) (one arena's values) by size, lowest fitting offset
+ * among the values alive at the same time; *arena_out: the arena's bytes. */
+static onyx_status *place_items(const onyx_graph *g, item *items, size_t n, onyx_memplan *mp,
+                                size_t *arena_out) {
     qsort(items, n, sizeof *items, by_size_desc);
     size_t arena = 0;
     range *busy = malloc((n + 1) * sizeof *busy);
@@ -199,12 +186,113 @@ onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int
     live_tree_free(&tree);
     free(seen);
     free(busy);
+    *arena_out = arena;
+    return st;
+}
+
+/* The arena index of device d, added on first sight (at most 255). */
+static onyx_status *arena_index(onyx_memplan *mp, const onyx_device_mem *d, uint8_t *out) {
+    for (size_t k = 0; k < mp->n_arenas; k++)
+        if (mp->device[k] == d) {
+            *out = (uint8_t)k;
+            return NULL;
+        }
+    if (mp->n_arenas == 255) return ONYX_RUNTIME_ERROR("memory plan: more than 254 devices");
+    const onyx_device_mem **dv = realloc(mp->device, (mp->n_arenas + 1) * sizeof *dv);
+    if (!dv) return ONYX_OOM();
+    mp->device = dv;
+    size_t *b = realloc(mp->bytes, (mp->n_arenas + 1) * sizeof *b);
+    if (!b) return ONYX_OOM();
+    mp->bytes = b;
+    mp->device[mp->n_arenas] = d;
+    mp->bytes[mp->n_arenas] = 0;
+    *out = (uint8_t)mp->n_arenas++;
+    return NULL;
+}
+
+onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
+                                 size_t sig_len, onyx_memplan **out) {
+    return onyx_memplan_build_devices(g, recorded, NULL, sig, sig_len, out);
+}
+
+onyx_status *onyx_memplan_build_devices(const onyx_graph *g, const size_t *recorded,
+                                        const onyx_device_mem *const *device, int64_t *sig, size_t sig_len,
+                                        onyx_memplan **out) {
+    item *items = malloc((g->n_values + 1) * sizeof *items);
+    onyx_memplan *mp = calloc(1, sizeof *mp);
+    if (mp) {
+        mp->offset = malloc((g->n_values + 1) * sizeof *mp->offset);
+        mp->size = calloc(g->n_values + 1, sizeof *mp->size);
+        mp->arena_of = calloc(g->n_values + 1, 1);
+    }
+    if (!items || !mp || !mp->offset || !mp->size || !mp->arena_of) {
+        free(items);
+        onyx_memplan_free(mp);
+        free(sig);
+        return ONYX_OOM();
+    }
+    mp->signature = sig;
+    mp->sig_len = sig_len;
+    uint8_t host;
+    onyx_status *st = arena_index(mp, NULL, &host);   /* arena 0: the host's */
+    for (size_t v = 0; !st && v < g->n_values; v++) {
+        mp->offset[v] = SIZE_MAX;
+        const onyx_graph_value *gv = &g->values[v];
+        if (recorded[v] && !gv->is_output && gv->source == ONYX_VAL_INTERMEDIATE && gv->producer >= 0)
+            st = arena_index(mp, device ? device[v] : NULL, &mp->arena_of[v]);
+    }
+    for (size_t k = 0; !st && k < mp->n_arenas; k++) {
+        size_t n = 0;
+        for (size_t v = 0; v < g->n_values; v++) {
+            const onyx_graph_value *gv = &g->values[v];
+            if (!recorded[v] || gv->is_output || gv->source != ONYX_VAL_INTERMEDIATE || gv->producer < 0 ||
+                mp->arena_of[v] != k)
+                continue;
+            int32_t last = gv->last_use >= gv->producer ? gv->last_use : gv->producer;
+            items[n++] = (item){(int32_t)v, round_up(recorded[v]), gv->producer, last};
+        }
+        st = place_items(g, items, n, mp, &mp->bytes[k]);
+    }
     free(items);
     if (st) {
         onyx_memplan_free(mp);
         return st;
     }
-    mp->arena_bytes = arena;
+    mp->arena_bytes = mp->bytes[0];
     *out = mp;
     return NULL;
+}
+
+onyx_status *onyx_memplan_device_arenas(const onyx_memplan *mp, void ***out) {
+    *out = NULL;
+    if (!mp || mp->n_arenas < 2) return NULL;
+    void **a = calloc(mp->n_arenas, sizeof *a);
+    if (!a) return ONYX_OOM();
+    for (size_t k = 1; k < mp->n_arenas; k++) {
+        const onyx_device_mem *d = mp->device[k];
+        if (!mp->bytes[k]) continue;
+        if (!d->alloc || !(a[k] = d->alloc(d->ctx, mp->bytes[k]))) {
+            onyx_memplan_free_device_arenas(mp, a);
+            return onyx_error(ONYX_ERR_OUT_OF_MEMORY, "%s: cannot allocate a %zu-byte arena", d->name,
+                              mp->bytes[k]);
+        }
+    }
+    *out = a;
+    return NULL;
+}
+
+void onyx_memplan_free_device_arenas(const onyx_memplan *mp, void **arenas) {
+    if (!mp || !arenas) return;
+    for (size_t k = 1; k < mp->n_arenas; k++)
+        if (arenas[k]) mp->device[k]->free(mp->device[k]->ctx, arenas[k]);
+    free(arenas);
+}
+
+void *onyx_memplan_place(const onyx_memplan *mp, uint8_t *host_arena, void *const *device_arenas, int32_t id,
+                         const onyx_device_mem *device, size_t nbytes) {
+    if (!mp || id < 0 || mp->offset[id] == SIZE_MAX || nbytes > mp->size[id]) return NULL;
+    size_t k = mp->arena_of[id];
+    if (mp->device[k] != device) return NULL;
+    uint8_t *base = k ? (device_arenas ? device_arenas[k] : NULL) : host_arena;
+    return base ? base + mp->offset[id] : NULL;
 }

@@ -14,6 +14,8 @@
  *   - Shape and Size read only a tensor's shape, which the host always
  *     holds, so a device tensor is not copied for them.
  *
+ * The bodies of If/Loop/Scan are partitioned the same way (partition_bodies).
+ *
  * Every provider, host or device, is asked in the user's order, so the plan
  * never hands a CPU-preferred node to a device provider without copies; a
  * node nobody claims stays unassigned (-1) and the plan reports it. */
@@ -361,12 +363,10 @@ static onyx_status *copy_inputs(copier *c) {
 
 /* ---------------------------------------------------------------- entry */
 
-onyx_status *onyx_partition(onyx_graph *g, onyx_provider *const *prov, size_t n_prov,
-                            onyx_partition_report *rep) {
-    memset(rep, 0, sizeof *rep);
-    bool any_device = false;
-    for (size_t p = 0; p < n_prov; p++) any_device |= prov[p]->device != NULL;
-    if (!any_device || !g->n_nodes) return NULL;
+/* One graph (top level or a body): assignment, groups, copies. */
+static onyx_status *partition_graph(onyx_graph *g, onyx_provider *const *prov, size_t n_prov,
+                                    onyx_partition_report *rep) {
+    if (!g->n_nodes) return NULL;
     uint8_t *cpu_only = calloc(g->n_nodes + 1, 1);
     int32_t *group = calloc(g->n_nodes + 1, sizeof *group);
     onyx_status *st = cpu_only && group ? NULL : ONYX_OOM();
@@ -384,6 +384,39 @@ onyx_status *onyx_partition(onyx_graph *g, onyx_provider *const *prov, size_t n_
     return st;
 }
 
+/* The bodies of If/Loop/Scan (and nested ones) are partitioned like the
+ * main graph with the same providers: their nodes run on the CPU provider
+ * (CPU-preferred), so a body's inputs, outer values and outputs are host
+ * values, and the copies inside the body sit at its own device boundaries.
+ * The node indices in each body's nodes are the session's provider order,
+ * which the body's plan is created with (onyx_subgraph_create_with). */
+static onyx_status *partition_bodies(onyx_graph *g, onyx_provider *const *prov, size_t n_prov,
+                                     onyx_partition_report *rep) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        onyx_node *n = &g->nodes[i];
+        for (size_t k = 0; k < n->n_subgraphs; k++) {
+            onyx_graph *body = n->subgraphs[k];
+            if (!body) continue;
+            rep->bodies++;
+            onyx_status *st = partition_graph(body, prov, n_prov, rep);
+            if (!st) st = partition_bodies(body, prov, n_prov, rep);
+            if (st) return onyx_error_wrap(st, "subgraph '%s' of node '%s': ", body->name ? body->name : "",
+                                           n->name ? n->name : n->op_type);
+        }
+    }
+    return NULL;
+}
+
+onyx_status *onyx_partition(onyx_graph *g, onyx_provider *const *prov, size_t n_prov,
+                            onyx_partition_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    bool any_device = false;
+    for (size_t p = 0; p < n_prov; p++) any_device |= prov[p]->device != NULL;
+    if (!any_device) return NULL;
+    ONYX_TRY(partition_graph(g, prov, n_prov, rep));
+    return partition_bodies(g, prov, n_prov, rep);
+}
+
 void onyx_partition_release_device_constants(onyx_graph *g) {
     for (size_t v = 0; v < g->n_values; v++) {
         onyx_value *c = g->values[v].constant;
@@ -392,4 +425,7 @@ void onyx_partition_release_device_constants(onyx_graph *g) {
             g->values[v].constant = NULL;
         }
     }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t k = 0; k < g->nodes[i].n_subgraphs; k++)
+            if (g->nodes[i].subgraphs[k]) onyx_partition_release_device_constants(g->nodes[i].subgraphs[k]);
 }

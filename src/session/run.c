@@ -156,10 +156,17 @@ static void acquire_plan(onyx_session *s, onyx_run_state *rs, const int64_t *sig
     }
     pthread_mutex_unlock(&s->plan_lock);
     if (rs->mp && !rs->arena) rs->arena = onyx_alloc(rs->mp->arena_bytes);
+    onyx_status *dst = rs->mp ? onyx_memplan_device_arenas(rs->mp, &rs->device_arenas) : NULL;
+    if (dst) {   /* a device out of memory: its values come from its allocator, one by one */
+        onyx_log(s->env, ONYX_LOG_INFO, "%s; the run allocates per value", onyx_status_message(dst));
+        onyx_status_free(dst);
+    }
 }
 
 static void release_plan(onyx_session *s, onyx_run_state *rs) {
     if (!rs->mp) return;
+    onyx_memplan_free_device_arenas(rs->mp, rs->device_arenas);
+    rs->device_arenas = NULL;
     pthread_mutex_lock(&s->plan_lock);
     if (rs->mp == s->memplan) {
         s->memplan_users--;
@@ -226,6 +233,7 @@ static void run_state_free(onyx_run_state *rs, size_t n_values) {
     free(rs->slots);
     free(rs->owned);
     free(rs->recorded);
+    free(rs->recorded_device);
 }
 
 /* The caller's tensors of onyx_session_run_into, checked before the run:
@@ -256,7 +264,7 @@ static onyx_status *collect_provided(const onyx_session *s, const char *const *n
 static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opts,
                                 const char *const *input_names, const onyx_value *const *inputs,
                                 size_t n_inputs, const char *const *output_names, size_t n_outputs,
-                                onyx_value **outputs, bool into) {
+                                onyx_value **outputs, bool into, const onyx_run_hooks *hooks) {
     if (!s) return ONYX_INVALID_ARG("session is NULL");
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
@@ -282,6 +290,11 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         }
     onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler, .ropts = run_opts,
                          .deadline_ns = onyx_run_deadline_ns(run_opts), .provided = by_id};
+    if (hooks) {
+        if (!by_id) rs.provided = hooks->provided;
+        rs.skip_node = hooks->skip_node;
+        rs.keep = hooks->keep;
+    }
     int64_t t_start = s->profiler ? onyx_now_ns() : 0;
     rs.slots = calloc(g->n_values + 1, sizeof *rs.slots);
     rs.owned = calloc(g->n_values + 1, 1);
@@ -295,6 +308,7 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         if (g->values[v].constant) rs.slots[v] = g->values[v].constant;
     for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
+    for (size_t i = 0; !st && hooks && i < hooks->n_preset; i++) rs.slots[hooks->preset_ids[i]] = hooks->preset[i];
     int64_t *sig = NULL;
     size_t sig_len = 0;
     if (!st && !s->memplan_disabled) {
@@ -302,7 +316,10 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         onyx_status *sst = onyx_memplan_signature(g, rs.slots, &sig, &sig_len);
         if (!sst) {
             acquire_plan(s, &rs, sig, sig_len);
-            if (!rs.mp) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+            if (!rs.mp) {
+                rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+                rs.recorded_device = calloc(g->n_values + 1, sizeof *rs.recorded_device);
+            }
         }
         onyx_status_free(sst);
     }
@@ -310,10 +327,15 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     if (!st) st = onyx_plan_execute(s->plan, &rs);
     if (s->profiler) onyx_profiler_session_event(s->profiler, "SequentialExecutor::Execute", t_exec, onyx_now_ns());
     if (!st) st = take_outputs(s, &rs, output_names, n_outputs, outputs, given);
+    for (size_t i = 0; !st && hooks && i < hooks->n_take; i++) {   /* owned: the producer's result */
+        int32_t id = hooks->take_ids[i];
+        hooks->taken[i] = rs.owned[id] ? rs.slots[id] : NULL;
+        rs.owned[id] = 0;
+    }
     size_t arena_bytes = rs.mp ? rs.mp->arena_bytes : 0;
-    if (!st && rs.recorded) {
+    if (!st && rs.recorded && rs.recorded_device) {
         onyx_memplan *mp;
-        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &mp);
+        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &mp);
         sig = NULL; /* owned (or freed) by onyx_memplan_build */
         if (!bst) install_plan(s, mp);
         onyx_status_free(bst);
@@ -350,12 +372,19 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
                               const char *const *input_names, const onyx_value *const *inputs,
                               size_t n_inputs, const char *const *output_names, size_t n_outputs,
                               onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false);
+    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false, NULL);
+}
+
+onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
+                                     const char *const *input_names, const onyx_value *const *inputs,
+                                     size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                     onyx_value **outputs, const onyx_run_hooks *hooks) {
+    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false, hooks);
 }
 
 onyx_status *onyx_session_run_into(onyx_session *s, const onyx_run_options *run_opts,
                                    const char *const *input_names, const onyx_value *const *inputs,
                                    size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                    onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, true);
+    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, true, NULL);
 }

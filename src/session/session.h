@@ -123,7 +123,9 @@ typedef struct onyx_run_state {
     size_t nodes_run;
     const onyx_memplan *mp;         /* planned offsets for this run's shapes, or NULL */
     uint8_t *arena;                 /* mp->arena_bytes bytes */
+    void **device_arenas;           /* mp's device arenas (onyx_memplan_device_arenas), or NULL */
     size_t *recorded;               /* recording run: bytes per value id, or NULL */
+    const onyx_device_mem **recorded_device;  /* recording run: the device of each value (NULL = host) */
     onyx_profiler *profiler;        /* NULL unless profiling */
     const onyx_run_options *ropts;  /* the caller's run options, or NULL */
     int64_t deadline_ns;            /* onyx_now_ns() value at which the run stops, 0 = none */
@@ -133,6 +135,8 @@ typedef struct onyx_run_state {
     onyx_value *const *provided;
     bool provided_loose;            /* a result that does not fit its tensor is allocated instead
                                      * (loop bodies: the shapes may change between iterations) */
+    const uint8_t *skip_node;       /* I/O binding: per node, 1 = not run (onyx_run_hooks) */
+    const uint8_t *keep;            /* I/O binding: per value id, kept past its last reader */
 } onyx_run_state;
 
 /* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */
@@ -140,6 +144,26 @@ int64_t onyx_run_deadline_ns(const onyx_run_options *ropts);
 /* An ONYX_ERR_TERMINATED status if the run must stop (terminate flag set or
  * deadline passed), else NULL. Cheap: call it between nodes and iterations. */
 onyx_status *onyx_run_check_stop(const onyx_run_state *rs);
+
+/* What an I/O binding changes in one run (io_binding.c): the copy nodes it
+ * bypasses, the values it places before the run, the values it takes after
+ * it, and the tensors the producers write into. */
+typedef struct onyx_run_hooks {
+    const uint8_t *skip_node;       /* per node: 1 = not run (a bypassed copy) */
+    const uint8_t *keep;            /* per value id: not released, not placed in an arena */
+    const int32_t *preset_ids;      /* borrowed values put in these slots before the run */
+    onyx_value *const *preset;
+    size_t n_preset;
+    const int32_t *take_ids;        /* slots handed over after the run (owned by the taker) */
+    onyx_value **taken;
+    size_t n_take;
+    onyx_value *const *provided;    /* per value id: a tensor the producer writes into, or NULL */
+} onyx_run_hooks;
+
+onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
+                                     const char *const *input_names, const onyx_value *const *inputs,
+                                     size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                     onyx_value **outputs, const onyx_run_hooks *hooks);
 
 /* Execute a plan with slots already holding inputs and constants. */
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);

@@ -1,7 +1,7 @@
 /* The session's body runner (the kernel host's body_* entries,
  * providers/kernel_ctx.h): running a subgraph (the body of If, Loop, Scan,
  * SequenceMap) inside a node of an enclosing graph, on the session's
- * host-memory providers: its inputs are given positionally, values
+ * providers (partitioned like the main graph): its inputs are given positionally, values
  * captured from outer scopes are borrowed from the enclosing run's slots,
  * and its outputs are handed back owned.
  *
@@ -52,18 +52,13 @@ static onyx_status *precompute(onyx_body *sg) {
     return NULL;
 }
 
-/* The body's nodes run on the session's providers that work in host memory,
- * in the session's order (the CPU provider last takes every node left):
- * values inside a body never cross a device boundary. */
+/* The body's nodes run on the session's providers, in the session's order:
+ * with a device provider the partitioner placed every body node and its
+ * copies (partition.c, partition_bodies), numbering providers as the
+ * session does; without one the first provider that claims a node takes it
+ * (the CPU provider, last, takes every node left). */
 static onyx_status *body_plan(onyx_body *sg, const onyx_session *s) {
-    onyx_provider **host = calloc(s->n_providers + 1, sizeof *host);
-    if (!host) return ONYX_OOM();
-    size_t n = 0;
-    for (size_t i = 0; i < s->n_providers; i++)
-        if (!s->providers[i]->device) host[n++] = s->providers[i];
-    onyx_status *st = onyx_plan_create(sg->graph, host, n, &sg->plan);
-    free(host);
-    return st;
+    return onyx_plan_create(sg->graph, s->providers, s->n_providers, &sg->plan);
 }
 
 onyx_status *onyx_body_create(const onyx_kernel_host *h, const onyx_graph *g, onyx_body **out) {
@@ -136,9 +131,14 @@ static void plan_acquire(onyx_body *sg, onyx_run_state *rs, bool *record) {
         sg->recording = *record = true;
     }
     pthread_mutex_unlock(&sg->lock);
-    if (rs->mp && !rs->arena) {
-        rs->arena = onyx_alloc(rs->mp->arena_bytes);
-        if (!rs->arena && rs->mp->arena_bytes) {   /* no arena: run from the heap */
+    if (rs->mp && !rs->arena) rs->arena = onyx_alloc(rs->mp->arena_bytes);
+    if (rs->mp) {
+        onyx_status *dst = onyx_memplan_device_arenas(rs->mp, &rs->device_arenas);
+        bool failed = dst || (!rs->arena && rs->mp->arena_bytes);
+        onyx_status_free(dst);
+        if (failed) {   /* no arena: run from the heap */
+            onyx_free(rs->arena);
+            rs->arena = NULL;
             pthread_mutex_lock(&sg->lock);
             sg->mp_users--;
             pthread_mutex_unlock(&sg->lock);
@@ -148,6 +148,8 @@ static void plan_acquire(onyx_body *sg, onyx_run_state *rs, bool *record) {
 }
 
 static void plan_release(onyx_body *sg, onyx_run_state *rs, bool recorder, onyx_memplan *recorded) {
+    onyx_memplan_free_device_arenas(rs->mp, rs->device_arenas);   /* before the plan may go */
+    rs->device_arenas = NULL;
     pthread_mutex_lock(&sg->lock);
     if (rs->mp) {
         sg->mp_users--;
@@ -221,7 +223,10 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     if (!st) {   /* the plan is an optimisation: without one the body allocates from the heap */
         plan_acquire(sg, &rs, &record);
         onyx_status *sst = record ? onyx_memplan_signature(g, rs.slots, &sig, &sig_len) : NULL;
-        if (record && !sst) rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+        if (record && !sst) {
+            rs.recorded = calloc(g->n_values + 1, sizeof *rs.recorded);
+            rs.recorded_device = calloc(g->n_values + 1, sizeof *rs.recorded_device);
+        }
         onyx_status_free(sst);
     }
     if (!st) st = onyx_plan_execute(sg->plan, &rs);
@@ -250,14 +255,15 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     for (size_t v = 0; rs.slots && rs.owned && v < g->n_values; v++)
         if (rs.owned[v]) onyx_value_destroy(rs.slots[v]);
     onyx_memplan *made = NULL;
-    if (record && !st && rs.recorded) {
-        onyx_status *bst = onyx_memplan_build(g, rs.recorded, sig, sig_len, &made);
+    if (record && !st && rs.recorded && rs.recorded_device) {
+        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &made);
         sig = NULL;   /* owned (or freed) by onyx_memplan_build */
         onyx_status_free(bst);
     }
     free(sig);
     if (rs.mp || record) plan_release(sg, &rs, record, made);
     free(rs.recorded);
+    free(rs.recorded_device);
     if (!small) {
         free(rs.slots);
         free(rs.owned);

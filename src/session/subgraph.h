@@ -7,7 +7,8 @@
 
 #include "session/session.h"
 
-/* h->user is the session whose host-memory providers run the body. */
+/* h->user is the session whose providers run the body (partitioned like the
+ * main graph when the session has a device provider). */
 onyx_status *onyx_body_create(const onyx_kernel_host *h, const onyx_graph *g, onyx_body **out);
 void onyx_body_free(onyx_body *b);
 /* inputs bind the body's graph inputs in order; outputs receives

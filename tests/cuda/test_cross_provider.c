@@ -162,6 +162,7 @@ int main(int argc, char **argv) {
         if (!s1 && !s2 && cuda_ops(gpu, list, sizeof list)) {
             int r = compare_one(dir, cpu, gpu, why, sizeof why);
             if (r >= 0) {
+                printf("RAN %s (%s)\n", names[t], list);   /* scripts/gpu_check.sh counts the float16 ones */
                 claimed++;
                 op_tally *o = tally_of(list);
                 o->tests++;

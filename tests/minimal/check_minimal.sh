@@ -7,7 +7,8 @@
 #   - its stripped libonyx.so is at most MAX_BYTES;
 #   - run_outputs gives byte-identical outputs with the full and the minimal library;
 #   - onyx_digits predicts the 450 test images the same (timing lines aside);
-#   - a model with an operator outside the list is refused, naming the operator and the option.
+#   - a model with an operator outside the list is refused, naming the operator and the option;
+#   - saving the optimised model (a feature minimal builds leave out) fails with its error.
 set -euo pipefail
 full="$1"; src="$2"; max="$3"
 dir="$full/minimal-digits"
@@ -40,4 +41,13 @@ cat "$dir/other.err"
 grep -q "operator Conv (domain ai.onnx) is not in this build" "$dir/other.err" &&
     grep -q "ONYX_OPS_FROM_MODELS=models/digits.onnx" "$dir/other.err" ||
     { echo "FAIL: the error does not name the operator and the option"; exit 1; }
+if RUN_OUTPUTS_SAVE="$dir/saved.onnx" "$dir/onyx_run_outputs" models/digits.onnx "$dir/out.saved" 1 \
+    2> "$dir/save.err"; then
+    echo "FAIL: the minimal build saved a model"; exit 1
+fi
+cat "$dir/save.err"
+grep -q "saving models is not in this minimal build" "$dir/save.err" ||
+    { echo "FAIL: saving a model does not say that the minimal build leaves it out"; exit 1; }
+RUN_OUTPUTS_SAVE="$dir/saved.onnx" "$full/tests/run_outputs" models/digits.onnx "$dir/out.saved" 1
+[ -s "$dir/saved.onnx" ] || { echo "FAIL: the full build saved no model"; exit 1; }
 echo "minimal digits build: OK"

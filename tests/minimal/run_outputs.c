@@ -3,7 +3,9 @@
  * and writes every tensor output's name, type, shape and bytes to OUT. Built
  * against the full library and against a minimal one, so the two files must
  * be identical (tests/minimal/check_minimal.sh). Public API only. On an
- * error prints it to stderr and exits 2. */
+ * error prints it to stderr and exits 2. With RUN_OUTPUTS_SAVE=PATH in the
+ * environment the session also saves its optimised model there (a minimal
+ * build refuses: the check looks for its error). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +74,13 @@ int main(int argc, char **argv) {
     unsigned seeds = argc > 3 ? (unsigned)atoi(argv[3]) : 3;
     onyx_env *env = NULL;
     onyx_session *s = NULL;
+    onyx_session_options *opts = NULL;
+    const char *save = getenv("RUN_OUTPUTS_SAVE");
     onyx_status *st = onyx_env_create(ONYX_LOG_WARNING, "run_outputs", &env);
-    if (!st) st = onyx_session_create(env, argv[1], NULL, &s);
+    if (!st && save) st = onyx_session_options_create(&opts);
+    if (!st && save) st = onyx_session_options_set_optimized_model_path(opts, save);
+    if (!st) st = onyx_session_create(env, argv[1], opts, &s);
+    onyx_session_options_free(opts);
     if (st) {
         int rc = fail(argv[1], st);
         onyx_env_free(env);

@@ -56,14 +56,17 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     CHECK_OK(onyx_igemm_pack_b(b, c.b_signed, s.k, s.n, s.n, zb, nzb, &pb));
     if (c.small_b) CHECK(pb.pairs_safe);
     float *scol = malloc(s.n * sizeof(float)), *bias = malloc(s.n * sizeof(float));
+    int32_t *bias_i = malloc(s.n * sizeof(int32_t));
     for (size_t j = 0; j < s.n; j++) scol[j] = 0.5f + (float)(j % 7) * 0.25f, bias[j] = (float)j * 0.125f - 1.0f;
+    for (size_t j = 0; j < s.n; j++) bias_i[j] = (int32_t)((j * 37) % 1001) - 500;
+    const bool int_bias = c.kind != ONYX_IGEMM_OUT_F32; /* QLinearConv's int32 bias, on the other kinds */
     size_t esz = c.kind == ONYX_IGEMM_OUT_I32 || c.kind == ONYX_IGEMM_OUT_F32 ? 4 : 1;
     void *out = calloc(s.m * s.n + 1, esz);
     onyx_igemm_a av = {.data = a, .lda = lda, .a_signed = c.a_signed, .za = za};
     float scale = c.kind >= ONYX_IGEMM_OUT_U8 ? 1.0f / (float)(s.k * 300) : 0.001f;
     onyx_igemm_out o = {.kind = c.kind, .c = out, .ldc = s.n, .scale = scale, .scale_col = scol,
                         .bias = c.kind == ONYX_IGEMM_OUT_F32 ? bias : NULL, .act = c.kind == ONYX_IGEMM_OUT_F32,
-                        .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3};
+                        .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3, .bias_i32 = int_bias ? bias_i : NULL};
     CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
     int bad = 0;
     for (size_t i = 0; i < s.m && bad < 3; i++)
@@ -71,6 +74,7 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
             int64_t acc = 0;
             int32_t z = val(zb, nzb == 1 ? 0 : j, c.b_signed);
             for (size_t p = 0; p < s.k; p++) acc += (int64_t)(val(a, i * lda + p, c.a_signed) - za) * (val(b, p * s.n + j, c.b_signed) - z);
+            if (int_bias) acc += bias_i[j];
             double ref = (double)acc * (double)scale * scol[j], got;
             bool ok;
             switch (c.kind) {
@@ -102,7 +106,7 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
         }
     CHECK(bad == 0);
     onyx_igemm_b_free(&pb);
-    free(a), free(b), free(zb), free(scol), free(bias), free(out);
+    free(a), free(b), free(zb), free(scol), free(bias), free(bias_i), free(out);
     return bad;
 }
 

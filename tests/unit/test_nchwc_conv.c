@@ -825,7 +825,7 @@ int main(int argc, char **argv) {
     static const char *const isas[] = {"avx512", "avx2", "neon", "generic"};
     /* every ISA with 16- and 8-channel blocks (each ISA's own and the
      * other's: a graph laid out on one table runs on any), and blocks of 4
-     * on the portable path */
+     * on the portable path and NEON's tile */
     static const int blocks[] = {16, 8, 4};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (!onyx_cpu_force_isa(isas[i])) {
@@ -835,7 +835,7 @@ int main(int argc, char **argv) {
         int own = onyx_cpu_nchwc_block();
         for (size_t k = 0; k < 3; k++) {
             blk = blocks[k];
-            if (blk == 4 && strcmp(isas[i], "generic")) continue;
+            if (blk == 4 && strcmp(isas[i], "generic") && strcmp(isas[i], "neon")) continue;
             /* Under the sanitizers (a Debug build, 10x slower) the full set
              * runs on each ISA's own block only and the shorter one on the
              * others: every ISA x block pair still runs every tile edge. */

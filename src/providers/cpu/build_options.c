@@ -9,7 +9,8 @@
 #include <string.h>
 #include "providers/cpu/build_options.h"
 #ifdef ONYX_MINIMAL_BUILD
-#include "minimal_left_out.h"  /* minimal_left_out[], ONYX_MINIMAL_DESCRIPTION */
+#include "minimal_left_out.h"  /* ONYX_MINIMAL_DESCRIPTION */
+#include "providers/cpu/kernel.h"
 #endif
 
 typedef struct left_out_op {
@@ -27,11 +28,12 @@ static const left_out_op left_out[] = {
 const char *onyx_cpu_left_out(const char *domain, const char *op_type) {
     if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
 #ifdef ONYX_MINIMAL_BUILD
-    for (const char *name = minimal_left_out; *name; name += strlen(name) + 1)
-        if (!strcmp(name, op_type))
-            return "this is a minimal build (" ONYX_MINIMAL_DESCRIPTION ") whose operator list "
-                   "leaves it out: add the model or the operator to that list, or build without "
-                   "ONYX_OPS_CONFIG / ONYX_OPS_FROM_MODELS";
+    /* every operator without a kernel here: a list of the left-out names
+     * would cost more bytes than this build's own kernel tables */
+    if (!onyx_cpu_has_op(domain, op_type))
+        return "this is a minimal build (" ONYX_MINIMAL_DESCRIPTION ") whose operator list "
+               "leaves it out: add the model or the operator to that list, or build without "
+               "ONYX_OPS_CONFIG / ONYX_OPS_FROM_MODELS";
 #endif
     for (const left_out_op *l = left_out; l->op_type; l++)
         if (!strcmp(l->domain, domain) && !strcmp(l->op_type, op_type)) return l->why;

@@ -30,7 +30,7 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     [ONYX_CPU_GENERIC] = {ONYX_CPU_GENERIC, "generic", &BASELINE_GEMM, 0,
                           {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
                           &onyx_nbits_isa_generic},
-#ifdef ONYX_GEMM_X86
+#if defined(ONYX_GEMM_X86) && ONYX_CPU_ISA_BUILT(1)
     /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
      * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
      * blocks run as two passes of 3 pixels. The 16-channel tile (two ymm
@@ -40,6 +40,8 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
                        {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
                        {128, 128, 36, 36}, &onyx_nbits_isa_avx2},
+#endif
+#if defined(ONYX_GEMM_X86) && ONYX_CPU_ISA_BUILT(2)
     /* 24 accumulators of 32 zmm at most (4 x 6, 3 x 8); 8-channel blocks
      * run the AVX2 tile */
     [ONYX_CPU_AVX512] = {ONYX_CPU_AVX512, "avx512", &onyx_gemm_isa_avx512, 16,
@@ -47,12 +49,15 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
                          &onyx_nbits_isa_avx512},
 #endif
 #ifdef ONYX_GEMM_NEON
-    /* the 8 x 12 SGEMM tile (24 of the 32 q registers). The blocked layout
-     * stays off: its only tiles here are the portable ones (gcc's 4-lane
-     * loops), not yet measured against the im2col + NEON SGEMM path on
-     * ARM64 hardware */
+    /* the 8 x 12 SGEMM tile (24 of the 32 q registers), and the blocked
+     * layout's NEON tile for blocks of 4 (one q register a block; up to 24
+     * accumulators, nchwc_conv_neon.c). The layout pass stays off by
+     * default (block 0): the blocked path is not yet measured against
+     * im2col + NEON SGEMM on ARM64 hardware; graphs laid out with blocks of
+     * 4 elsewhere, and the unit tests, run it */
     [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
-                       {GENERIC_TILE, GENERIC_TILE, GENERIC_TILE}, {16, 32, 100, 9},
+                       {{onyx_nchwc_tile_neon, {8, 8, 6, 5, 4, 3, 3, 2}}, GENERIC_TILE, GENERIC_TILE},
+                       {16, 32, 100, 9},
                        &onyx_nbits_isa_generic},
 #endif
 };
@@ -71,20 +76,42 @@ static _Atomic(const char *) source = "detected";
 #define HWCAP2_BIT_I8MM (1UL << 13)
 #endif
 
+#ifdef ONYX_GEMM_X86
+#include <cpuid.h>
+/* The x86 ISA from CPUID and the register state the OS saves (XGETBV), read
+ * directly rather than through __builtin_cpu_supports, whose libgcc
+ * feature table (about 9 KB) would be the largest thing in a minimal build.
+ * The same checks: AVX2 and FMA with ymm state; the kernels use AVX-512 F
+ * (and gcc's 512-bit loops DQ, BW, VL: every AVX-512 server and client core
+ * has the four) with opmask and zmm state. */
+static int detect_x86(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return ONYX_CPU_GENERIC;
+    const unsigned fma = 1u << 12, osxsave = 1u << 27, avx = 1u << 28;
+    if ((c & (fma | osxsave | avx)) != (fma | osxsave | avx)) return ONYX_CPU_GENERIC;
+    unsigned xlo, xhi;
+    __asm__("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+    (void)xhi;
+    if ((xlo & 0x6) != 0x6) return ONYX_CPU_GENERIC; /* xmm and ymm state */
+    if (__get_cpuid_max(0, NULL) < 7) return ONYX_CPU_GENERIC;
+    __cpuid_count(7, 0, a, b, c, d);
+    if (!(b & (1u << 5))) return ONYX_CPU_GENERIC; /* AVX2 */
+    const unsigned f = 1u << 16, dq = 1u << 17, bw = 1u << 30, vl = 1u << 31;
+    if ((b & (f | dq | bw | vl)) == (f | dq | bw | vl) && (xlo & 0xe0) == 0xe0) /* opmask, zmm state */
+        return ONYX_CPU_AVX512;
+    return ONYX_CPU_AVX2;
+}
+#endif
+
 /* The best ISA and the optional features, read once. */
 static int detect(unsigned *feat) {
     int v = ONYX_CPU_GENERIC;
     *feat = 0;
 #ifdef ONYX_GEMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        v = ONYX_CPU_AVX2;
-        /* the kernels use F (and gcc's 512-bit loops DQ, BW, VL): every
-         * AVX-512 server and client core has the four */
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-            v = ONYX_CPU_AVX512;
-    }
+    v = detect_x86();
+#ifdef ONYX_ISA_ONLY
+    v = v >= ONYX_ISA_ONLY ? ONYX_ISA_ONLY : ONYX_CPU_GENERIC;   /* the x86 ISAs nest */
+#endif
 #elif defined(ONYX_GEMM_NEON)
 #ifdef __linux__
     unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
@@ -111,6 +138,7 @@ onyx_cpu_isa onyx_cpu_detected(void) {
 bool onyx_cpu_supports(onyx_cpu_isa isa) {
     onyx_cpu_isa best = onyx_cpu_detected();
     if (isa == ONYX_CPU_GENERIC || isa == best) return true;
+    if (!ONYX_CPU_ISA_BUILT(isa)) return false;
     /* the x86 ISAs nest (AVX-512 cores have AVX2); NEON stands alone */
     return best == ONYX_CPU_AVX512 && isa == ONYX_CPU_AVX2;
 }
@@ -177,7 +205,6 @@ bool onyx_cpu_force_isa(const char *name) {
 /* VNNI feature bits (CPUID leaf 7): clang's __builtin_cpu_supports lacks
  * "avxvnni". The OS state for ymm/zmm is implied by the table's ISA. */
 #ifdef ONYX_GEMM_X86
-#include <cpuid.h>
 static bool cpu_has_vnni(bool zmm) {
     unsigned a, b, c, d;
     if (__get_cpuid_max(0, NULL) < 7) return false;

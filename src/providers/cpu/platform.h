@@ -33,6 +33,17 @@ typedef enum onyx_cpu_isa {
 
 #define ONYX_CPU_ISA_COUNT 4
 
+/* A minimal build for one instruction set (cmake -DONYX_MINIMAL_ISA=avx2,
+ * cmake/minimal_build.cmake) defines ONYX_ISA_ONLY to its number: only that
+ * ISA's kernels and the portable ones are compiled in, and a CPU without it
+ * runs the portable ones. ONYX_CPU_ISA_BUILT(isa): whether `isa`'s kernels
+ * are in this build (a constant, in #if too with a number). */
+#ifdef ONYX_ISA_ONLY
+#define ONYX_CPU_ISA_BUILT(isa) ((isa) == 0 || (isa) == ONYX_ISA_ONLY)
+#else
+#define ONYX_CPU_ISA_BUILT(isa) 1
+#endif
+
 /* Optional instructions within an ISA, detected at run time (on ARM64 from
  * getauxval's HWCAP/HWCAP2): for the integer kernels that can use them. */
 enum {

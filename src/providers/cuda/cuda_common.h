@@ -12,6 +12,7 @@
 #define ONYX_CUDA_COMMON_H
 
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <stdint.h>
@@ -107,6 +108,15 @@ int cu_in_type(const onyx_ep_node *n, size_t k, int32_t dtype);
 int cu_out_type(const onyx_ep_node *n, size_t k, int32_t dtype);
 /* every present input and output is float */
 int cu_all_float(const onyx_ep_node *n);
+/* every present input and output is float, or every one is float16:
+ * the element type (ONYX_FLOAT / ONYX_FLOAT16), else 0 */
+int32_t cu_all_float_or_half(const onyx_ep_node *n);
+/* float16 loads and stores: kernels templated on the element type compute
+ * in float and read/write T */
+__device__ __forceinline__ float cu_ld(const float *p) { return *p; }
+__device__ __forceinline__ float cu_ld(const __half *p) { return __half2float(*p); }
+__device__ __forceinline__ void cu_st(float *p, float v) { *p = v; }
+__device__ __forceinline__ void cu_st(__half *p, float v) { *p = __float2half(v); }
 int cu_has_input(const onyx_ep_node *n, size_t k);
 int cu_has_output(const onyx_ep_node *n, size_t k);
 int64_t cu_attr_int(const onyx_ep_node *n, const char *name, int64_t def);

@@ -2,15 +2,29 @@
  * batch broadcasting), Gemm, com.microsoft FusedMatMul and FusedGemm (the
  * activation in a second pass). Row-major tensors map onto cuBLAS's
  * column-major convention as C^T = B^T A^T. float32, FP32 math unless the
- * provider was created with use_tf32 = 1. */
+ * provider was created with use_tf32 = 1; float16 data (MatMul, Gemm
+ * without an activation) through cublasGemmEx with float accumulation. */
 #include <limits.h>
 #include "cuda_common.h"
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+/* cu_gemm for float or float16 data (dtype): pointers are untyped, strides
+ * and leading dimensions in elements */
+static onyx_status *gemm_typed(int32_t dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                               const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb,
+                               float beta, void *C, int64_t ldc, int64_t sc, int64_t batch);
+
 onyx_status *cu_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                      int64_t sa, const float *B, int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,
                      int64_t batch) {
+    return gemm_typed(ONYX_FLOAT, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+static onyx_status *gemm_typed(int32_t dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                               const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb,
+                               float beta, void *C, int64_t ldc, int64_t sc, int64_t batch) {
+    size_t es = dtype == ONYX_FLOAT16 ? 2 : 4;
     if (!M || !N || !batch) return NULL;
     if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc) ||
         !fits_int(batch))
@@ -20,19 +34,32 @@ onyx_status *cu_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float al
         /* an empty sum: C = beta C */
         if (beta == 0.f) {
             for (int64_t b = 0; b < batch; b++)
-                CU_TRY(cudaMemset2DAsync(C + b * sc, (size_t)ldc * sizeof(float), 0, (size_t)N * sizeof(float), (size_t)M,
+                CU_TRY(cudaMemset2DAsync((char *)C + b * sc * es, (size_t)ldc * es, 0, (size_t)N * es, (size_t)M,
                                          cu_dev.stream));
             return NULL;
         }
         K = 1; /* cuBLAS needs K >= 1: scale with alpha 0 instead */
         alpha = 0.f;
     }
+    if (dtype == ONYX_FLOAT16) {   /* half data, float accumulation and scalars */
+        if (batch == 1)
+            CUBLAS_TRY(cublasGemmEx(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, CUDA_R_16F, (int)ldb, A,
+                                    CUDA_R_16F, (int)lda, &beta, C, CUDA_R_16F, (int)ldc, CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT));
+        else
+            CUBLAS_TRY(cublasGemmStridedBatchedEx(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, CUDA_R_16F,
+                                                  (int)ldb, sb, A, CUDA_R_16F, (int)lda, sa, &beta, C, CUDA_R_16F,
+                                                  (int)ldc, sc, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        return NULL;
+    }
+    const float *fa = (const float *)A, *fb = (const float *)B;
+    float *fc = (float *)C;
     if (batch == 1)
-        CUBLAS_TRY(cublasSgemm(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, (int)ldb, A, (int)lda, &beta, C,
-                               (int)ldc));
+        CUBLAS_TRY(cublasSgemm(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, fb, (int)ldb, fa, (int)lda, &beta,
+                               fc, (int)ldc));
     else
-        CUBLAS_TRY(cublasSgemmStridedBatched(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B, (int)ldb, sb, A,
-                                             (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch));
+        CUBLAS_TRY(cublasSgemmStridedBatched(cu_dev.blas, opb, opa, (int)N, (int)M, (int)K, &alpha, fb, (int)ldb, sb, fa,
+                                             (int)lda, sa, &beta, fc, (int)ldc, sc, (int)batch));
     return NULL;
 }
 
@@ -45,11 +72,11 @@ typedef struct matmul_state {
 } matmul_state;
 
 static int claim_matmul(const onyx_ep_node *n) {
-    return cu_all_float(n) && cu_in_rank(n, 0) != 0 && cu_in_rank(n, 1) != 0;
+    return cu_all_float_or_half(n) && cu_in_rank(n, 0) != 0 && cu_in_rank(n, 1) != 0;
 }
 
 static int claim_fused_matmul(const onyx_ep_node *n) {
-    return claim_matmul(n) && !cu_attr_int(n, "transBatchA", 0) && !cu_attr_int(n, "transBatchB", 0);
+    return cu_all_float(n) && claim_matmul(n) && !cu_attr_int(n, "transBatchA", 0) && !cu_attr_int(n, "transBatchB", 0);
 }
 
 static onyx_status *matmul_create(const onyx_ep_node *n, void **out) {
@@ -65,9 +92,13 @@ static onyx_status *matmul_create(const onyx_ep_node *n, void **out) {
 static onyx_status *matmul_compute(cu_call *c, void *sv) {
     const matmul_state *s = (const matmul_state *)sv;
     onyx_ep_tensor a, b, y;
-    CU_TRY_STATUS(cu_need(c, 0, ONYX_FLOAT, &a));
-    CU_TRY_STATUS(cu_need(c, 1, ONYX_FLOAT, &b));
+    CU_TRY_STATUS(cu_need(c, 0, 0, &a));
+    if (a.dtype != ONYX_FLOAT && a.dtype != ONYX_FLOAT16)
+        return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "MatMul: float or float16 inputs expected, got type %d", a.dtype);
+    CU_TRY_STATUS(cu_need(c, 1, a.dtype, &b));
     if (a.rank < 1 || b.rank < 1) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "MatMul inputs need rank >= 1");
+    const int32_t dt = a.dtype;
+    const size_t es = dt == ONYX_FLOAT16 ? 2 : 4;
     /* matrix views: a 1-D A is a row, a 1-D B a column */
     int64_t ar = a.rank >= 2 ? a.dims[a.rank - 2] : 1, ac = a.dims[a.rank - 1];
     int64_t br = b.rank >= 2 ? b.dims[b.rank - 2] : b.dims[0], bc = b.rank >= 2 ? b.dims[b.rank - 1] : 1;
@@ -93,9 +124,9 @@ static onyx_status *matmul_compute(cu_call *c, void *sv) {
     for (int d = 0; d < br_rank; d++) ydims[yr++] = bdims[d];
     if (a.rank >= 2) ydims[yr++] = M;
     if (b.rank >= 2) ydims[yr++] = N;
-    CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, yr, ydims, &y));
-    const float *pa = (const float *)a.data, *pb = (const float *)b.data;
-    float *py = (float *)y.data;
+    CU_TRY_STATUS(cu_out(c, 0, dt, yr, ydims, &y));
+    const char *pa = (const char *)a.data, *pb = (const char *)b.data;
+    char *py = (char *)y.data;
     int64_t lda = ac, ldb = bc, sa = ar * ac, sb = br * bc, sy = M * N;
     int64_t batch_a = 1, batch_b = 1;
     for (int d = 0; d < abr; d++) batch_a *= a.dims[d];
@@ -103,12 +134,12 @@ static onyx_status *matmul_compute(cu_call *c, void *sv) {
     onyx_status *st;
     if (batch_b == 1 && !s->ta) {
         /* one product: A's batches are rows */
-        st = cu_gemm(false, s->tb, batch * M, N, K, s->alpha, pa, lda, 0, pb, ldb, 0, 0.f, py, N, 0, 1);
+        st = gemm_typed(dt, false, s->tb, batch * M, N, K, s->alpha, pa, lda, 0, pb, ldb, 0, 0.f, py, N, 0, 1);
     } else if (batch_a == batch && batch_b == batch) {
-        st = cu_gemm(s->ta, s->tb, M, N, K, s->alpha, pa, lda, sa, pb, ldb, sb, 0.f, py, N, sy, batch);
+        st = gemm_typed(dt, s->ta, s->tb, M, N, K, s->alpha, pa, lda, sa, pb, ldb, sb, 0.f, py, N, sy, batch);
     } else if (batch_a == 1 || batch_b == 1) {
-        st = cu_gemm(s->ta, s->tb, M, N, K, s->alpha, pa, lda, batch_a == 1 ? 0 : sa, pb, ldb, batch_b == 1 ? 0 : sb,
-                     0.f, py, N, sy, batch);
+        st = gemm_typed(dt, s->ta, s->tb, M, N, K, s->alpha, pa, lda, batch_a == 1 ? 0 : sa, pb, ldb,
+                        batch_b == 1 ? 0 : sb, 0.f, py, N, sy, batch);
     } else {
         /* general broadcast: one product per output batch */
         st = NULL;
@@ -127,8 +158,8 @@ static onyx_status *matmul_compute(cu_call *c, void *sv) {
                     strb *= b.dims[ib];
                 }
             }
-            st = cu_gemm(s->ta, s->tb, M, N, K, s->alpha, pa + oa * sa, lda, 0, pb + ob * sb, ldb, 0, 0.f, py + i * sy, N,
-                         0, 1);
+            st = gemm_typed(dt, s->ta, s->tb, M, N, K, s->alpha, pa + oa * sa * es, lda, 0, pb + ob * sb * es, ldb, 0,
+                            0.f, py + i * sy * es, N, 0, 1);
         }
     }
     return st;
@@ -137,7 +168,8 @@ static onyx_status *matmul_compute(cu_call *c, void *sv) {
 /* ---------------------------------------------------------------- Gemm */
 
 /* y[m, n] = c[m * cm + n * cn] (C broadcast to (M, N)) */
-__global__ void k_fill_c(float *y, int64_t M, int64_t N, const float *c, int64_t cm, int64_t cn) {
+template <typename T>
+__global__ void k_fill_c(T *y, int64_t M, int64_t N, const T *c, int64_t cm, int64_t cn) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < M * N; i += (int64_t)gridDim.x * blockDim.x)
         y[i] = c[(i / N) * cm + (i % N) * cn];
 }
@@ -149,12 +181,13 @@ typedef struct gemm_state {
 } gemm_state;
 
 static int claim_gemm(const onyx_ep_node *n) {
-    return cu_all_float(n) && cu_in_rank(n, 0) == 2 && cu_in_rank(n, 1) == 2;
+    return cu_all_float_or_half(n) && cu_in_rank(n, 0) == 2 && cu_in_rank(n, 1) == 2;
 }
 
+/* the activation pass runs on float data only */
 static int claim_fused_gemm(const onyx_ep_node *n) {
     cu_activation act;
-    return claim_gemm(n) && cu_parse_activation(n, &act);
+    return cu_all_float(n) && claim_gemm(n) && cu_parse_activation(n, &act);
 }
 
 static onyx_status *gemm_create(const onyx_ep_node *n, void **out) {
@@ -172,32 +205,41 @@ static onyx_status *gemm_create(const onyx_ep_node *n, void **out) {
 static onyx_status *gemm_compute(cu_call *c, void *sv) {
     const gemm_state *s = (const gemm_state *)sv;
     onyx_ep_tensor a, b, cc, y;
-    CU_TRY_STATUS(cu_need(c, 0, ONYX_FLOAT, &a));
-    CU_TRY_STATUS(cu_need(c, 1, ONYX_FLOAT, &b));
+    CU_TRY_STATUS(cu_need(c, 0, 0, &a));
+    if (a.dtype != ONYX_FLOAT && a.dtype != ONYX_FLOAT16)
+        return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm: float or float16 inputs expected, got type %d", a.dtype);
+    CU_TRY_STATUS(cu_need(c, 1, a.dtype, &b));
     if (a.rank != 2 || b.rank != 2) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm inputs must be 2-D");
+    if (a.dtype == ONYX_FLOAT16 && s->act.kind != CU_ACT_NONE)
+        return cu_host->error(ONYX_ERR_NOT_IMPLEMENTED, "FusedGemm: the activation runs on float data only");
     int64_t M = s->ta ? a.dims[1] : a.dims[0], K = s->ta ? a.dims[0] : a.dims[1];
     int64_t Kb = s->tb ? b.dims[1] : b.dims[0], N = s->tb ? b.dims[0] : b.dims[1];
     if (K != Kb)
         return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm: inner dimensions differ (%lld vs %lld)", (long long)K,
                               (long long)Kb);
     int64_t ydims[2] = {M, N};
-    CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, 2, ydims, &y));
+    CU_TRY_STATUS(cu_out(c, 0, a.dtype, 2, ydims, &y));
     float beta = 0.f;
     if (cu_in(c, 2, &cc) && s->beta != 0.f && M * N > 0) {
-        if (cc.dtype != ONYX_FLOAT || cc.rank > 2)
-            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm: C must be a float tensor of rank <= 2");
+        if (cc.dtype != a.dtype || cc.rank > 2)
+            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm: C must be a tensor of A's type of rank <= 2");
         int64_t cr = cc.rank == 2 ? cc.dims[0] : 1, ccn = cc.rank >= 1 ? cc.dims[cc.rank - 1] : 1;
         if ((cr != 1 && cr != M) || (ccn != 1 && ccn != N))
             return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Gemm: C does not broadcast to (%lld, %lld)", (long long)M,
                                   (long long)N);
         int64_t blocks = (M * N + 255) / 256;
-        k_fill_c<<<(unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks), 256, 0, c->s>>>(
-            (float *)y.data, M, N, (const float *)cc.data, cr == 1 ? 0 : ccn, ccn == 1 ? 0 : 1);
+        unsigned grid = (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+        if (a.dtype == ONYX_FLOAT16)
+            k_fill_c<__half><<<grid, 256, 0, c->s>>>((__half *)y.data, M, N, (const __half *)cc.data, cr == 1 ? 0 : ccn,
+                                                     ccn == 1 ? 0 : 1);
+        else
+            k_fill_c<float><<<grid, 256, 0, c->s>>>((float *)y.data, M, N, (const float *)cc.data, cr == 1 ? 0 : ccn,
+                                                    ccn == 1 ? 0 : 1);
         CU_LAUNCHED();
         beta = s->beta;
     }
-    CU_TRY_STATUS(cu_gemm(s->ta, s->tb, M, N, K, s->alpha, (const float *)a.data, a.dims[1], 0, (const float *)b.data,
-                          b.dims[1], 0, beta, (float *)y.data, N, 0, 1));
+    CU_TRY_STATUS(gemm_typed(a.dtype, s->ta, s->tb, M, N, K, s->alpha, a.data, a.dims[1], 0, b.data, b.dims[1], 0, beta,
+                             y.data, N, 0, 1));
     return cu_bias_act(c->s, (float *)y.data, M * N, NULL, 1, 1, NULL, s->act);
 }
 

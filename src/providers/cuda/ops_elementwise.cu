@@ -1,6 +1,7 @@
 /* Elementwise operators on the GPU: binary arithmetic with numpy
  * broadcasting, activations (shared with the fused Conv/Gemm epilogues),
- * the Gelu family, Clip, Where, Not and Cast. float32 data. */
+ * the Gelu family, Clip, Where, Not and Cast. float32 and float16 data
+ * (float16 is computed in float: cu_ld/cu_st). */
 #include <math.h>
 #include "cuda_common.h"
 
@@ -94,44 +95,65 @@ __device__ __forceinline__ float bin_apply(float x, float y, int op) {
     }
 }
 
-__global__ void k_binary_same(const float *a, const float *b, float *y, int64_t n, int op) {
-    GRID_LOOP(i, n) y[i] = bin_apply(a[i], b[i], op);
+template <typename T>
+__global__ void k_binary_same(const T *a, const T *b, T *y, int64_t n, int op) {
+    GRID_LOOP(i, n) cu_st(&y[i], bin_apply(cu_ld(&a[i]), cu_ld(&b[i]), op));
 }
 
 /* b broadcast along rows: a[rows, cols], b[cols] (bias adds) */
-__global__ void k_binary_rowvec(const float *a, const float *b, float *y, int64_t n, int64_t cols, int op, int b_first) {
-    GRID_LOOP(i, n) y[i] = b_first ? bin_apply(b[i % cols], a[i], op) : bin_apply(a[i], b[i % cols], op);
+template <typename T>
+__global__ void k_binary_rowvec(const T *a, const T *b, T *y, int64_t n, int64_t cols, int op, int b_first) {
+    GRID_LOOP(i, n) {
+        float x = cu_ld(&a[i]), r = cu_ld(&b[i % cols]);
+        cu_st(&y[i], b_first ? bin_apply(r, x, op) : bin_apply(x, r, op));
+    }
 }
 
-__global__ void k_binary_bcast(const float *a, const float *b, float *y, int64_t n, cu_strides s, int op) {
-    GRID_LOOP(i, n) y[i] = bin_apply(a[bc_offset(s, 0, i)], b[bc_offset(s, 1, i)], op);
+template <typename T>
+__global__ void k_binary_bcast(const T *a, const T *b, T *y, int64_t n, cu_strides s, int op) {
+    GRID_LOOP(i, n) cu_st(&y[i], bin_apply(cu_ld(&a[bc_offset(s, 0, i)]), cu_ld(&b[bc_offset(s, 1, i)]), op));
 }
 
-static int claim_binary(const onyx_ep_node *n) { return cu_all_float(n) && cu_has_input(n, 1); }
+static int claim_binary(const onyx_ep_node *n) { return cu_all_float_or_half(n) && cu_has_input(n, 1); }
+
+template <typename T>
+static void launch_binary(cudaStream_t st, const onyx_ep_tensor &a, const onyx_ep_tensor &b, void *y,
+                          const cu_strides &s, int64_t n, int op) {
+    const T *pa = (const T *)a.data, *pb = (const T *)b.data;
+    T *py = (T *)y;
+    int64_t cols = s.rank ? s.dims[s.rank - 1] : 1;
+    if (a.numel == n && b.numel == n) {
+        k_binary_same<T><<<blocks_for(n), THREADS, 0, st>>>(pa, pb, py, n, op);
+    } else if (a.numel == n && b.numel == cols && (b.rank == 1 || b.numel == 1 || b.dims[b.rank - 1] == cols)) {
+        k_binary_rowvec<T><<<blocks_for(n), THREADS, 0, st>>>(pa, pb, py, n, cols, op, 0);
+    } else if (b.numel == n && a.numel == cols && (a.rank == 1 || a.numel == 1 || a.dims[a.rank - 1] == cols)) {
+        k_binary_rowvec<T><<<blocks_for(n), THREADS, 0, st>>>(pb, pa, py, n, cols, op, 1);
+    } else {
+        k_binary_bcast<T><<<blocks_for(n), THREADS, 0, st>>>(pa, pb, py, n, s, op);
+    }
+}
+
+/* float or float16 input k of the same type as input 0 */
+static onyx_status *need_float_like(cu_call *c, size_t k, int32_t like, onyx_ep_tensor *t) {
+    CU_TRY_STATUS(cu_need(c, k, like, t));
+    if (t->dtype != ONYX_FLOAT && t->dtype != ONYX_FLOAT16)
+        return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "input %zu: float or float16 expected, got type %d", k, t->dtype);
+    return NULL;
+}
 
 /* the op travels as the state pointer's value */
 static onyx_status *binary(cu_call *c, int op) {
     onyx_ep_tensor a, b, y;
-    CU_TRY_STATUS(cu_need(c, 0, ONYX_FLOAT, &a));
-    CU_TRY_STATUS(cu_need(c, 1, ONYX_FLOAT, &b));
+    CU_TRY_STATUS(need_float_like(c, 0, 0, &a));
+    CU_TRY_STATUS(need_float_like(c, 1, a.dtype, &b));
     const onyx_ep_tensor *in[2] = {&a, &b};
     cu_strides s;
     int64_t n;
     CU_TRY_STATUS(cu_broadcast(2, in, &s, &n));
-    CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, s.rank, s.dims, &y));
+    CU_TRY_STATUS(cu_out(c, 0, a.dtype, s.rank, s.dims, &y));
     if (!n) return NULL;
-    const float *pa = (const float *)a.data, *pb = (const float *)b.data;
-    float *py = (float *)y.data;
-    int64_t cols = s.rank ? s.dims[s.rank - 1] : 1;
-    if (a.numel == n && b.numel == n) {
-        k_binary_same<<<blocks_for(n), THREADS, 0, c->s>>>(pa, pb, py, n, op);
-    } else if (a.numel == n && b.numel == cols && (b.rank == 1 || b.numel == 1 || b.dims[b.rank - 1] == cols)) {
-        k_binary_rowvec<<<blocks_for(n), THREADS, 0, c->s>>>(pa, pb, py, n, cols, op, 0);
-    } else if (b.numel == n && a.numel == cols && (a.rank == 1 || a.numel == 1 || a.dims[a.rank - 1] == cols)) {
-        k_binary_rowvec<<<blocks_for(n), THREADS, 0, c->s>>>(pb, pa, py, n, cols, op, 1);
-    } else {
-        k_binary_bcast<<<blocks_for(n), THREADS, 0, c->s>>>(pa, pb, py, n, s, op);
-    }
+    if (a.dtype == ONYX_FLOAT16) launch_binary<__half>(c->s, a, b, y.data, s, n, op);
+    else launch_binary<float>(c->s, a, b, y.data, s, n, op);
     CU_LAUNCHED();
     return NULL;
 }
@@ -160,11 +182,12 @@ typedef struct unary_state {
     int bias_input;     /* BiasGelu, FastGelu: input 1 added first (row vector) */
 } unary_state;
 
-__global__ void k_unary(const float *x, float *y, int64_t n, int op, cu_act kind, float a, float b, const float *bias,
+template <typename T>
+__global__ void k_unary(const T *x, T *y, int64_t n, int op, cu_act kind, float a, float b, const T *bias,
                         int64_t cols) {
     GRID_LOOP(i, n) {
-        float v = x[i];
-        if (bias) v += bias[i % cols];
+        float v = cu_ld(&x[i]);
+        if (bias) v += cu_ld(&bias[i % cols]);
         switch (op) {
         case U_EXP: v = expf(v); break;
         case U_LOG: v = logf(v); break;
@@ -175,37 +198,42 @@ __global__ void k_unary(const float *x, float *y, int64_t n, int op, cu_act kind
         case U_RECIP: v = 1.f / v; break;
         default: v = act_apply(v, kind, a, b);
         }
-        y[i] = v;
+        cu_st(&y[i], v);
     }
 }
 
 static onyx_status *unary_compute(cu_call *c, void *sv) {
     const unary_state *u = (const unary_state *)sv;
     onyx_ep_tensor x, y, bias;
-    CU_TRY_STATUS(cu_need(c, 0, ONYX_FLOAT, &x));
-    const float *pb = NULL;
+    CU_TRY_STATUS(need_float_like(c, 0, 0, &x));
+    const void *pb = NULL;
     int64_t cols = 1;
     cu_activation act = u->act;
     if (u->bias_input && cu_in(c, 1, &bias)) {
         cols = x.rank ? x.dims[x.rank - 1] : 1;
-        if (bias.dtype != ONYX_FLOAT || bias.numel != cols)
-            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "bias must hold %lld floats (the last axis), got %lld",
+        if (bias.dtype != x.dtype || bias.numel != cols)
+            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "bias must hold %lld values of the input's type (the last axis), got %lld",
                                   (long long)cols, (long long)bias.numel);
-        pb = (const float *)bias.data;
+        pb = bias.data;
     }
     if (act.kind == CU_ACT_CLIP) { /* Clip's min and max inputs (opset 11+), on the host */
         onyx_ep_tensor m;
         for (int k = 1; k <= 2; k++)
             if (cu_in(c, (size_t)k, &m)) {
-                if (m.dtype != ONYX_FLOAT || m.numel != 1 || !m.on_host)
+                if ((m.dtype != ONYX_FLOAT && m.dtype != ONYX_FLOAT16) || m.numel != 1 || !m.on_host)
                     return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Clip's %s must be a float scalar", k == 1 ? "min" : "max");
-                (k == 1 ? act.a : act.b) = *(const float *)m.data;
+                (k == 1 ? act.a : act.b) = m.dtype == ONYX_FLOAT ? *(const float *)m.data
+                                                                 : __half2float(*(const __half *)m.data);
             }
     }
-    CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, x.rank, x.dims, &y));
+    CU_TRY_STATUS(cu_out(c, 0, x.dtype, x.rank, x.dims, &y));
     if (!x.numel) return NULL;
-    k_unary<<<blocks_for(x.numel), THREADS, 0, c->s>>>((const float *)x.data, (float *)y.data, x.numel, u->op, act.kind,
-                                                        act.a, act.b, pb, cols);
+    if (x.dtype == ONYX_FLOAT16)
+        k_unary<__half><<<blocks_for(x.numel), THREADS, 0, c->s>>>((const __half *)x.data, (__half *)y.data, x.numel, u->op,
+                                                                    act.kind, act.a, act.b, (const __half *)pb, cols);
+    else
+        k_unary<float><<<blocks_for(x.numel), THREADS, 0, c->s>>>((const float *)x.data, (float *)y.data, x.numel, u->op,
+                                                                   act.kind, act.a, act.b, (const float *)pb, cols);
     CU_LAUNCHED();
     return NULL;
 }
@@ -253,37 +281,44 @@ static onyx_status *clip_create(const onyx_ep_node *n, void **out) {
     return new_unary(out, U_ACT, CU_ACT_CLIP, cu_attr_float(n, "min", -INFINITY), cu_attr_float(n, "max", INFINITY), 0);
 }
 
-static int claim_unary(const onyx_ep_node *n) { return cu_all_float(n) && cu_host->node_input_count(n) == 1; }
+static int claim_unary(const onyx_ep_node *n) { return cu_all_float_or_half(n) && cu_host->node_input_count(n) == 1; }
 static int claim_gelu(const onyx_ep_node *n) {
     const char *a = cu_attr_string(n, "approximate", "none");
     return claim_unary(n) && (!strcmp(a, "none") || !strcmp(a, "tanh"));
 }
-static int claim_bias_act(const onyx_ep_node *n) { return cu_all_float(n) && cu_host->node_input_count(n) <= 2; }
-static int claim_clip(const onyx_ep_node *n) { return cu_all_float(n); }
+static int claim_bias_act(const onyx_ep_node *n) { return cu_all_float_or_half(n) && cu_host->node_input_count(n) <= 2; }
+static int claim_clip(const onyx_ep_node *n) { return cu_all_float_or_half(n); }
 
 /* ---------------------------------------------------------------- Where, Not */
 
-__global__ void k_where(const bool *cnd, const float *x, const float *y, float *o, int64_t n, cu_strides s) {
+template <typename T>
+__global__ void k_where(const bool *cnd, const T *x, const T *y, T *o, int64_t n, cu_strides s) {
     GRID_LOOP(i, n) o[i] = cnd[bc_offset(s, 0, i)] ? x[bc_offset(s, 1, i)] : y[bc_offset(s, 2, i)];
 }
 
 static int claim_where(const onyx_ep_node *n) {
-    return cu_in_type(n, 0, ONYX_BOOL) && cu_in_type(n, 1, ONYX_FLOAT) && cu_in_type(n, 2, ONYX_FLOAT);
+    if (!cu_in_type(n, 0, ONYX_BOOL)) return 0;
+    return (cu_in_type(n, 1, ONYX_FLOAT) && cu_in_type(n, 2, ONYX_FLOAT)) ||
+           (cu_in_type(n, 1, ONYX_FLOAT16) && cu_in_type(n, 2, ONYX_FLOAT16));
 }
 
 static onyx_status *where_compute(cu_call *c, void *st) {
     onyx_ep_tensor cnd, x, y, o;
     CU_TRY_STATUS(cu_need(c, 0, ONYX_BOOL, &cnd));
-    CU_TRY_STATUS(cu_need(c, 1, ONYX_FLOAT, &x));
-    CU_TRY_STATUS(cu_need(c, 2, ONYX_FLOAT, &y));
+    CU_TRY_STATUS(need_float_like(c, 1, 0, &x));
+    CU_TRY_STATUS(need_float_like(c, 2, x.dtype, &y));
     const onyx_ep_tensor *in[3] = {&cnd, &x, &y};
     cu_strides s;
     int64_t n;
     CU_TRY_STATUS(cu_broadcast(3, in, &s, &n));
-    CU_TRY_STATUS(cu_out(c, 0, ONYX_FLOAT, s.rank, s.dims, &o));
+    CU_TRY_STATUS(cu_out(c, 0, x.dtype, s.rank, s.dims, &o));
     if (!n) return NULL;
-    k_where<<<blocks_for(n), THREADS, 0, c->s>>>((const bool *)cnd.data, (const float *)x.data, (const float *)y.data,
-                                                  (float *)o.data, n, s);
+    if (x.dtype == ONYX_FLOAT16)
+        k_where<__half><<<blocks_for(n), THREADS, 0, c->s>>>((const bool *)cnd.data, (const __half *)x.data,
+                                                              (const __half *)y.data, (__half *)o.data, n, s);
+    else
+        k_where<float><<<blocks_for(n), THREADS, 0, c->s>>>((const bool *)cnd.data, (const float *)x.data,
+                                                             (const float *)y.data, (float *)o.data, n, s);
     CU_LAUNCHED();
     return NULL;
 }
@@ -313,8 +348,22 @@ template <typename S>
 __global__ void k_cast_bool(const S *x, bool *y, int64_t n) {
     GRID_LOOP(i, n) y[i] = x[i] != (S)0;
 }
+/* float16 goes through float both ways */
+template <typename D>
+__global__ void k_cast_from_half(const __half *x, D *y, int64_t n) {
+    GRID_LOOP(i, n) y[i] = (D)__half2float(x[i]);
+}
+__global__ void k_cast_half_bool(const __half *x, bool *y, int64_t n) {
+    GRID_LOOP(i, n) y[i] = __half2float(x[i]) != 0.f;
+}
+template <typename S>
+__global__ void k_cast_to_half(const S *x, __half *y, int64_t n) {
+    GRID_LOOP(i, n) y[i] = __float2half((float)x[i]);
+}
 
-static bool cast_type(int32_t t) { return t == ONYX_FLOAT || t == ONYX_INT64 || t == ONYX_INT32 || t == ONYX_BOOL; }
+static bool cast_type(int32_t t) {
+    return t == ONYX_FLOAT || t == ONYX_FLOAT16 || t == ONYX_INT64 || t == ONYX_INT32 || t == ONYX_BOOL;
+}
 
 static int claim_cast(const onyx_ep_node *n) {
     int32_t dt, rank;
@@ -327,6 +376,7 @@ template <typename S>
 static void launch_cast(cudaStream_t s, const void *x, void *y, int64_t n, int32_t to) {
     unsigned b = blocks_for(n);
     switch (to) {
+    case ONYX_FLOAT16: k_cast_to_half<S><<<b, THREADS, 0, s>>>((const S *)x, (__half *)y, n); break;
     case ONYX_FLOAT: k_cast<S, float><<<b, THREADS, 0, s>>>((const S *)x, (float *)y, n); break;
     case ONYX_INT64: k_cast<S, long long><<<b, THREADS, 0, s>>>((const S *)x, (long long *)y, n); break;
     case ONYX_INT32: k_cast<S, int><<<b, THREADS, 0, s>>>((const S *)x, (int *)y, n); break;
@@ -353,7 +403,15 @@ static onyx_status *cast_compute(cu_call *c, void *st) {
         CU_TRY(cudaMemcpyAsync(y.data, x.data, x.nbytes, cudaMemcpyDeviceToDevice, c->s));
         return NULL;
     }
+    unsigned b = blocks_for(x.numel);
+    const __half *h = (const __half *)x.data;
     switch (x.dtype) {
+    case ONYX_FLOAT16:
+        if (to == ONYX_FLOAT) k_cast_from_half<float><<<b, THREADS, 0, c->s>>>(h, (float *)y.data, x.numel);
+        else if (to == ONYX_INT64) k_cast_from_half<long long><<<b, THREADS, 0, c->s>>>(h, (long long *)y.data, x.numel);
+        else if (to == ONYX_INT32) k_cast_from_half<int><<<b, THREADS, 0, c->s>>>(h, (int *)y.data, x.numel);
+        else k_cast_half_bool<<<b, THREADS, 0, c->s>>>(h, (bool *)y.data, x.numel);
+        break;
     case ONYX_FLOAT: launch_cast<float>(c->s, x.data, y.data, x.numel, to); break;
     case ONYX_INT64: launch_cast<long long>(c->s, x.data, y.data, x.numel, to); break;
     case ONYX_INT32: launch_cast<int>(c->s, x.data, y.data, x.numel, to); break;

@@ -1,5 +1,6 @@
 /* Data movement on the GPU, for any element type of 1, 2, 4 or 8 bytes:
- * Transpose, Concat, Gather, Slice, Expand, and the shape-only operators
+ * Transpose, Concat, Gather, Slice, Expand, Pad (constant, edge, reflect,
+ * wrap), and the shape-only operators
  * (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout at inference),
  * which copy the bytes device to device. Shape, axes and slice bounds are
  * read on the host (host_inputs). */
@@ -69,12 +70,16 @@ static void row_major_strides(const int64_t *dims, int rank, int64_t *str) {
 }
 
 /* a state holding one integer attribute */
-static onyx_status *int_attr_create(const onyx_ep_node *n, void **out, const char *name, int def) {
+static onyx_status *int_attr_create_value(void **out, int value) {
     int *a = (int *)malloc(sizeof *a);
     if (!a) return cu_host->error(ONYX_ERR_OUT_OF_MEMORY, "out of memory");
-    *a = (int)cu_attr_int(n, name, def);
+    *a = value;
     *out = a;
     return NULL;
+}
+
+static onyx_status *int_attr_create(const onyx_ep_node *n, void **out, const char *name, int def) {
+    return int_attr_create_value(out, (int)cu_attr_int(n, name, def));
 }
 
 /* ---------------------------------------------------------------- copies that keep the bytes */
@@ -451,12 +456,28 @@ static onyx_status *expand_compute(cu_call *c, void *st) {
 
 static onyx_status *gather_create(const onyx_ep_node *n, void **out) { return int_attr_create(n, out, "axis", 0); }
 
-/* ---------------------------------------------------------------- Pad (constant mode) */
+/* ---------------------------------------------------------------- Pad */
+
+enum pad_mode { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP };
 
 typedef struct pad_map {
-    int rank;
+    int rank, mode;
     int64_t out[CU_MAX_RANK], in[CU_MAX_RANK], begin[CU_MAX_RANK];
 } pad_map;
+
+/* the input coordinate an output coordinate c (relative to the input's
+ * start) reads outside [0, n): edge clamps, reflect mirrors without
+ * repeating the edge (numpy's "reflect", periodic for wide pads), wrap
+ * repeats the axis */
+__device__ __forceinline__ int64_t pad_source(int64_t c, int64_t n, int mode) {
+    if (c >= 0 && c < n) return c;
+    if (mode == PAD_EDGE) return c < 0 ? 0 : n - 1;
+    if (mode == PAD_WRAP) return ((c % n) + n) % n;
+    if (n == 1) return 0;
+    int64_t p = 2 * (n - 1);
+    c = ((c % p) + p) % p;
+    return c < n ? c : p - c;
+}
 
 template <typename T>
 __global__ void k_pad(const T *x, T *y, int64_t n, pad_map m, T value) {
@@ -466,7 +487,8 @@ __global__ void k_pad(const T *x, T *y, int64_t n, pad_map m, T value) {
         for (int d = m.rank - 1; d >= 0; d--) {
             int64_t c = rem % m.out[d] - m.begin[d];
             rem /= m.out[d];
-            inside = inside && c >= 0 && c < m.in[d];
+            if (m.mode == PAD_CONSTANT) inside = inside && c >= 0 && c < m.in[d];
+            else c = pad_source(c, m.in[d], m.mode);
             off += c * stride;
             stride *= m.in[d];
         }
@@ -474,9 +496,17 @@ __global__ void k_pad(const T *x, T *y, int64_t n, pad_map m, T value) {
     }
 }
 
-static int claim_pad(const onyx_ep_node *n) {
-    return claim_movable(n) && cu_host->node_opset(n) >= 11 && !strcmp(cu_attr_string(n, "mode", "constant"), "constant");
+static int pad_mode_of(const onyx_ep_node *n) {
+    const char *mode = cu_attr_string(n, "mode", "constant");
+    return !strcmp(mode, "constant") ? PAD_CONSTANT : !strcmp(mode, "edge") ? PAD_EDGE
+         : !strcmp(mode, "reflect") ? PAD_REFLECT : !strcmp(mode, "wrap") ? PAD_WRAP : -1;
 }
+
+static int claim_pad(const onyx_ep_node *n) {
+    return claim_movable(n) && cu_host->node_opset(n) >= 11 && pad_mode_of(n) >= 0;
+}
+
+static onyx_status *pad_create(const onyx_ep_node *n, void **out) { return int_attr_create_value(out, pad_mode_of(n)); }
 
 static onyx_status *pad_compute(cu_call *c, void *st) {
     onyx_ep_tensor x, t, v, y;
@@ -488,7 +518,7 @@ static onyx_status *pad_compute(cu_call *c, void *st) {
     if (cu_in(c, 3, &t)) CU_TRY_STATUS(cu_host_ints(&t, axes, CU_MAX_RANK, &na));
     else for (int d = 0; d < x.rank; d++) axes[na++] = d;
     if (np != 2 * na) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: %zu pads for %zu axes", np, na);
-    pad_map m = {x.rank, {0}, {0}, {0}};
+    pad_map m = {x.rank, *(const int *)st, {0}, {0}, {0}};
     int64_t end[CU_MAX_RANK] = {0};
     for (int d = 0; d < x.rank; d++) m.in[d] = x.dims[d];
     for (size_t i = 0; i < na; i++) {
@@ -500,6 +530,8 @@ static onyx_status *pad_compute(cu_call *c, void *st) {
     for (int d = 0; d < x.rank; d++) {
         m.out[d] = x.dims[d] + m.begin[d] + end[d];
         if (m.out[d] < 0) return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: negative output dimension on axis %d", d);
+        if (m.mode != PAD_CONSTANT && m.out[d] > 0 && x.dims[d] == 0)
+            return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "Pad: axis %d is empty, only constant mode can pad it", d);
     }
     /* the constant: input 2 on the host, of the data's type, else zero */
     uint64_t value = 0;
@@ -534,6 +566,6 @@ const cu_op cu_ops_tensor[] = {
     {"", "Gather", claim_gather, gather_create, gather_compute, 0},
     {"", "Slice", claim_slice, NULL, slice_compute, 0x1e},
     {"", "Expand", claim_movable, NULL, expand_compute, 2},
-    {"", "Pad", claim_pad, NULL, pad_compute, 0xe},
+    {"", "Pad", claim_pad, pad_create, pad_compute, 0xe},
     {NULL, NULL, NULL, NULL, NULL, 0},
 };

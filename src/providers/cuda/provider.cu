@@ -323,6 +323,15 @@ int cu_all_float(const onyx_ep_node *n) {
     return 1;
 }
 
+int32_t cu_all_float_or_half(const onyx_ep_node *n) {
+    if (cu_all_float(n)) return ONYX_FLOAT;
+    for (size_t k = 0; k < cu_host->node_input_count(n); k++)
+        if (cu_host->node_input_name(n, k) && !cu_in_type(n, k, ONYX_FLOAT16)) return 0;
+    for (size_t k = 0; k < cu_host->node_output_count(n); k++)
+        if (cu_host->node_output_name(n, k) && !cu_out_type(n, k, ONYX_FLOAT16)) return 0;
+    return ONYX_FLOAT16;
+}
+
 int cu_has_input(const onyx_ep_node *n, size_t k) {
     return k < cu_host->node_input_count(n) && cu_host->node_input_name(n, k);
 }

@@ -195,6 +195,9 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     int32_t za = a->za + (a->a_signed ? 128 : 0);
     for (size_t j = 0; j < b->strips * ONYX_IGEMM_NR; j++)
         col_term[j] = (int32_t)((uint32_t)b->k * (uint32_t)za * (uint32_t)b->zb[j] - (uint32_t)za * (uint32_t)b->col_sum[j]);
+    /* an int32 bias is one more per-column term: every store adds col_term */
+    for (size_t j = 0; o->bias_i32 && j < b->n; j++)
+        col_term[j] = (int32_t)((uint32_t)col_term[j] + (uint32_t)o->bias_i32[j]);
     for (size_t i = 0; row_sum && i < m; i++) {
         uint32_t s = 0;
         for (size_t p = 0; p < b->k; p++) s += ad[i * lda + p];

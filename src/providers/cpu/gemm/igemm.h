@@ -71,6 +71,8 @@ typedef struct onyx_igemm_out {
     int act;               /* onyx_gemm_activation (0 none, 1 Relu, 2 Clip, 3 LeakyRelu), float out */
     float act_a, act_b;
     int32_t zy;            /* zero point of requantised output */
+    const int32_t *bias_i32; /* per column, added to the int32 sum before any scaling
+                                (QLinearConv's bias); NULL: none */
 } onyx_igemm_out;
 
 /* C[m x n] for A and packed B, split over the pool's threads. */

@@ -85,8 +85,7 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
         return;
     }
     block(a, lda, b, kp, t->acc);
-    if (t->o->kind == ONYX_IGEMM_OUT_I32 || t->o->kind == ONYX_IGEMM_OUT_F32) store_block(t);
-    else onyx_igemm_store_tile(t, t->acc, 32, 32);
+    store_block(t);
 }
 
 /* the quantisation of A is the AVX-512 one: the VNNI kernel's functions */

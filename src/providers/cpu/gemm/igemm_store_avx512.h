@@ -1,11 +1,26 @@
 /* The fused AVX-512 store of an integer GEMM tile (igemm.h), shared by the
- * AVX-512 VNNI and AMX kernels: zero-point terms, then int32 out, or float
- * out with per-column scale, bias and activation, 16 columns at a time.
+ * AVX-512 VNNI and AMX kernels: zero-point terms, then int32 out, float out
+ * with per-column scale, bias and activation, or requantised 8-bit out, 16
+ * columns at a time.
  * Include after defining TARGET and INLINE for the including kernel. */
 #ifndef ONYX_CPU_IGEMM_STORE_AVX512_H
 #define ONYX_CPU_IGEMM_STORE_AVX512_H
 #include <immintrin.h>
 #include "providers/cpu/gemm/igemm.h"
+
+/* f (scaled) requantised: round half to even (the MXCSR default, as
+ * nearbyintf in the portable store), plus the zero point, saturated. Out of
+ * line: the micro-kernels inline store_vec in every tile shape. */
+TARGET static __attribute__((noinline)) void store_requant(const onyx_igemm_out *o, __m512 f, __mmask16 m,
+                                                           size_t off) {
+    bool u8 = o->kind == ONYX_IGEMM_OUT_U8;
+    /* limited first so the conversion cannot overflow (2^30 saturates either way) */
+    f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-1073741824.0f)), _mm512_set1_ps(1073741824.0f));
+    __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
+    q = _mm512_max_epi32(q, _mm512_set1_epi32(u8 ? 0 : -128));
+    q = _mm512_min_epi32(q, _mm512_set1_epi32(u8 ? 255 : 127));
+    _mm_mask_storeu_epi8((uint8_t *)o->c + off, m, _mm512_cvtepi32_epi8(q));
+}
 
 /* One accumulator vector of row i, columns 16v.. of the tile, to C. */
 INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
@@ -25,6 +40,10 @@ INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
     __m512 f = _mm512_cvtepi32_ps(x), s = _mm512_set1_ps(o->scale);
     if (o->scale_col) s = _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, o->scale_col + t->j0 + jv));
     f = _mm512_mul_ps(f, s);
+    if (o->kind == ONYX_IGEMM_OUT_U8 || o->kind == ONYX_IGEMM_OUT_S8) {
+        store_requant(o, f, m, off);
+        return;
+    }
     if (o->bias) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, o->bias + t->j0 + jv));
     __m512 zero = _mm512_setzero_ps();
     switch (o->act) {

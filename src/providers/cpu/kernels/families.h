@@ -44,5 +44,6 @@ ONYX_FAMILY(ml_tree)       /* ai.onnx.ml TreeEnsembleClassifier/Regressor, TreeE
 ONYX_FAMILY(ml_preprocess) /* ai.onnx.ml Scaler, Normalizer, Binarizer, Imputer, OneHotEncoder, LabelEncoder, CategoryMapper, ArrayFeatureExtractor, FeatureVectorizer, DictVectorizer, CastMap, ZipMap */
 ONYX_FAMILY(qlinear)       /* MatMulInteger, ConvInteger, QLinearMatMul (int8 and float8), QLinearConv */
 ONYX_FAMILY(quant_contrib) /* com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat (integer GEMM) */
+ONYX_FAMILY(qlinear_add)   /* com.microsoft QLinearAdd (from the QDQ fusion) */
 ONYX_FAMILY(nchwc_conv)    /* ai.onyx.nchwc Conv on the blocked-channel layout (layout pass, level all) */
 ONYX_FAMILY(nchwc_pool)    /* ai.onyx.nchwc MaxPool, AveragePool, Global*Pool, ReorderInput/Output */

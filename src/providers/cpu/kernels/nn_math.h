@@ -50,8 +50,8 @@
     static void name##_base PARAMS __VA_ARGS__                                         \
     static void name PARAMS {                                                          \
         onyx_cpu_isa isa_ = onyx_cpu()->isa;                                           \
-        if (isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS;                               \
-        else if (isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;                              \
+        if (ONYX_CPU_ISA_BUILT(2) && isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS;      \
+        else if (ONYX_CPU_ISA_BUILT(1) && isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;     \
         else name##_base ARGS;                                                         \
     }
 #else

@@ -105,4 +105,10 @@ void onyx_nchwc_tile_avx512(const onyx_nchwc_kparams *kp, const float *const *xp
                             const float *z);
 #endif
 
+#if defined(__aarch64__) && defined(__ARM_NEON)
+/* 4-channel blocks (one q register), nchwc_conv_neon.c */
+void onyx_nchwc_tile_neon(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                          const float *z);
+#endif
+
 #endif

@@ -111,8 +111,8 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
     }                                                                       \
     static void name PARAMS {                                               \
         onyx_cpu_isa isa_ = onyx_cpu()->isa;                                \
-        if (isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS;                    \
-        else if (isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS;                   \
+        if (ONYX_CPU_ISA_BUILT(2) && isa_ == ONYX_CPU_AVX512) name##_avx512 ARGS; \
+        else if (ONYX_CPU_ISA_BUILT(1) && isa_ == ONYX_CPU_AVX2) name##_avx2 ARGS; \
         else name##_base ARGS;                                              \
     }
 /* NCHWC_MULTIVERSION_BLOCKS(name, (params), (args), blk, BODY): the same
@@ -140,8 +140,10 @@ typedef int32_t nchwc_v4i __attribute__((vector_size(16), aligned(4)));
     static void name PARAMS {                                               \
         onyx_cpu_isa isa_ = onyx_cpu()->isa;                                \
         const int blk_ = (int)(BLK);                                        \
-        if (isa_ == ONYX_CPU_AVX512 && blk_ == 16) name##_avx512 ARGS;      \
-        else if (isa_ >= ONYX_CPU_AVX2 && (blk_ == 16 || blk_ == 8))        \
+        if (ONYX_CPU_ISA_BUILT(2) && isa_ == ONYX_CPU_AVX512 && blk_ == 16) \
+            name##_avx512 ARGS;                                             \
+        else if (ONYX_CPU_ISA_BUILT(1) && isa_ >= ONYX_CPU_AVX2 &&          \
+                 (blk_ == 16 || blk_ == 8))                                 \
             name##_avx2 ARGS;                                               \
         else name##_base ARGS;                                              \
     }

@@ -180,8 +180,9 @@ static void reorder_run(onyx_threadpool *tp, bool to_blocked, const float *x, fl
     tile_fn fn = to_blocked ? to_blocked_generic : to_plain_generic;
 #if NCHWC_HAVE_AVX512_BUILD
     const onyx_cpu_isa isa = onyx_cpu()->isa;
-    if (isa == ONYX_CPU_AVX512 && BLK == 16) fn = to_blocked ? to_blocked_avx512 : to_plain_avx512;
-    else if (isa >= ONYX_CPU_AVX2 && BLK % 8 == 0) fn = to_blocked ? to_blocked_avx2 : to_plain_avx2;
+    if (ONYX_CPU_ISA_BUILT(2) && isa == ONYX_CPU_AVX512 && BLK == 16)
+        fn = to_blocked ? to_blocked_avx512 : to_plain_avx512;
+    else if (ONYX_CPU_ISA_BUILT(1) && isa >= ONYX_CPU_AVX2 && BLK % 8 == 0) fn = to_blocked ? to_blocked_avx2 : to_plain_avx2;
 #endif
     int64_t Cb = onyx_nchwc_blocks(C, BLK);
     reorder_job j = {fn, to_blocked, x, y, C, Cb, hw, (hw + CHUNK - 1) / CHUNK, BLK};

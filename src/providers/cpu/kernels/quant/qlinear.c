@@ -25,6 +25,7 @@
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/math/linalg.h"
+#include "providers/cpu/kernels/quant/qlinear_conv.h"
 
 #define L ONYX_OPSET_LATEST
 #define R ONYX_MAX_RANK
@@ -291,12 +292,7 @@ static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
 
 /* ------------------------------------------------------------ convolution geometry */
 
-typedef struct qconv_geom {
-    int nd;                        /* spatial dims */
-    int64_t N, C, M, G, Cg, Mg;
-    int64_t in[R], k[R], out[R], pb[R], s[R], d[R];
-    int64_t in_size, out_size, k_size, K;   /* K = Cg * k_size: one row of a group's weights */
-} qconv_geom;
+/* qconv_geom: qlinear_conv.h */
 
 /* An ints attribute with `count` values >= min (def each when absent). */
 static onyx_status *ints_attr(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
@@ -317,7 +313,7 @@ static onyx_status *ints_attr(const onyx_node *node, const char *name, int count
     return NULL;
 }
 
-static onyx_status *qconv_channels(const onyx_node *node, const onyx_value *X, const onyx_value *W, qconv_geom *g) {
+onyx_status *onyx_qconv_channels(const onyx_node *node, const onyx_value *X, const onyx_value *W, qconv_geom *g) {
     char sx[200], sw[200];
     if (X->rank < 3 || W->rank != X->rank)
         return ONYX_INVALID_ARG("x %s must have rank >= 3 (N, C, spatial...) and w %s the same rank",
@@ -350,7 +346,7 @@ static onyx_status *qconv_channels(const onyx_node *node, const onyx_value *X, c
     return NULL;
 }
 
-static onyx_status *qconv_spatial(const onyx_node *node, qconv_geom *g) {
+onyx_status *onyx_qconv_spatial(const onyx_node *node, qconv_geom *g) {
     const char *ap = onyx_attr_string(node, "auto_pad", "NOTSET");
     bool same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER"), valid = !strcmp(ap, "VALID");
     if (*ap && strcmp(ap, "NOTSET") && !same_upper && !same_lower && !valid)
@@ -510,8 +506,8 @@ static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(check_same_type(op, "x_zero_point", xzp, X));
     ONYX_TRY(check_same_type(op, "w_zero_point", wzp, W));
     qconv_geom g;
-    ONYX_TRY(qconv_channels(ctx->node, X, W, &g));
-    ONYX_TRY(qconv_spatial(ctx->node, &g));
+    ONYX_TRY(onyx_qconv_channels(ctx->node, X, W, &g));
+    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
     ONYX_TRY(check_conv_param(op, "x_zero_point", xzp, g.M, false));
     ONYX_TRY(check_conv_param(op, "w_zero_point", wzp, g.M, true));
     int64_t dims[R];
@@ -523,6 +519,7 @@ static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
 }
 
 static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
+    if (ctx->state) return onyx_qconv_igemm_run(ctx); /* constant weights on the integer GEMM */
     const char *op = "QLinearConv";
     const onyx_value *in[9] = {0};
     for (size_t i = 0; i < 9 && i < ctx->n_in; i++) in[i] = ctx->in[i];
@@ -542,8 +539,8 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(check_same_type(op, "x_zero_point", xzp, X));
     ONYX_TRY(check_same_type(op, "w_zero_point", wzp, W));
     qconv_geom g;
-    ONYX_TRY(qconv_channels(ctx->node, X, W, &g));
-    ONYX_TRY(qconv_spatial(ctx->node, &g));
+    ONYX_TRY(onyx_qconv_channels(ctx->node, X, W, &g));
+    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
     ONYX_TRY(check_conv_param(op, "x_scale", xs, g.M, false));
     ONYX_TRY(check_conv_param(op, "x_zero_point", xzp, g.M, false));
     ONYX_TRY(check_conv_param(op, "w_scale", ws, g.M, true));
@@ -631,8 +628,8 @@ static void infer_conv(onyx_infer_ctx *ctx, int w_in, int dtype) {
     memcpy(xv.dims, xd, sizeof xd);
     memcpy(wv.dims, wd, sizeof wd);
     qconv_geom g;
-    onyx_status *st = qconv_channels(ctx->node, &xv, &wv, &g);
-    if (!st) st = qconv_spatial(ctx->node, &g);
+    onyx_status *st = onyx_qconv_channels(ctx->node, &xv, &wv, &g);
+    if (!st) st = onyx_qconv_spatial(ctx->node, &g);
     if (st) {
         onyx_status_free(st);   /* compute reports it with the real shapes */
         return;
@@ -660,6 +657,7 @@ const onyx_op_def onyx_ops_qlinear[] = {
     {"", "ConvInteger", 10, L, Q8, 0, NULL, NULL, conv_integer_compute, conv_integer_infer},
     {"", "QLinearMatMul", 10, 20, Q8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
     {"", "QLinearMatMul", 21, L, Q8 | F8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
-    {"", "QLinearConv", 10, L, Q8, 0, NULL, NULL, qlinear_conv_compute, qlinear_conv_infer},
+    {"", "QLinearConv", 10, L, Q8, 0, onyx_qconv_igemm_init, onyx_qconv_igemm_free, qlinear_conv_compute,
+     qlinear_conv_infer, onyx_qconv_igemm_consumes},
     {0},
 };

@@ -108,11 +108,26 @@ typedef void (*plain_cast_fn)(const void *src, void *dst, int64_t n);
 #define PLAIN_ROW(ST, SDT, SLD, SSK, SDK, ...) PLAIN_TYPES_B(PLAIN_PAIR, ST, SDT, SLD, SSK, SDK)
 PLAIN_TYPES_A(PLAIN_ROW, ~)
 
+/* A minimal build without Cast/CastLike (scripts/minimal_build.py) casts
+ * only for the elementwise kernels, to and from their float compute type:
+ * it keeps those loops; the other pairs take the generic path (same
+ * values), and their loops are not compiled in. */
+#if defined(ONYX_MINIMAL_BUILD) && !defined(ONYX_MINIMAL_KEEPS_Cast) && !defined(ONYX_MINIMAL_KEEPS_CastLike)
+#define PLAIN_TO_FLOAT(T, DT, ...) [DT] = cast_##DT##_to_ONYX_FLOAT,
+#define PLAIN_FROM_FLOAT(T, DT, ...) [DT] = cast_ONYX_FLOAT_to_##DT,
+static const plain_cast_fn plain_to_float[ONYX_DTYPE_COUNT] = {PLAIN_TYPES_A(PLAIN_TO_FLOAT, ~)};
+static const plain_cast_fn plain_from_float[ONYX_DTYPE_COUNT] = {PLAIN_TYPES_A(PLAIN_FROM_FLOAT, ~)};
+static plain_cast_fn plain_cast_of(int sdt, int ddt) {
+    return ddt == ONYX_FLOAT ? plain_to_float[sdt] : sdt == ONYX_FLOAT ? plain_from_float[ddt] : NULL;
+}
+#else
 #define PLAIN_ENTRY(DT, DDT, DLD, DSK, DDK, ST, SDT, SLD, SSK, SDK) [DDT] = cast_##SDT##_to_##DDT,
 #define PLAIN_TABLE_ROW(ST, SDT, SLD, SSK, SDK, ...) \
     [SDT] = {PLAIN_TYPES_B(PLAIN_ENTRY, ST, SDT, SLD, SSK, SDK)},
 static const plain_cast_fn plain_casts[ONYX_DTYPE_COUNT][ONYX_DTYPE_COUNT] = {
     PLAIN_TYPES_A(PLAIN_TABLE_ROW, ~)};
+static plain_cast_fn plain_cast_of(int sdt, int ddt) { return plain_casts[sdt][ddt]; }
+#endif
 
 /* ------------------------------------------------------- type predicates */
 
@@ -314,7 +329,7 @@ typedef struct cast_job {
 } cast_job;
 
 static void cast_range(const cast_job *j, int64_t begin, int64_t end) {
-    const plain_cast_fn plain = plain_casts[j->sdt][j->ddt];
+    const plain_cast_fn plain = plain_cast_of(j->sdt, j->ddt);
     if (plain) {
         size_t ss = onyx_dtype(j->sdt)->bits / 8, ds = onyx_dtype(j->ddt)->bits / 8;
         plain((const char *)j->src + begin * ss, (char *)j->dst + begin * ds, end - begin);

@@ -1,0 +1,410 @@
+/* QLinearConv on the integer GEMM (gemm/igemm.h), for the convolutions of
+ * quantised CNNs (the QDQ fusion in optimizer/passes_fusion_qdq.c writes
+ * them): 2-D, uint8 x, weights and every scale and zero point constant.
+ *
+ * Group 1: the weights are packed once at load as B[K][M] with K ordered
+ * (kernel row, kernel column, channel), the channel fastest. Per image, x
+ * is transposed to channels-last (HW x C bytes), so one output position's
+ * patch is kernel_h x kernel_w runs of C contiguous bytes: the im2col row
+ * is a few memcpys (none at all for a 1x1 stride-1 convolution, whose A is
+ * the transposed image itself). The GEMM's store adds the int32 bias (a
+ * per-column term with the zero-point corrections), multiplies by
+ * x_scale * w_scale[m] / y_scale and saturates to 8 bits, while the tile
+ * is in registers; the [positions x M] result is transposed back to NCHW.
+ * VPDPBUSD wants the unsigned operand to be the activations, hence the
+ * channels-last A rather than the weights as A.
+ *
+ * Depthwise (group == C == M, at most 256 taps): each output channel is
+ * one small 2-D convolution of one input plane; a direct loop accumulates
+ * rows in float (exact: integers below 2^24; the weights with their zero
+ * point removed) and requantises each row.
+ *
+ * Requantisation multiplies in float (the reference multiplies in double):
+ * a product within a float rounding of .5 can round the other way, one
+ * unit of y; ONNX Runtime's integer kernels do the same. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/checked.h"
+#include "providers/cpu/gemm/igemm.h"
+#include "providers/cpu/kernels/quant/qlinear_conv.h"
+#include "providers/cpu/platform.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef struct qconv_fast {
+    bool depthwise;
+    int ydt;                    /* ONYX_UINT8 or ONYX_INT8 */
+    int32_t xzp, yzp;
+    int64_t M, C, kh, kw;
+    int64_t wdims[4];           /* w's shape, for the geometry (the bytes are released) */
+    onyx_igemm_b b;             /* group 1: B[(i, j, c)][m] */
+    int16_t *dw;                /* depthwise: [m][i][j], w - w_zero_point */
+    float *mult;                /* per m: x_scale * w_scale[m] / y_scale */
+    int32_t *bias;              /* per m (0 when absent) */
+} qconv_fast;
+
+void onyx_qconv_igemm_free(void *p) {
+    qconv_fast *s = p;
+    if (!s) return;
+    onyx_igemm_b_free(&s->b);
+    free(s->dw);
+    free(s->mult);
+    free(s->bias);
+    free(s);
+}
+
+/* w (3), w_zero_point (5) and B (8) live in the state. */
+bool onyx_qconv_igemm_consumes(const void *state, size_t k) { return state && (k == 3 || k == 5 || k == 8); }
+
+static const onyx_value *const_in(const onyx_kernel_info *info, size_t k) {
+    return info->const_in && k < info->n_in ? info->const_in[k] : NULL;
+}
+
+static bool given(const onyx_kernel_info *info, size_t k) { return k < info->n_in && info->in_types[k]; }
+
+/* A constant of `count` or 1 values of type dt. */
+static bool const_of(const onyx_value *v, int dt, int64_t count) {
+    return v && onyx_is_tensor(v) && v->dtype == dt && (v->numel == 1 || v->numel == count) && v->rank <= 1;
+}
+
+static float f32_at(const onyx_value *v, int64_t i) {
+    float f;
+    memcpy(&f, (const uint8_t *)v->data + 4 * (v->numel == 1 ? 0 : i), 4);
+    return f;
+}
+
+static int32_t q8_at(const onyx_value *v, int64_t i) {
+    if (!v) return 0;
+    int64_t k = v->numel == 1 ? 0 : i;
+    return v->dtype == ONYX_INT8 ? ((const int8_t *)v->data)[k] : ((const uint8_t *)v->data)[k];
+}
+
+/* Whether the node fits the integer path (every parameter constant and
+ * well formed: anything else is left to the reference path, which reports
+ * what is wrong). */
+static bool fits(const onyx_kernel_info *info) {
+    if (info->n_in < 8 || !given(info, 0) || info->in_types[0]->dtype != ONYX_UINT8 || info->in_types[0]->rank != 4)
+        return false;
+    const onyx_value *xs = const_in(info, 1), *xz = const_in(info, 2), *w = const_in(info, 3);
+    const onyx_value *ws = const_in(info, 4), *wz = const_in(info, 5), *ys = const_in(info, 6), *yz = const_in(info, 7);
+    if (!w || !onyx_is_tensor(w) || w->rank != 4 || (w->dtype != ONYX_INT8 && w->dtype != ONYX_UINT8)) return false;
+    int64_t M = w->dims[0];
+    if (M < 1 || w->dims[1] < 1 || w->dims[2] < 1 || w->dims[3] < 1 || !const_of(xs, ONYX_FLOAT, 1) || !const_of(ys, ONYX_FLOAT, 1) || !const_of(ws, ONYX_FLOAT, M))
+        return false;
+    if ((given(info, 2) && !const_of(xz, ONYX_UINT8, 1)) || (given(info, 5) && !const_of(wz, w->dtype, M)) ||
+        (given(info, 7) && !(const_of(yz, ONYX_UINT8, 1) || const_of(yz, ONYX_INT8, 1))))
+        return false;
+    if (info->n_in > 8 && given(info, 8)) {
+        const onyx_value *b = const_in(info, 8);
+        if (!b || !onyx_is_tensor(b) || b->dtype != ONYX_INT32 || b->rank != 1 || b->numel != M) return false;
+    }
+    if (!(f32_at(xs, 0) > 0) || !(f32_at(ys, 0) > 0) || !isfinite(f32_at(xs, 0)) || !isfinite(f32_at(ys, 0)))
+        return false;
+    int64_t group = onyx_attr_int(info->node, "group", 1);
+    bool dw = group > 1 && w->dims[1] == 1 && group == M && w->dims[2] * w->dims[3] <= 256; /* exact float sums */
+    return group == 1 || dw;
+}
+
+/* B[(i * kw + j) * C + c][m] = w[m][c][i][j], packed with w's zero points. */
+static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qconv_fast *s) {
+    const int64_t M = s->M, C = s->C, kk = s->kh * s->kw, K = C * kk;
+    uint8_t *t = malloc((size_t)(K * M));
+    if (!t) return ONYX_OOM();
+    const uint8_t *src = w->data;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t q = 0; q < kk; q++) t[(q * C + c) * M + m] = src[(m * C + c) * kk + q];
+    uint8_t *zb = NULL;
+    if (wz) {
+        zb = malloc((size_t)M);
+        for (int64_t m = 0; zb && m < M; m++) zb[m] = ((const uint8_t *)wz->data)[wz->numel == 1 ? 0 : m];
+    }
+    onyx_status *st = wz && !zb ? ONYX_OOM()
+                                : onyx_igemm_pack_b(t, w->dtype == ONYX_INT8, (size_t)K, (size_t)M, (size_t)M, zb,
+                                                    zb ? (size_t)M : 0, &s->b);
+    free(t);
+    free(zb);
+    return st;
+}
+
+static onyx_status *depthwise_weights(const onyx_value *w, const onyx_value *wz, qconv_fast *s) {
+    const int64_t kk = s->kh * s->kw;
+    if (!(s->dw = malloc((size_t)(s->M * kk) * sizeof *s->dw))) return ONYX_OOM();
+    for (int64_t m = 0; m < s->M; m++)
+        for (int64_t q = 0; q < kk; q++) {
+            int32_t v = w->dtype == ONYX_INT8 ? ((const int8_t *)w->data)[m * kk + q]
+                                              : ((const uint8_t *)w->data)[m * kk + q];
+            s->dw[m * kk + q] = (int16_t)(v - q8_at(wz, m));
+        }
+    return NULL;
+}
+
+onyx_status *onyx_qconv_igemm_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    if (!fits(info)) return NULL;
+    const onyx_value *xs = const_in(info, 1), *xz = const_in(info, 2), *w = const_in(info, 3);
+    const onyx_value *ws = const_in(info, 4), *wz = const_in(info, 5), *ys = const_in(info, 6), *yz = const_in(info, 7);
+    const onyx_value *b = info->n_in > 8 ? const_in(info, 8) : NULL;
+    qconv_fast *s = calloc(1, sizeof *s);
+    if (!s) return ONYX_OOM();
+    s->M = w->dims[0];
+    s->kh = w->dims[2];
+    s->kw = w->dims[3];
+    s->depthwise = onyx_attr_int(info->node, "group", 1) > 1;
+    s->C = s->depthwise ? s->M : w->dims[1];
+    memcpy(s->wdims, w->dims, sizeof s->wdims);
+    s->xzp = q8_at(xz, 0);
+    s->yzp = q8_at(yz, 0);
+    s->ydt = yz ? yz->dtype : ONYX_UINT8;
+    s->mult = malloc((size_t)s->M * sizeof *s->mult);
+    s->bias = calloc((size_t)s->M, sizeof *s->bias);
+    onyx_status *st = !s->mult || !s->bias ? ONYX_OOM() : NULL;
+    for (int64_t m = 0; !st && m < s->M; m++) {
+        float p = f32_at(xs, 0) * f32_at(ws, m); /* as the reference: the product, then the quotient, in float */
+        s->mult[m] = p / f32_at(ys, 0);
+        if (b) memcpy(&s->bias[m], (const uint8_t *)b->data + 4 * m, 4);
+    }
+    if (!st) st = s->depthwise ? depthwise_weights(w, wz, s) : pack_weights(w, wz, s);
+    if (st) {
+        onyx_qconv_igemm_free(s);
+        return st;
+    }
+    *state = s;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ byte transposes */
+
+#if defined(__SSE2__)
+/* 16 x 16 bytes: four rounds of interleaving row i with row i + 8 rotate
+ * the 8-bit (row, column) index left by one bit each; four make the
+ * transpose. */
+static void transpose16(const uint8_t *src, size_t lds, uint8_t *dst, size_t ldd) {
+    __m128i r[16], n[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm_loadu_si128((const __m128i *)(src + i * lds));
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 8; i++) {
+            n[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+            n[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+        }
+        memcpy(r, n, sizeof r);
+    }
+    for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)(dst + i * ldd), r[i]);
+}
+#endif
+
+typedef struct tr_job {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t rows, cols;   /* of src; dst is cols x rows */
+} tr_job;
+
+/* Rows [16 begin, 16 end) of src to columns of dst. */
+static void transpose_range(void *arg, size_t begin, size_t end) {
+    const tr_job *j = arg;
+    size_t r0 = begin * 16, r1 = end * 16 < j->rows ? end * 16 : j->rows;
+    size_t c = 0;
+#if defined(__SSE2__)
+    if (r1 - r0 == (end - begin) * 16)
+        for (; c + 16 <= j->cols; c += 16)
+            for (size_t r = r0; r < r1; r += 16) transpose16(j->src + r * j->cols + c, j->cols, j->dst + c * j->rows + r, j->rows);
+#endif
+    for (size_t r = r0; r < r1; r++)
+        for (size_t cc = c; cc < j->cols; cc++) j->dst[cc * j->rows + r] = j->src[r * j->cols + cc];
+}
+
+static void transpose_u8(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst, onyx_threadpool *tp) {
+    tr_job j = {src, dst, rows, cols};
+    size_t blocks = (rows + 15) / 16, per = 16 * cols;
+    onyx_parallel_for(tp, blocks, per >= 16384 ? 1 : 16384 / (per ? per : 1), transpose_range, &j);
+}
+
+/* ------------------------------------------------------------ group 1 */
+
+typedef struct im2col_job {
+    const qconv_geom *g;
+    const uint8_t *xt;   /* H*W x C */
+    uint8_t *col;        /* out positions x ld */
+    size_t ld;
+    uint8_t pad;         /* x's zero point: (pad - zp) = 0 */
+} im2col_job;
+
+static void im2col_range(void *arg, size_t begin, size_t end) {
+    const im2col_job *j = arg;
+    const qconv_geom *g = j->g;
+    const int64_t C = g->C, H = g->in[0], W = g->in[1], OW = g->out[1];
+    for (size_t p = begin; p < end; p++) {
+        int64_t oh = (int64_t)p / OW, ow = (int64_t)p % OW;
+        uint8_t *row = j->col + p * j->ld;
+        for (int64_t i = 0; i < g->k[0]; i++) {
+            int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+            int64_t iw0 = ow * g->s[1] - g->pb[1];
+            if (g->d[1] == 1 && ih >= 0 && ih < H && iw0 >= 0 && iw0 + g->k[1] <= W) {
+                /* a kernel row inside the image: one run of kw * C bytes */
+                memcpy(row, j->xt + (ih * W + iw0) * C, (size_t)(g->k[1] * C));
+                row += g->k[1] * C;
+                continue;
+            }
+            for (int64_t k = 0; k < g->k[1]; k++, row += C) {
+                int64_t iw = ow * g->s[1] - g->pb[1] + k * g->d[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) memset(row, j->pad, (size_t)C);
+                else memcpy(row, j->xt + (ih * W + iw) * C, (size_t)C);
+            }
+        }
+        memset(row, 0, j->ld - (size_t)g->K);
+    }
+}
+
+static bool is_pointwise(const qconv_geom *g) {
+    return g->k[0] == 1 && g->k[1] == 1 && g->s[0] == 1 && g->s[1] == 1 && g->pb[0] == 0 && g->pb[1] == 0 &&
+           g->out[0] == g->in[0] && g->out[1] == g->in[1];
+}
+
+static onyx_status *conv_gemm(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+                              onyx_threadpool *tp) {
+    const size_t HW = (size_t)g->in_size, P = (size_t)g->out_size, C = (size_t)g->C, M = (size_t)g->M;
+    const bool pw = is_pointwise(g);
+    const size_t ld = ((size_t)g->K + 63) & ~(size_t)63;
+    uint8_t *xt = onyx_alloc(HW * C + 64), *col = pw ? NULL : onyx_alloc(P * ld + 64), *yt = onyx_alloc(P * M + 64);
+    onyx_status *st = !xt || (!pw && !col) || !yt ? ONYX_OOM() : NULL;
+    onyx_igemm_out o = {.kind = s->ydt == ONYX_INT8 ? ONYX_IGEMM_OUT_S8 : ONYX_IGEMM_OUT_U8, .c = yt, .ldc = M,
+                        .scale = 1.0f, .scale_col = s->mult, .zy = s->yzp, .bias_i32 = s->bias};
+    for (int64_t n = 0; !st && n < g->N; n++) {
+        transpose_u8(x + (size_t)n * C * HW, C, HW, xt, tp);
+        onyx_igemm_a a = {.data = xt, .lda = C, .za = s->xzp};
+        if (!pw) {
+            im2col_job j = {g, xt, col, ld, (uint8_t)s->xzp};
+            size_t grain = 4096 / (ld ? ld : 1) + 1;
+            onyx_parallel_for(tp, P, grain, im2col_range, &j);
+            a = (onyx_igemm_a){.data = col, .lda = ld, .za = s->xzp, .padded = true};
+        }
+        st = onyx_igemm(&a, P, &s->b, &o, tp);
+        if (!st) transpose_u8(yt, P, M, y + (size_t)n * M * P, tp);
+    }
+    onyx_free(xt);
+    onyx_free(col);
+    onyx_free(yt);
+    return st;
+}
+
+/* ------------------------------------------------------------ depthwise */
+
+typedef struct dw_job {
+    const qconv_fast *s;
+    const qconv_geom *g;
+    const uint8_t *x;
+    uint8_t *y;
+} dw_job;
+
+/* Round half to even (the default rounding mode) by adding and subtracting
+ * 1.5 * 2^23, inline where nearbyintf is a library call; beyond 2^22 the
+ * value saturates anyway. */
+static inline float round_even(float v) {
+    v = v < 0x1p22f ? v : 0x1p22f;
+    v = v > -0x1p22f ? v : -0x1p22f;
+    return (v + 0x1.8p23f) - 0x1.8p23f;
+}
+
+static inline uint8_t requant(int32_t acc, float mult, int32_t zy, bool u8) {
+    float v = round_even((float)acc * mult) + (float)zy;
+    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    return u8 ? (uint8_t)(int)v : (uint8_t)(int8_t)(int)v;
+}
+
+/* One output row of channel m: acc[ow] = sum over taps of (x - zp) w, in
+ * float: every product and partial sum is an integer below 2^24 (at most
+ * 256 taps of 255 x 255, see fits), so the sums are exact. xc is the
+ * channel's plane as floats minus the zero point. Stride-1 rows go 4
+ * outputs at a time on SSE2 (the x86-64 baseline). */
+static void dw_row(const dw_job *j, int64_t m, const float *xc, int64_t oh, float *acc) {
+    const qconv_geom *g = j->g;
+    const qconv_fast *s = j->s;
+    const int64_t H = g->in[0], W = g->in[1], OW = g->out[1], sw = g->s[1];
+    for (int64_t ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
+    const int16_t *wm = s->dw + m * s->kh * s->kw;
+    for (int64_t i = 0; i < g->k[0]; i++) {
+        int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+        if (ih < 0 || ih >= H) continue; /* padding: x - zp = 0 */
+        const float *xr = xc + ih * W;
+        for (int64_t k = 0; k < g->k[1]; k++) {
+            const float w = wm[i * s->kw + k];
+            int64_t off = k * g->d[1] - g->pb[1];
+            /* ow whose iw = ow * sw + off lies in [0, W) */
+            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+            int64_t hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;
+            if (hi > OW - 1) hi = OW - 1;
+            int64_t ow = lo;
+            if (sw == 1) {
+                const float *src = xr + off;
+#if defined(__SSE2__)
+                const __m128 wv = _mm_set1_ps(w);
+                for (; ow + 4 <= hi + 1; ow += 4)
+                    _mm_storeu_ps(acc + ow, _mm_add_ps(_mm_loadu_ps(acc + ow), _mm_mul_ps(_mm_loadu_ps(src + ow), wv)));
+#endif
+            }
+            for (; ow <= hi; ow++) acc[ow] += xr[ow * sw + off] * w;
+        }
+    }
+}
+
+static void dw_range(void *arg, size_t begin, size_t end) {
+    const dw_job *j = arg;
+    const qconv_geom *g = j->g;
+    const int64_t OH = g->out[0], OW = g->out[1];
+    float *xf = malloc((size_t)(g->in_size + OW) * sizeof *xf);
+    if (!xf) return; /* the caller's preflight allocation of the same size succeeded */
+    float *acc = xf + g->in_size;
+    const bool u8 = j->s->ydt != ONYX_INT8;
+    for (size_t u = begin; u < end; u++) {
+        int64_t n = (int64_t)u / g->M, m = (int64_t)u % g->M;
+        const uint8_t *xc = j->x + (n * g->C + m) * g->in_size;
+        for (int64_t p = 0; p < g->in_size; p++) xf[p] = (float)xc[p] - (float)j->s->xzp;
+        uint8_t *yc = j->y + (n * g->M + m) * g->out_size;
+        const float mult = j->s->mult[m];
+        const int32_t bias = j->s->bias[m];
+        for (int64_t oh = 0; oh < OH; oh++) {
+            dw_row(j, m, xf, oh, acc);
+            for (int64_t ow = 0; ow < OW; ow++)
+                yc[oh * OW + ow] = requant((int32_t)((uint32_t)(int32_t)acc[ow] + (uint32_t)bias), mult, j->s->yzp, u8);
+        }
+    }
+    free(xf);
+}
+
+static onyx_status *conv_depthwise(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+                                   onyx_threadpool *tp) {
+    /* each worker's plane and row buffers: fail here, not in a worker */
+    void *probe = malloc((size_t)(g->in_size + g->out[1]) * sizeof(float));
+    if (!probe) return ONYX_OOM();
+    free(probe);
+    dw_job j = {s, g, x, y};
+    size_t per = (size_t)(g->out_size * g->k_size);
+    onyx_parallel_for(tp, (size_t)(g->N * g->M), per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &j);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ run */
+
+onyx_status *onyx_qconv_igemm_run(onyx_kernel_ctx *ctx) {
+    const qconv_fast *s = ctx->state;
+    const onyx_value *X = ctx->in[0];
+    if (!onyx_is_tensor(X) || X->dtype != ONYX_UINT8 || X->rank != 4 || X->dims[1] != s->C) {
+        char sx[200];
+        return ONYX_INVALID_ARG("QLinearConv: x %s must be uint8 of shape (N, %lld, H, W)",
+                                X ? onyx_shape_str(X->dims, X->rank, sx, sizeof sx) : "(absent)", (long long)s->C);
+    }
+    onyx_value wv = {.kind = ONYX_VALUE_TENSOR, .rank = 4};
+    memcpy(wv.dims, s->wdims, sizeof s->wdims);
+    qconv_geom g;
+    ONYX_TRY(onyx_qconv_channels(ctx->node, X, &wv, &g));
+    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
+    int64_t dims[4] = {g.N, g.M, g.out[0], g.out[1]};
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, s->ydt, 4, dims, &Y));
+    if (Y->numel == 0) return NULL;
+    return s->depthwise ? conv_depthwise(s, &g, X->data, Y->data, ctx->tp)
+                        : conv_gemm(s, &g, X->data, Y->data, ctx->tp);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Small models for the integer convolution tests (tests/unit/test_qdq.c), run with
+Debian's /usr/bin/python3 (python3-onnx). Re-running gives the same bytes; the
+outputs are committed.
+
+qlinearconv_*.onnx: one uint8 input x and two QLinearConv nodes on it with the same
+parameters: `fast` reads them as initializers (the integer-GEMM path), `ref` through
+Identity nodes (not constant when the test loads the model unoptimised: the
+reference path). Outputs fast and ref.
+
+qdq_*.onnx: float input, QuantizeLinear -> DequantizeLinear, then Conv on
+DequantizeLinear'd int8 weights (float bias), an optional Relu or Clip, and
+QuantizeLinear -> DequantizeLinear -> output: the QDQ form the extended-level
+fusion turns into QLinearConv; near misses it must leave alone; qdq_add.onnx the
+residual Add (-> com.microsoft QLinearAdd)."""
+import os
+import numpy as np
+import onnx
+from onnx import helper, TensorProto, numpy_helper
+
+here = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(1313)
+N = helper.make_node
+
+
+def t(name, a):
+    return numpy_helper.from_array(a, name)
+
+
+def save(name, nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onyx-tests")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(here, name + ".onnx"))
+
+
+def qlinearconv(name, c, m, hw, k, stride=1, pad=0, dil=1, group=1, per_channel=True, w_u8=False, y_s8=False,
+                bias=True):
+    cg = c // group
+    if w_u8:
+        w = rng.integers(0, 256, (m, cg, k, k)).astype(np.uint8)
+        wz = rng.integers(100, 156, (m,) if per_channel else ()).astype(np.uint8)
+    else:
+        w = rng.integers(-127, 128, (m, cg, k, k)).astype(np.int8)
+        wz = np.zeros((m,) if per_channel else (), np.int8)
+    ws = (rng.random((m,) if per_channel else ()) * 0.02 + 0.005).astype(np.float32)
+    params = [t("xs", np.array(0.05, np.float32)), t("xz", np.array(113, np.uint8)), t("w", w), t("ws", ws),
+              t("wz", wz), t("ys", np.array(0.075 * np.sqrt(cg * k * k), np.float32)),
+              t("yz", np.array(-5 if y_s8 else 120, np.int8 if y_s8 else np.uint8))]
+    names = ["xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    if bias:
+        params.append(t("b", rng.integers(-3000, 3000, (m,)).astype(np.int32)))
+        names.append("b")
+    attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, dilations=[dil, dil], group=group)
+    nodes = [N("QLinearConv", ["x", names[0], names[1], names[2], names[3], names[4], names[5], names[6]] +
+               names[7:], ["fast"], **attrs)]
+    nodes += [N("Identity", [p], [p + "_i"]) for p in names]
+    ri = [p + "_i" for p in names]
+    nodes.append(N("QLinearConv", ["x"] + ri, ["ref"], **attrs))
+    ydt = TensorProto.INT8 if y_s8 else TensorProto.UINT8
+    o = (hw + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    save("qlinearconv_" + name, nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, c, hw, hw])],
+         [helper.make_tensor_value_info("fast", ydt, [2, m, o, o]), helper.make_tensor_value_info("ref", ydt, [2, m, o, o])],
+         params)
+
+
+def qdq_conv(name, act=None, per_channel=True, w_zero_nonzero=False, c=16, m=24):
+    """x -> Q -> DQ -> Conv(DQ(w), bias) [-> act] -> Q -> DQ -> y."""
+    w = rng.integers(-127, 128, (m, c, 3, 3)).astype(np.int8)
+    ws = (rng.random((m,) if per_channel else ()) * 0.01 + 0.002).astype(np.float32)
+    wz = (rng.integers(-3, 3, ws.shape) if w_zero_nonzero else np.zeros(ws.shape)).astype(np.int8)
+    inits = [t("xs", np.array(1 / 64, np.float32)), t("xz", np.array(128, np.uint8)), t("wq", w), t("ws", ws),
+             t("wz", wz), t("bias", (rng.standard_normal(m) * 0.1).astype(np.float32))]
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0),
+             N("Conv", ["xd", "wd", "bias"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    out = "c"
+    lo = -4.0
+    if act == "relu":
+        nodes.append(N("Relu", ["c"], ["a"]))
+        out, lo = "a", 0.0
+    elif act == "clip":
+        inits += [t("cmin", np.array(0.0, np.float32)), t("cmax", np.array(6.0, np.float32))]
+        nodes.append(N("Clip", ["c", "cmin", "cmax"], ["a"]))
+        out, lo = "a", 0.0
+    hi = 6.0 if act == "clip" else 4.0
+    ys = np.float32((hi - lo) / 255)
+    inits += [t("ys", np.array(ys, np.float32)), t("yz", np.array(round(-lo / ys), np.uint8))]
+    nodes += [N("QuantizeLinear", [out, "ys", "yz"], ["yq"]), N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    save("qdq_" + name, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 9, 9])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m, 9, 9])], inits)
+
+
+def qdq_relu_not_implied():
+    """Relu before a QuantizeLinear whose zero point is not 0: the Relu is not implied by
+    saturation, so the fusion must leave the Conv in float."""
+    qdq_conv("relu_zp", act="relu")
+    m = onnx.load(os.path.join(here, "qdq_relu_zp.onnx"))
+    for i in m.graph.initializer:
+        if i.name == "yz":
+            i.CopyFrom(t("yz", np.array(10, np.uint8)))
+    onnx.save(m, os.path.join(here, "qdq_relu_zp.onnx"))
+
+
+def qdq_add():
+    """Two QDQ operands of one shape -> Add -> Relu -> QuantizeLinear (zero point 0: the Relu
+    is implied): QLinearAdd."""
+    inits = [t("s1", np.array(1 / 64, np.float32)), t("z1", np.array(128, np.uint8)),
+             t("s2", np.array(1 / 32, np.float32)), t("z2", np.array(100, np.uint8)),
+             t("ys", np.array(8 / 255, np.float32)), t("yz", np.array(0, np.uint8))]
+    nodes = [N("QuantizeLinear", ["x", "s1", "z1"], ["aq"]), N("DequantizeLinear", ["aq", "s1", "z1"], ["a"]),
+             N("QuantizeLinear", ["x", "s2", "z2"], ["bq"]), N("DequantizeLinear", ["bq", "s2", "z2"], ["b"]),
+             N("Add", ["a", "b"], ["c"]), N("Relu", ["c"], ["r"]),
+             N("QuantizeLinear", ["r", "ys", "yz"], ["yq"]), N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    save("qdq_add", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 7, 11])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 7, 11])], inits)
+
+
+if __name__ == "__main__":
+    qlinearconv("3x3", 16, 24, 10, 3, pad=1)
+    qlinearconv("1x1", 32, 20, 7, 1, per_channel=False)
+    qlinearconv("7x7s2", 3, 16, 17, 7, stride=2, pad=3)
+    qlinearconv("3x3s2_dil", 8, 12, 13, 3, stride=2, pad=2, dil=2, w_u8=True, y_s8=True, bias=False)
+    qlinearconv("dw3x3", 24, 24, 11, 3, pad=1, group=24)
+    qlinearconv("dw3x3s2", 16, 16, 12, 3, stride=2, pad=1, group=16, w_u8=True, y_s8=True)
+    qdq_conv("plain")
+    qdq_conv("relu", act="relu", per_channel=False)
+    qdq_conv("clip", act="clip", w_zero_nonzero=True)
+    qdq_relu_not_implied()
+    qdq_add()

@@ -1,0 +1,156 @@
+/* Integer convolutions (tests/data/make_qdq_models.py):
+ *
+ * - QLinearConv on the integer GEMM / depthwise loop (constant weights)
+ *   equals the reference path (the same node with its parameters through
+ *   Identity, unoptimised) on every CPU dispatch table this machine runs:
+ *   group 1 3x3, 1x1 per tensor, 7x7 stride 2 on 3 channels, dilated
+ *   stride 2 with uint8 weights and zero points and int8 output, depthwise
+ *   3x3 stride 1 and 2;
+ * - the extended level fuses DequantizeLinear -> Conv [-> Relu | Clip] ->
+ *   QuantizeLinear into QLinearConv (and leaves a Relu that the output's
+ *   zero point does not imply), and DequantizeLinear x2 -> Add -> Relu ->
+ *   QuantizeLinear into com.microsoft QLinearAdd, within one quantisation
+ *   step of the float QDQ graph. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "onyx.h"
+#include "providers/cpu/platform.h"
+#include "testlib.h"
+
+static onyx_env *env;
+
+static onyx_session *open_at(const char *path, onyx_optimization_level level) {
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
+    CHECK_OK(onyx_session_options_set_intra_op_threads(o, 2));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create(env, path, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+static size_t count_op(const onyx_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; s && i < onyx_session_node_count(s); i++) c += !strcmp(onyx_session_node_op_type(s, i), op);
+    return c;
+}
+
+/* A random tensor of input 0's shape and type: bytes, or floats in [-3, 3). */
+static onyx_value *random_input(const onyx_session *s) {
+    const onyx_type_info *t = onyx_session_input_type(s, 0);
+    int64_t shape[8];
+    size_t rank = (size_t)onyx_type_info_rank(t);
+    for (size_t d = 0; d < rank && d < 8; d++) shape[d] = onyx_type_info_dim(t, d);
+    onyx_element_type et = onyx_type_info_element_type(t);
+    onyx_value *v = NULL;
+    CHECK_OK(onyx_tensor_create(et, shape, rank, &v));
+    if (!v) return NULL;
+    int64_t n = onyx_tensor_element_count(v);
+    if (et == ONYX_FLOAT)
+        for (int64_t k = 0; k < n; k++) ((float *)onyx_tensor_data(v))[k] = 3.0f * testlib_frand();
+    else
+        for (int64_t k = 0; k < n; k++) ((uint8_t *)onyx_tensor_data(v))[k] = (uint8_t)testlib_rand_u64();
+    return v;
+}
+
+static void run(onyx_session *s, const onyx_value *x, size_t n_out, onyx_value **out) {
+    const char *in_name = onyx_session_input_name(s, 0), *names[2];
+    for (size_t o = 0; o < n_out; o++) names[o] = onyx_session_output_name(s, o);
+    CHECK_OK(onyx_session_run(s, NULL, &in_name, &x, 1, names, n_out, out));
+}
+
+static const char *qlinearconv_models[] = {"3x3", "1x1", "7x7s2", "3x3s2_dil", "dw3x3", "dw3x3s2"};
+
+/* Outputs fast and ref of every qlinearconv model: equal but for a
+ * rounding of the float requantisation at .5 (one unit, rarely). */
+static void test_qlinearconv(const char *isa) {
+    for (size_t m = 0; m < sizeof qlinearconv_models / sizeof *qlinearconv_models; m++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/data/qlinearconv_%s.onnx", qlinearconv_models[m]);
+        onyx_session *s = open_at(path, ONYX_OPT_DISABLED);
+        if (!s) continue;
+        onyx_value *x = random_input(s), *out[2] = {0};
+        run(s, x, 2, out);
+        if (out[0] && out[1]) {
+            int64_t n = onyx_tensor_element_count(out[0]), differ = 0, worst = 0;
+            bool s8 = onyx_tensor_element_type(out[0]) == ONYX_INT8;
+            const uint8_t *a = onyx_tensor_data(out[0]), *b = onyx_tensor_data(out[1]);
+            for (int64_t k = 0; k < n; k++) {
+                int d = s8 ? abs((int8_t)a[k] - (int8_t)b[k]) : abs(a[k] - b[k]);
+                differ += d != 0;
+                worst = d > worst ? d : worst;
+            }
+            if (worst > 1 || differ * 100 > n)
+                fprintf(stderr, "%s on %s: %lld of %lld differ, by up to %lld\n", path, isa, (long long)differ,
+                        (long long)n, (long long)worst);
+            CHECK(worst <= 1 && differ * 100 <= n);
+            CHECK(n == onyx_tensor_element_count(out[1]) && n > 0);
+        }
+        onyx_value_free(x);
+        onyx_value_free(out[0]);
+        onyx_value_free(out[1]);
+        onyx_session_free(s);
+    }
+}
+
+/* The fused model against the float QDQ graph (basic level: no fusion):
+ * want_qlinear nodes of op `fused`, the float op `plain` otherwise. */
+static void check_fusion(const char *name, const char *fused, const char *plain, size_t want_qlinear, float step) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/qdq_%s.onnx", name);
+    onyx_session *ref = open_at(path, ONYX_OPT_BASIC), *opt = open_at(path, ONYX_OPT_EXTENDED);
+    CHECK(count_op(opt, fused) == want_qlinear);
+    CHECK(count_op(opt, plain) + count_op(opt, "FusedConv") == 1 - want_qlinear);
+    CHECK(count_op(ref, fused) == 0);
+    if (ref && opt) {
+        onyx_value *x = random_input(ref), *a = NULL, *b = NULL;
+        run(ref, x, 1, &a);
+        run(opt, x, 1, &b);
+        if (a && b) {
+            int64_t n = onyx_tensor_element_count(a), differ = 0;
+            const float *p = onyx_tensor_data(a), *q = onyx_tensor_data(b);
+            float worst = 0;
+            for (int64_t k = 0; k < n; k++) {
+                float d = fabsf(p[k] - q[k]);
+                differ += d > 0;
+                worst = d > worst ? d : worst;
+            }
+            /* the bias is quantised to int32: a value near a rounding edge moves one step */
+            if (worst > step * 1.01f || differ * 20 > n)
+                fprintf(stderr, "%s: %lld of %lld differ, by up to %g (step %g)\n", path, (long long)differ,
+                        (long long)n, worst, step);
+            CHECK(worst <= step * 1.01f && differ * 20 <= n);
+        }
+        onyx_value_free(x);
+        onyx_value_free(a);
+        onyx_value_free(b);
+    }
+    onyx_session_free(ref);
+    onyx_session_free(opt);
+}
+
+static void test_fusion(void) {
+    check_fusion("plain", "QLinearConv", "Conv", 1, 8.0f / 255);
+    check_fusion("relu", "QLinearConv", "Conv", 1, 4.0f / 255);
+    check_fusion("clip", "QLinearConv", "Conv", 1, 6.0f / 255);
+    check_fusion("relu_zp", "QLinearConv", "Conv", 0, 4.0f / 255); /* y_zp 10: the Relu is not implied */
+    check_fusion("add", "QLinearAdd", "Add", 1, 8.0f / 255);
+}
+
+int main(void) {
+    CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    static const char *isas[] = {"avx512", "avx2", "generic"};
+    for (size_t i = 0; i < sizeof isas / sizeof *isas; i++) {
+        if (!onyx_cpu_force_isa(isas[i])) continue; /* above this CPU (or not this architecture) */
+        test_qlinearconv(isas[i]);
+    }
+    CHECK(onyx_cpu_force_isa(before));
+    test_qlinearconv(before);
+    test_fusion();
+    onyx_env_free(env);
+    return testlib_finish("test_qdq");
+}
