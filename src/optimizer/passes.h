@@ -20,6 +20,8 @@ ONYX_PASS(embed_layer_norm_fusion)
 ONYX_PASS(layer_norm_fusion)
 ONYX_PASS(simplified_layer_norm_fusion)
 ONYX_PASS(skip_layer_norm_fusion)
+ONYX_PASS(rotary_fusion)               /* passes_fusion_decoder.c */
+ONYX_PASS(silu_fusion)                 /* passes_fusion_decoder.c */
 ONYX_PASS(gelu_fusion)
 ONYX_PASS(fast_gelu_fusion)
 ONYX_PASS(bias_gelu_fusion)

@@ -249,7 +249,7 @@ typedef struct norm_match {
 /* The RMS part shared by both norms, for `base` (X - mean for LN, X for
  * RMS) normalised over the trailing axes from k (matching `axes`):
  *   Pow(base, 2) | Mul(base, base) -> ReduceMean(axes) -> Add(eps) -> Sqrt
- *   -> Div(base, .) | Mul(base, Reciprocal(.)) -> Mul(scale) [-> Add(bias)]
+ *   -> Div(base, .) | Mul(base, Reciprocal(.) | Div(1, .)) -> Mul(scale) [-> Add(bias)]
  * sq is the squaring node (found by the caller among base's readers). */
 static bool norm_tail(const fu_ctx *f, int32_t base, int32_t sq, const onyx_type *xt, const int64_t *axes,
                       size_t n_axes, bool with_bias, norm_match *m) {
@@ -280,7 +280,9 @@ static bool norm_tail(const fu_ctx *f, int32_t base, int32_t sq, const onyx_type
     int32_t den = g->nodes[sr].out[0], dv = fu_reader(f, den, NULL);
     if (dv < 0) return false;
     const onyx_node *d = &g->nodes[dv];
-    if (onyx_opt_is_op(d, "", "Reciprocal")) {
+    bool one_over = onyx_opt_is_op(d, "", "Div") && d->n_in == 2 && d->in[1] == den &&
+                    fu_scalar_is(g, d->in[0], den, 1.0, 0); /* torch.rsqrt: Div(1, Sqrt) */
+    if (onyx_opt_is_op(d, "", "Reciprocal") || one_over) {
         m->nodes[4] = dv;
         den = d->out[0];
         dv = fu_reader(f, den, "Mul");

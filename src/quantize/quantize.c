@@ -25,6 +25,9 @@ void onyx_quant_options_init(onyx_quant_options *o) {
     o->block_size = 32;
     o->symmetric = true;
     o->accuracy_level = 0;
+    o->scale_search = false;
+    o->bits = 4;
+    o->lm_head_bits = 0;
 }
 
 /* ---- names ---- */
@@ -126,6 +129,9 @@ static onyx_status *check_options(const onyx_quant_options *o) {
         return ONYX_INVALID_ARG("block size %lld must be a power of two in 16..4096", (long long)o->block_size);
     if (o->accuracy_level != 0 && o->accuracy_level != 4)
         return ONYX_INVALID_ARG("accuracy level %d must be 0 or 4", o->accuracy_level);
+    if (o->bits != 4 && o->bits != 8) return ONYX_INVALID_ARG("bits %d must be 4 or 8", o->bits);
+    if (o->lm_head_bits != 0 && o->lm_head_bits != 4 && o->lm_head_bits != 8)
+        return ONYX_INVALID_ARG("lm head bits %d must be 4 or 8", o->lm_head_bits);
     return NULL;
 }
 

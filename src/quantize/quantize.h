@@ -59,6 +59,9 @@ typedef struct onyx_quant_options {
     int64_t block_size;              /* elements per quantisation block along K (32) */
     bool symmetric;                  /* zero point 8 implied (true) or stored per block */
     int accuracy_level;              /* MatMulNBits accuracy_level: 0 or 4 */
+    bool scale_search;               /* per-block range of least squared error instead of round to nearest's */
+    int bits;                        /* 4 (default) or 8: MatMulNBits bits */
+    int lm_head_bits;                /* bits of a MatMul writing a graph output; 0: `bits` */
     /* progress while calibrating: done of total samples (may be NULL) */
     void (*progress)(void *user, const char *what, size_t done, size_t total);
     void *progress_user;

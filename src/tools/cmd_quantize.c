@@ -98,6 +98,12 @@ static bool quant_flag(cli_args *a, onyx_quant_options *o, quant_lists *l, bool 
         o->symmetric = false;
     } else if (cli_flag(a, "--accuracy-level", true)) {
         if (!a->failed) cli_flag_int(a, 0, 4, &o->accuracy_level);
+    } else if (cli_flag(a, "--scale-search", false)) {
+        o->scale_search = true;
+    } else if (cli_flag(a, "--lm-head-bits", true) || cli_flag(a, "--bits", true)) {
+        int *dst = !strcmp(a->flag, "--bits") ? &o->bits : &o->lm_head_bits;
+        if (!a->failed && cli_flag_int(a, 4, 8, dst) && *dst != 4 && *dst != 8)
+            a->failed = cli_usage_error(cmd, "%s must be 4 or 8, got %d", a->flag, *dst) != 0;
     } else {
         return false;
     }

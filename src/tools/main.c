@@ -135,7 +135,10 @@ static const char *const quantize_help =
     "  --weight-type T       int8 (default) or uint8; --activation-type T: uint8 (default) or int8\n"
     "  --block-size B        int4: elements per block along K (default 32, a power of two >= 16)\n"
     "  --symmetric | --asymmetric   int4: zero point implied (default) or stored per block\n"
-    "  --accuracy-level L    int4: MatMulNBits accuracy_level, 0 (default) or 4 (int8 activations)\n";
+    "  --accuracy-level L    int4: MatMulNBits accuracy_level, 0 (default) or 4 (int8 activations)\n"
+    "  --scale-search        int4: per block, the range of least squared error (default: round to nearest)\n"
+    "  --bits 4|8            int4: MatMulNBits bits (default 4)\n"
+    "  --lm-head-bits 4|8    int4: bits of a MatMul writing a graph output (the head; default: --bits)\n";
 static const char *const convert_help =
     "usage: onyx convert IN OUT --to float16|bfloat16 [--keep-io-types] [--op-block-list LIST]\n"
     "                    [--node-block-list LIST]\n"

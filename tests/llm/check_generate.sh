@@ -16,3 +16,9 @@ mkdir -p "$dir"
 "$build/onyx" quantize "$dir/llama_small.onnx" "$dir/llama_small_int4_asym_acc4.onnx" --mode int4 --block-size 16 \
     --asymmetric --accuracy-level 4
 /usr/bin/python3 "$src/tests/llm/check_generate.py" "$build/onyx" "$dir/llama_small_int4_asym_acc4.onnx" 3,1,4,1,5,9 32
+# the quantiser's options beyond round to nearest: scale search with an 8-bit head, 8-bit blocks
+"$build/onyx" quantize "$dir/llama_small.onnx" "$dir/llama_small_int4_search.onnx" --mode int4 --block-size 32 \
+    --scale-search --lm-head-bits 8
+/usr/bin/python3 "$src/tests/llm/check_generate.py" "$build/onyx" "$dir/llama_small_int4_search.onnx" 1,5,9,200,17 32
+"$build/onyx" quantize "$dir/llama_small.onnx" "$dir/llama_small_int8_blocks.onnx" --mode int4 --bits 8
+/usr/bin/python3 "$src/tests/llm/check_generate.py" "$build/onyx" "$dir/llama_small_int8_blocks.onnx" 3,1,4,1,5,9 32

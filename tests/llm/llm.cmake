@@ -26,3 +26,14 @@ set_tests_properties(llm.generate_vs_ort PROPERTIES TIMEOUT 300)
 add_test(NAME llm.example_generate
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_example.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(llm.example_generate PROPERTIES TIMEOUT 300)
+# Decoder fusions (passes_fusion_decoder.c and the RMSNorm fusions) on a torch.onnx.export of
+# a Llama-style decoder: fused node counts, outputs vs torch in onyx and ONNX Runtime 1.30.
+add_test(NAME llm.decoder_fusion
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_decoder_fusion.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(llm.decoder_fusion PROPERTIES TIMEOUT 300)
+# int4 quantiser weight error read back from the written blocks: round to nearest within a step,
+# --scale-search never worse per block and lower in total, --lm-head-bits 8 head.
+add_test(NAME llm.int4_quantiser
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/llm/check_int4_quantiser.py $<TARGET_FILE:onyx>
+                 ${CMAKE_BINARY_DIR}/llm_int4_quantiser)
+set_tests_properties(llm.int4_quantiser PROPERTIES TIMEOUT 300)

@@ -322,6 +322,10 @@ static void test_refusals(const char *model) {
     o.accuracy_level = 2;
     refused(model, &o, "accuracy level");
     onyx_quant_options_init(&o);
+    o.mode = ONYX_QUANT_INT4;
+    o.lm_head_bits = 6;
+    refused(model, &o, "lm head bits");
+    onyx_quant_options_init(&o);
     o.block_size = 24;
     refused(model, &o, "block size");
     onyx_quant_options_init(&o);

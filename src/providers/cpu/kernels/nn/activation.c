@@ -150,6 +150,9 @@ ACT_OP(softsign_compute, softsign_kernel, 0, 0, 0)
 ACT_OP(thresholded_relu_compute, thresholded_relu_kernel, ATTR("alpha", 1.0f), 0, 0)
 ACT_OP(mish_compute, mish_kernel, 0, 0, 0)
 ACT_OP(swish_compute, swish_kernel, ATTR("alpha", 1.0f), 0, 0)
+/* com.microsoft QuickGelu is Swish with ONNX Runtime's default alpha 1.702
+ * (alpha 1 is SiLU, what the decoder fusions emit). */
+ACT_OP(quick_gelu_compute, swish_kernel, ATTR("alpha", 1.702f), 0, 0)
 
 static onyx_status *celu_compute(onyx_kernel_ctx *ctx) {
     act_params p = {onyx_attr_float(ctx->node, "alpha", 1.0f), 0, 0};
@@ -551,5 +554,6 @@ const onyx_op_def onyx_ops_activation[] = {
     OP("Mish", 22, L, F4, mish_compute),
     OP("Shrink", 9, L, F3 | ONYX_T_INTS, shrink_compute),
     OP("Swish", 24, L, F4, swish_compute),
+    {"com.microsoft", "QuickGelu", 1, L, F4, 0, NULL, NULL, quick_gelu_compute, onyx_infer_same_as_input0},
     {0},
 };

@@ -7,6 +7,7 @@
  * split on the thread pool over independent rows / (batch, head) /
  * (batch, channel) items. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/checked.h"
@@ -159,11 +160,18 @@ static onyx_status *rope_run(onyx_kernel_ctx *ctx, const onyx_value *x, const on
     rope_job j = *jp;
     onyx_value *y = NULL;
     onyx_status *st = onyx_kernel_output(ctx, 0, x->dtype, x->rank, x->dims, &y);
+    /* float caches are read in place (a copy of the whole [max_position,
+     * half] table per call cost more than the rotation of a decode step);
+     * other types, or a float table misaligned in the file, are widened */
     float *c = NULL, *s = NULL;
-    if (!st && y->numel) st = aux_to_f32(cos, &c);
-    if (!st && y->numel) st = aux_to_f32(sin, &s);
+    bool direct = cos->dtype == ONYX_FLOAT && sin->dtype == ONYX_FLOAT && !((uintptr_t)cos->data % sizeof(float)) &&
+                  !((uintptr_t)sin->data % sizeof(float));
+    if (!st && y->numel && !direct) st = aux_to_f32(cos, &c);
+    if (!st && y->numel && !direct) st = aux_to_f32(sin, &s);
     if (!st && y->numel) {
-        j.x = x->data, j.y = y->data, j.cos = c, j.sin = s, j.pos = pos_vals;
+        j.x = x->data, j.y = y->data, j.pos = pos_vals;
+        j.cos = direct ? cos->data : c;
+        j.sin = direct ? sin->data : s;
         size_t rows = (size_t)(j.B * j.S * j.H);
         if ((size_t)x->numel < NN_PARALLEL_MIN)
             rope_items(&j, 0, rows);
