@@ -18,7 +18,8 @@
  * the next pasts, and exits 1 unless every step's logits are bit-identical,
  * every present output is the past buffer itself, and the rows after the
  * valid ones were never written (they hold a NaN sentinel, where a present
- * built apart and copied back would have brought zeros).
+ * built apart and copied back would have brought zeros), and that a present
+ * output over the other past buffer (key over value) is refused.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -87,6 +88,8 @@ typedef struct run {
     float *cache;                    /* shared: n_cache buffers of cap rows */
     onyx_value *feeds[3 + 2 * MAX_LAYERS], *outs[1 + 2 * MAX_LAYERS], *present[2 * MAX_LAYERS];
     int64_t *ids, *mask, *pos;
+    const char *expect_error;        /* --check: a run that must fail with this in its message */
+    bool error_seen;
 } run;
 
 static size_t cache_floats(const decoder *d, const run *r) {
@@ -141,9 +144,16 @@ static int run_step(const decoder *d, run *r, const int64_t *tokens, size_t n, s
     onyx_value_free(r->outs[0]);
     r->outs[0] = NULL;
     for (size_t i = 0; i < r->n_cache; i++) r->outs[1 + i] = r->shared ? r->present[i] : NULL;
-    CALL("run", onyx_session_run_into(d->s, NULL, (const char *const *)d->in_names,
-                                   (const onyx_value *const *)r->feeds, d->n_feeds + r->n_cache,
-                                   (const char *const *)d->out_names, 1 + r->n_cache, r->outs));
+    onyx_status *st = onyx_session_run_into(d->s, NULL, (const char *const *)d->in_names,
+                                            (const onyx_value *const *)r->feeds, d->n_feeds + r->n_cache,
+                                            (const char *const *)d->out_names, 1 + r->n_cache, r->outs);
+    if (st && r->expect_error) {
+        r->error_seen = strstr(onyx_status_message(st), r->expect_error) != NULL;
+        fprintf(stderr, "check: refused as expected: %s\n", onyx_status_message(st));
+        onyx_status_free(st);
+        return 1;
+    }
+    if (st) return fail("run", st);
     for (size_t i = 0; i < r->n_cache && !r->shared; i++) {   /* presents become the next pasts */
         onyx_value_free(r->feeds[d->n_feeds + i]);
         r->feeds[d->n_feeds + i] = r->outs[1 + i];
@@ -214,6 +224,18 @@ static int check(const decoder *d, run *shared, const int64_t *prompt, size_t n_
                 }
             }
     }
+    /* present.0.key over past_key_values.0.value's buffer (and the other way round): refused */
+    run crossed;
+    int64_t one_id = 0, crossed_vocab = 0;
+    if (run_init(d, &crossed, shared->cap, true)) bad = 1;
+    onyx_value *t = crossed.present[0];
+    crossed.present[0] = crossed.present[1], crossed.present[1] = t;
+    crossed.expect_error = "overlaps past_value";
+    if (!generate(d, &crossed, prompt, n_prompt, 1, &one_id, NULL, &crossed_vocab) || !crossed.error_seen) {
+        fprintf(stderr, "check: crossed key/value buffers were not refused\n");
+        bad = 1;
+    }
+    run_free(d, &crossed);
     if (!bad) printf("check: %zu steps, logits identical, cache updated in place\n", n_new);
     return bad;
 }

@@ -898,6 +898,8 @@ onyx_status *onyx_model_load_buffer(const void *data, size_t len, const char *ba
 void onyx_model_free(onyx_model *model) {
     if (!model) return;
     if (model->mapping) munmap(model->mapping, model->mapping_len);
+    for (size_t i = 0; i < model->n_ext_maps; i++) munmap(model->ext_maps[i].base, model->ext_maps[i].len);
+    free(model->ext_maps);
     free(model->owned_copy);
     onyx_arena_free(model->arena);  /* the model struct itself lives in the arena */
 }

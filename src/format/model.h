@@ -193,7 +193,16 @@ typedef struct onyx_model {
      * instead of the model directory. */
     const struct onyx_external_file *ext_files;
     size_t n_ext_files;
+    /* Large initializers of external data files are memory-mapped, not
+     * read (format/tensor_proto.c): the mappings, unmapped with the model. */
+    struct onyx_ext_mapping *ext_maps;
+    size_t n_ext_maps, cap_ext_maps;
 } onyx_model;
+
+typedef struct onyx_ext_mapping {
+    void *base;
+    size_t len;
+} onyx_ext_mapping;
 
 typedef struct onyx_external_file {
     char *location;              /* as written in the tensors' external_data */

@@ -104,12 +104,21 @@ static onyx_status *alloc_data(const tshape *s, const char *name, void **out) {
  * file pages back: the process then holds the weights once (the copy), not
  * twice. Only for a file mapping, where a later read simply faults the
  * pages in again; never for anonymous memory, whose contents would be lost. */
+/* p..p+n lies in one of the model's file mappings. */
+static bool in_mapping(const onyx_model *model, const uint8_t *p, size_t n) {
+    const uint8_t *base = model->mapping;
+    if (base && p >= base && p + n <= base + model->mapping_len) return true;
+    for (size_t i = 0; i < model->n_ext_maps; i++) {
+        base = model->ext_maps[i].base;
+        if (p >= base && p + n <= base + model->ext_maps[i].len) return true;
+    }
+    return false;
+}
+
 void onyx_release_mapped(const onyx_model *model, const void *pv, size_t n) {
     const uint8_t *p = pv;
 #ifdef MADV_DONTNEED
-    if (!model || !model->mapping || !p || n < ((size_t)1 << 16)) return;
-    const uint8_t *base = model->mapping;
-    if (p < base || p + n > base + model->mapping_len) return;
+    if (!model || !p || n < ((size_t)1 << 16) || !in_mapping(model, p, n)) return;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + n) & ~(page - 1);
     if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED);
@@ -461,8 +470,39 @@ static onyx_status *from_memory_file(const onyx_external_file *f, const tshape *
     return adopt(s, data, out);
 }
 
+/* Large external tensors are mapped from the file rather than read: their
+ * pages come in as the kernels pack them and go back after
+ * (onyx_release_mapped), and an embedding table's unread rows never come
+ * in at all, so the process holds each weight once. */
+#define EXTERNAL_MAP_MIN ((size_t)64 << 10)
+
+static onyx_status *map_external(const onyx_model *model, int fd, const tshape *s, const char *name,
+                                 size_t offset, size_t length, bool *mapped, onyx_value **out) {
+    *mapped = false;
+#if defined(MADV_DONTNEED) && !defined(__EMSCRIPTEN__)
+    onyx_model *m = (onyx_model *)model;   /* the loader's own model: the mappings live with it */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), start = offset / page * page, len = offset - start + length;
+    if (m->n_ext_maps == m->cap_ext_maps) {
+        size_t cap = m->cap_ext_maps ? 2 * m->cap_ext_maps : 16;
+        onyx_ext_mapping *grown = realloc(m->ext_maps, cap * sizeof *grown);
+        if (!grown) return ONYX_OOM();
+        m->ext_maps = grown;
+        m->cap_ext_maps = cap;
+    }
+    void *base = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
+    if (base == MAP_FAILED) return NULL;   /* read it instead */
+    m->ext_maps[m->n_ext_maps++] = (onyx_ext_mapping){base, len};
+    *mapped = true;
+    return from_bytes(model, s, name, "external data", (const uint8_t *)base + (offset - start), length,
+                      BYTES_BORROW_ANY, out);
+#else
+    (void)model, (void)fd, (void)s, (void)name, (void)offset, (void)length, (void)out;
+    return NULL;
+#endif
+}
+
 static onyx_status *from_external(const onyx_model *model, const tshape *s,
-                                  const onyx_tensor_proto *tp, onyx_value **out) {
+                                  const onyx_tensor_proto *tp, int borrow, onyx_value **out) {
     const char *name = tname(tp);
     if (model && model->n_ext_files && s->dtype != ONYX_STRING) {
         external_ref ref;
@@ -530,6 +570,11 @@ static onyx_status *from_external(const onyx_model *model, const tshape *s,
         st = onyx_tensor_new(s->dtype, s->rank, s->dims, out);
         goto done;
     }
+    if (borrow == BYTES_BORROW_ANY && length >= EXTERNAL_MAP_MIN) {
+        bool mapped;
+        st = map_external(model, fd, s, name, ref.offset, length, &mapped, out);
+        if (st || mapped) goto done;
+    }
     st = alloc_data(s, name, &data);
     if (!st) st = read_all(fd, data, length, ref.offset, name, ref.location);
     if (!st) {
@@ -548,7 +593,7 @@ static onyx_status *tensor_to_value(const onyx_model *model, const onyx_tensor_p
                                     int borrow, onyx_value **out) {
     tshape s;
     ONYX_TRY(check_shape("tensor", tname(tp), tp->data_type, tp->n_dims, tp->dims, &s));
-    if (tp->data_location == 1) return from_external(model, &s, tp, out);
+    if (tp->data_location == 1) return from_external(model, &s, tp, borrow, out);
     if (tp->has_raw_data)
         return from_bytes(model, &s, tname(tp), "raw_data", tp->raw_data.ptr, tp->raw_data.len, borrow, out);
     return from_typed(&s, tp, out);

@@ -100,4 +100,16 @@ bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out);
  * types are not compared. */
 bool onyx_opt_same_shape(const onyx_type *a, const onyx_type *b);
 
+/* "Half-stored" weights (passes_half.c): a float32-typed initializer whose
+ * constant holds float16 bytes, left so by the half_to_float pass where
+ * only kernels that read float16 weights themselves use it. Passes that
+ * read constant data must check for it (or widen it first). */
+bool onyx_opt_half_stored(const onyx_graph *g, int32_t v);
+/* Replace a half-stored constant by its float32 widening (no-op otherwise). */
+onyx_status *onyx_opt_widen_half(onyx_graph *g, int32_t v);
+/* After all passes: widen every half-stored weight that a reader cannot
+ * take in float16 (all of them when !cpu_kernels: a device provider, or
+ * a model about to be saved). */
+onyx_status *onyx_opt_settle_half(onyx_graph *g, bool cpu_kernels);
+
 #endif

@@ -21,7 +21,7 @@ static bool foldable(const onyx_graph *g, const onyx_node *n) {
     if (!strcmp(n->op_type, "Identity") && n->out[0] >= 0 && !g->values[n->out[0]].is_output) return false;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "ai.onnx.ml")) return false;
     for (size_t k = 0; k < n->n_in; k++)
-        if (n->in[k] >= 0 && !onyx_opt_is_const(g, n->in[k])) return false;
+        if (n->in[k] >= 0 && (!onyx_opt_is_const(g, n->in[k]) || onyx_opt_half_stored(g, n->in[k]))) return false;
     for (size_t k = 0; k < n->n_out; k++)
         if (n->out[k] >= 0 && onyx_graph_value_captured(g, n->out[k])) return false;
     return true;
@@ -163,6 +163,10 @@ static onyx_status *unused_initializer_removal(onyx_opt_ctx *ctx, size_t *change
         onyx_graph_value *gv = &g->values[v];
         if (gv->source != ONYX_VAL_INITIALIZER || !gv->constant || gv->is_output) continue;
         if (onyx_use_count(g, (int32_t)v)) continue;
+        /* a weight read while it was merged (the attention's Q, K and V)
+         * gives the file's pages back with it */
+        if (!(gv->constant->flags & ONYX_VALUE_OWNS_DATA) && gv->constant->kind == ONYX_VALUE_TENSOR)
+            onyx_release_mapped(g->model, gv->constant->data, gv->constant->nbytes);
         onyx_value_destroy(gv->constant);
         gv->constant = NULL;
         (*changes)++;

@@ -120,11 +120,13 @@ static bool reshape_to(const onyx_graph *g, const onyx_node *rs, const int64_t *
     return true;
 }
 
-/* A 2-D float constant weight (din, *) or a 1-D float constant bias (d). */
+/* A 2-D float constant weight (din, *) (float16 bytes when half-stored)
+ * or a 1-D float constant bias (d). */
 static bool const_f32(const onyx_graph *g, int32_t v, int rank) {
     if (!onyx_opt_is_const(g, v)) return false;
     const onyx_value *c = g->values[v].constant;
-    return c->kind == ONYX_VALUE_TENSOR && c->dtype == ONYX_FLOAT && c->rank == rank && c->numel > 0;
+    bool f32 = c->dtype == ONYX_FLOAT || (rank == 2 && onyx_opt_half_stored(g, v));
+    return c->kind == ONYX_VALUE_TENSOR && f32 && c->rank == rank && c->numel > 0;
 }
 
 /* v is read by node `keep` and otherwise only by Shape nodes (the
@@ -429,16 +431,22 @@ static bool match_attention(const fu_ctx *f, uint32_t sm_idx, attn_match *m) {
 static onyx_status *merge_weights(onyx_graph *g, const attn_match *m, int32_t *w, int32_t *b) {
     const proj_match *p[3] = {&m->q, &m->k, &m->v};
     int64_t wd[2] = {m->din, 3 * m->d}, bd[1] = {3 * m->d};
+    /* half-stored float16 weights merge as float16 (all three or none) */
+    bool half = true;
+    for (int k = 0; k < 3; k++) half = half && onyx_opt_half_stored(g, p[k]->w);
+    for (int k = 0; k < 3 && !half; k++) ONYX_TRY(onyx_opt_widen_half(g, p[k]->w));
+    size_t es = half ? 2 : sizeof(float), row = (size_t)m->d * es;
     onyx_value *wv;
-    ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, 2, wd, &wv));
-    float *dst = wv->data;
+    ONYX_TRY(onyx_tensor_new(half ? ONYX_FLOAT16 : ONYX_FLOAT, 2, wd, &wv));
+    unsigned char *dst = wv->data;
     for (int64_t r = 0; r < m->din; r++)
         for (int k = 0; k < 3; k++)
-            memcpy(dst + r * 3 * m->d + k * m->d, (const float *)g->values[p[k]->w].constant->data + r * m->d,
-                   (size_t)m->d * sizeof(float));
+            memcpy(dst + (size_t)r * 3 * row + (size_t)k * row,
+                   (const unsigned char *)g->values[p[k]->w].constant->data + (size_t)r * row, row);
     char name[300];
     snprintf(name, sizeof name, "%s_qkv_weight", g->values[m->q.w].name);
     ONYX_TRY(onyx_graph_new_constant(g, name, wv, w));
+    if (half) g->values[*w].type.dtype = ONYX_FLOAT;
     *b = -1;
     if (m->q.b < 0 && m->k.b < 0 && m->v.b < 0) return NULL;
     onyx_value *bv;

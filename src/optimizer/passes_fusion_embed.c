@@ -25,11 +25,13 @@ typedef struct emb_match {
     int64_t H;
 } emb_match;
 
-/* A constant 2-D float table of H columns. */
+/* A constant 2-D float table of H columns (float16 bytes when half-stored:
+ * the kernel reads float16 tables). */
 static bool emb_table(const onyx_graph *g, int32_t v, int64_t H) {
     if (!onyx_opt_is_const(g, v)) return false;
     const onyx_value *c = g->values[v].constant;
-    return c->kind == ONYX_VALUE_TENSOR && c->dtype == ONYX_FLOAT && c->rank == 2 && c->dims[1] == H && c->dims[0] > 0;
+    bool f32 = c->dtype == ONYX_FLOAT || onyx_opt_half_stored(g, v);
+    return c->kind == ONYX_VALUE_TENSOR && f32 && c->rank == 2 && c->dims[1] == H && c->dims[0] > 0;
 }
 
 static bool int_index(const onyx_graph *g, int32_t v) {
@@ -216,6 +218,7 @@ static onyx_status *position_table(onyx_graph *g, const emb_match *m, int32_t *o
         *out = t;
         return NULL;
     }
+    ONYX_TRY(onyx_opt_widen_half(g, t));   /* the sum is computed in float32 */
     const onyx_value *p = g->values[t].constant, *r = g->values[m->row].constant;
     onyx_value *n;
     ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, 2, p->dims, &n));

@@ -7,7 +7,15 @@
  * and then merged Casts:
  *   - 16-bit intermediates become float32 values;
  *   - 16-bit initializers are widened to float32 once, at load (the GEMM and
- *     convolution kernels then pack them as they pack float32 weights);
+ *     convolution kernels then pack them as they pack float32 weights),
+ *     except float16 weights read only where a kernel reads float16
+ *     directly (MatMul's B, Gather's table): those stay float16 in memory
+ *     under a float32 value type ("half-stored", see optimizer.h), the
+ *     fusions carry them into FusedMatMul, Attention and
+ *     EmbedLayerNormalization, and the kernels pack them once into float16
+ *     panels (providers/cpu/gemm/sgemm_half.h), so no float32 copy of the
+ *     weights ever exists; onyx_opt_settle_half widens whatever ends up
+ *     elsewhere once the passes are done;
  *   - Casts to the 16-bit type become Casts to float32 (identity_elimination
  *     then drops those that now cast float32 to float32);
  *   - the graph's 16-bit inputs and outputs keep their declared types, with
@@ -57,6 +65,75 @@ static onyx_status *widen(const onyx_value *src, onyx_value **out) {
         y[i] = src->dtype == ONYX_FLOAT16 ? onyx_f16_to_f32(h) : onyx_bf16_to_f32(h);
     }
     return NULL;
+}
+
+/* ---- half-stored float32 weights ---- */
+
+bool onyx_opt_half_stored(const onyx_graph *g, int32_t v) {
+    if (v < 0 || (size_t)v >= g->n_values) return false;
+    const onyx_graph_value *gv = &g->values[v];
+    return gv->source == ONYX_VAL_INITIALIZER && gv->constant && gv->constant->kind == ONYX_VALUE_TENSOR &&
+           gv->type.dtype == ONYX_FLOAT && gv->constant->dtype == ONYX_FLOAT16;
+}
+
+onyx_status *onyx_opt_widen_half(onyx_graph *g, int32_t v) {
+    if (!onyx_opt_half_stored(g, v)) return NULL;
+    onyx_value *c = g->values[v].constant, *w;
+    ONYX_TRY(widen(c, &w));
+    if (!(c->flags & ONYX_VALUE_OWNS_DATA)) onyx_release_mapped(g->model, c->data, c->nbytes);
+    onyx_value_destroy(c);
+    g->values[v].constant = w;
+    return NULL;
+}
+
+/* Input k of n is read by a CPU kernel that packs or gathers float16
+ * weights itself (providers/cpu: MatMul, FusedMatMul, Attention,
+ * EmbedLayerNormalization). */
+static bool reads_half_weights(const onyx_graph *g, const onyx_node *n, size_t k) {
+    const onyx_value *c = g->values[n->in[k]].constant;
+    if (onyx_opt_is_op(n, "", "MatMul")) return k == 1;
+    if (onyx_opt_is_op(n, "com.microsoft", "FusedMatMul"))
+        return k == 1 && c->rank == 2 && !onyx_attr_int(n, "transBatchB", 0);
+    if (onyx_opt_is_op(n, "com.microsoft", "Attention")) return k == 1 && c->rank == 2;
+    if (onyx_opt_is_op(n, "com.microsoft", "EmbedLayerNormalization")) return k >= 2 && k <= 4 && c->rank == 2;
+    return false;
+}
+
+onyx_status *onyx_opt_settle_half(onyx_graph *g, bool cpu_kernels) {
+    for (size_t v = 0; v < g->n_values; v++)
+        if (onyx_opt_half_stored(g, (int32_t)v) && (!cpu_kernels || g->values[v].is_output))
+            ONYX_TRY(onyx_opt_widen_half(g, (int32_t)v));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (size_t k = 0; k < n->n_in; k++)
+            if (onyx_opt_half_stored(g, n->in[k]) && !reads_half_weights(g, n, k))
+                ONYX_TRY(onyx_opt_widen_half(g, n->in[k]));
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t k = 0; k < g->nodes[i].n_subgraphs; k++) ONYX_TRY(onyx_opt_settle_half(g->nodes[i].subgraphs[k], false));
+    return NULL;
+}
+
+/* A float16 initializer worth keeping in 16 bits: every reader is a
+ * MatMul's B or a Gather's table with a computed other input (so constant
+ * folding never evaluates it). */
+static bool keep_half(onyx_graph *g, int32_t v) {
+    const onyx_graph_value *gv = &g->values[v];
+    if (gv->constant->dtype != ONYX_FLOAT16 || gv->constant->numel == 0 || gv->is_output ||
+        onyx_graph_value_captured(g, v))
+        return false;
+    size_t count;
+    const uint32_t *r = onyx_use_readers(g, v, &count);
+    for (size_t j = 0; j < count; j++) {
+        const onyx_node *n = &g->nodes[r[j]];
+        if (n->dead) continue;
+        if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0) return false;
+        int slot = onyx_opt_is_op(n, "", "MatMul") ? 1 : onyx_opt_is_op(n, "", "Gather") ? 0 : -1;
+        if (slot < 0 || n->in[slot] != v || n->in[1 - slot] == v || onyx_opt_is_const(g, n->in[1 - slot]))
+            return false;
+    }
+    return count > 0;
 }
 
 static onyx_status *new_cast(onyx_graph *g, int32_t from, int32_t to_value, int to, const char *name) {
@@ -140,6 +217,9 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
         int32_t p = gv->producer;
         if (gv->source == ONYX_VAL_INPUT || (p >= 0 && attr_typed(&g->nodes[p]))) {
             ONYX_TRY(widen_for_readers(g, (int32_t)v, changes));
+        } else if (gv->source == ONYX_VAL_INITIALIZER && gv->constant && keep_half(g, (int32_t)v)) {
+            g->values[v].type.dtype = ONYX_FLOAT;   /* half-stored: the bytes stay float16 */
+            (*changes)++;
         } else if (gv->source == ONYX_VAL_INITIALIZER && gv->constant) {
             onyx_value *w;
             ONYX_TRY(widen(gv->constant, &w));

@@ -81,6 +81,7 @@ struct gconn {
     gpending *done_head, *done_tail;
     int pending;                    /* owned by the connection thread */
     pthread_t thread;               /* the connection's thread */
+    sv_request *deferred, *deferred_tail;   /* checked calls of the current read, not yet submitted */
     bool local_done;                /* completions queued by the connection's own thread */
     bool closed;
     gstream *streams;               /* freed at the end if nghttp2 did not close them */
@@ -270,7 +271,18 @@ static void start_infer(gconn *c, gstream *st, const uint8_t *msg, size_t len) {
     r->ctx = p;
     st->pending++;
     c->pending++;
-    sv_submit(r);
+    /* submitted after the whole read is decoded (submit_deferred), so the
+     * calls that arrived together can batch together */
+    r->next = NULL;
+    if (c->deferred_tail) c->deferred_tail->next = r;
+    else c->deferred = r;
+    c->deferred_tail = r;
+}
+
+static void submit_deferred(gconn *c) {
+    sv_request *list = c->deferred;
+    c->deferred = c->deferred_tail = NULL;
+    if (list) sv_submit_group(list);
 }
 
 static void complete(gconn *c, gpending *p) {
@@ -622,6 +634,7 @@ static void *conn_main(void *arg) {
                 c->closed = true;
                 rc = -1;
             }
+            submit_deferred(c);
             if (c->local_done) drain_completions(c, false);   /* calls that ran inline above */
         }
         if (!c->closed && nghttp2_session_send(c->session) != 0) { c->closed = true; rc = -1; }

@@ -92,6 +92,19 @@ static void add_ns(struct timespec *ts, uint64_t ns) {
     if (ts->tv_nsec >= 1000000000L) { ts->tv_sec++; ts->tv_nsec -= 1000000000L; }
 }
 
+/* Takes an instance and the oldest queued request as batch[0]; m->mu held,
+ * the queue not empty. */
+static sv_request *start_batch(sv_model *m, sv_request **batch, int64_t *total) {
+    m->running++;
+    sv_request *first = m->head;
+    m->head = first->next;
+    if (!m->head) m->tail = NULL;
+    m->queued--;
+    batch[0] = first;
+    *total = first->batch;
+    return first;
+}
+
 /* Waits for work and forms the next batch; returns its size (0: stop). */
 static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_request **expired) {
     pthread_mutex_lock(&m->mu);
@@ -102,13 +115,7 @@ static size_t next_batch(sv_model *m, sv_request **batch, int64_t *total, sv_req
         pthread_cond_wait(&m->cv, &m->mu);
     }
     if (!m->head) { pthread_mutex_unlock(&m->mu); return 0; }
-    m->running++;
-    sv_request *first = m->head;
-    m->head = first->next;
-    if (!m->head) m->tail = NULL;
-    m->queued--;
-    batch[0] = first;
-    *total = first->batch;
+    sv_request *first = start_batch(m, batch, total);
     size_t n = 1;
     bool batching = m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off;
     while (batching) {
@@ -381,25 +388,40 @@ static bool runs_at_once(const sv_model *m) {
     return !(m->cfg.max_batch_size > 0 && m->cfg.dynamic_batching && !m->server->opt.batching_off);
 }
 
-void sv_submit(sv_request *r) {
-    sv_model *m = r->model;
+/* Admission with m->mu held: false when the model is unloading (503) or its
+ * queue is full (429); the caller then unlocks and finishes r. */
+static bool admit(sv_model *m, sv_request *r) {
     sv_server *s = m->server;
     int limit = m->cfg.max_queue_size > 0 ? m->cfg.max_queue_size : s->opt.max_queue_size;
     r->t_enqueue_ns = sv_now_ns();
     r->status = 200;
-    pthread_mutex_lock(&m->mu);
     if (m->stopping) {
-        pthread_mutex_unlock(&m->mu);
         r->status = 0;
         sv_fail(r, 503, "model '%s' is being unloaded", m->name);
-        finish(r);
-        return;
+        return false;
     }
     if (limit > 0 && m->queued >= (size_t)limit) {
-        pthread_mutex_unlock(&m->mu);
         r->status = 0;
         atomic_fetch_add(&m->stats.rejected, 1);
         sv_fail(r, 429, "the queue of model '%s' is full (%d requests); retry later", m->name, limit);
+        return false;
+    }
+    return true;
+}
+
+static void enqueue(sv_model *m, sv_request *r) {
+    r->next = NULL;
+    if (m->tail) m->tail->next = r;
+    else m->head = r;
+    m->tail = r;
+    m->queued++;
+}
+
+void sv_submit(sv_request *r) {
+    sv_model *m = r->model;
+    pthread_mutex_lock(&m->mu);
+    if (!admit(m, r)) {
+        pthread_mutex_unlock(&m->mu);
         finish(r);
         return;
     }
@@ -414,11 +436,60 @@ void sv_submit(sv_request *r) {
         release_instance(m);
         return;
     }
-    r->next = NULL;
-    if (m->tail) m->tail->next = r;
-    else m->head = r;
-    m->tail = r;
-    m->queued++;
+    enqueue(m, r);
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
+}
+
+/* After a group was queued: if an instance is idle and the model batches
+ * without a delay to wait out, the batch the queue holds runs here, on the
+ * front end's thread; otherwise the workers are told. */
+static void run_queued(sv_model *m) {
+    pthread_mutex_lock(&m->mu);
+    bool here = m->head && m->running < m->cfg.instances && !m->stopping && m->cfg.max_queue_delay_us == 0;
+    sv_request **batch = here ? malloc((size_t)m->cfg.max_batch_size * sizeof *batch) : NULL;
+    if (!batch) {
+        pthread_cond_broadcast(&m->cv);
+        pthread_mutex_unlock(&m->mu);
+        return;
+    }
+    int64_t total;
+    start_batch(m, batch, &total);
+    size_t n = gather(m, batch, 1, &total);
+    if (m->head) pthread_cond_broadcast(&m->cv);   /* what did not fit: the workers */
+    pthread_mutex_unlock(&m->mu);
+    run_batch(m, batch, n, total);
+    free(batch);
+    release_instance(m);
+}
+
+void sv_submit_group(sv_request *list) {
+    enum { MAX_MODELS = 8 };
+    sv_model *touched[MAX_MODELS];
+    size_t n_touched = 0;
+    while (list) {
+        sv_request *r = list;
+        list = r->next;
+        r->next = NULL;
+        sv_model *m = r->model;
+        size_t k = 0;
+        while (k < n_touched && touched[k] != m) k++;
+        if (runs_at_once(m) || (k == n_touched && n_touched == MAX_MODELS)) {
+            sv_submit(r);
+            continue;
+        }
+        pthread_mutex_lock(&m->mu);
+        bool ok = admit(m, r);
+        if (ok) enqueue(m, r);
+        pthread_mutex_unlock(&m->mu);
+        if (!ok) { finish(r); continue; }
+        if (k == n_touched) {
+            atomic_fetch_add(&m->refs, 1);   /* the queued requests may finish before run_queued */
+            touched[n_touched++] = m;
+        }
+    }
+    for (size_t k = 0; k < n_touched; k++) {
+        run_queued(touched[k]);
+        sv_model_unref(touched[k]);
+    }
 }

@@ -219,5 +219,10 @@ bool sv_model_start(sv_model *m);       /* start instance workers */
 void sv_model_stop(sv_model *m);        /* finish the queue, join workers */
 /* Queue a checked request; takes ownership (done() is always called). */
 void sv_submit(sv_request *r);
+/* Submits a list (linked by next) of checked requests that arrived
+ * together (one read of a multiplexed connection): those for a batching
+ * model are queued at once, so that they form one batch, which runs on the
+ * calling thread when an instance is idle. */
+void sv_submit_group(sv_request *list);
 
 #endif

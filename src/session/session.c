@@ -377,7 +377,9 @@ static onyx_status *align_constants(onyx_graph *g) {
 }
 
 static onyx_status *save_optimized(onyx_session *s, const char *path) {
-    onyx_status *st = onyx_graph_save(s->graph, s->model, path, (size_t)1 << 20);
+    /* a saved model holds float32 weights where its values are float32 */
+    onyx_status *st = onyx_opt_settle_half(s->graph, false);
+    if (!st) st = onyx_graph_save(s->graph, s->model, path, (size_t)1 << 20);
     return st ? onyx_error_wrap(st, "saving the optimized model: ") : NULL;
 }
 
@@ -492,6 +494,8 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
             st = onyx_optimize_phase(s->graph, &svc, level, disabled, ONYX_OPT_PHASE_LAYOUT, &s->opt_report);
         free(disabled);
         ONYX_TRY(st);
+        /* float16 weights stay so only where a CPU kernel packs them */
+        ONYX_TRY(onyx_opt_settle_half(s->graph, !device));
     } else if (o && o->optimized_model_path) {
         ONYX_TRY(save_optimized(s, o->optimized_model_path));
     }

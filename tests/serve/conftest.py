@@ -105,6 +105,9 @@ def make_repo(root, models):
     write_model(repo, "echo_two", models["echo"],
                 {"max_batch_size": 16, "instance_count": 2,
                  "dynamic_batching": {"max_queue_delay_microseconds": 300000}})
+    # no delay: calls that arrive together on one gRPC connection batch on its thread
+    write_model(repo, "echo_now", models["echo"],
+                {"max_batch_size": 16, "dynamic_batching": {"max_queue_delay_microseconds": 0}})
     write_model(repo, "strings", models["strings"],
                 {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}})
     # two versions: the newest serves by default, both by number

@@ -167,6 +167,23 @@ def test_bytes_grpc(client):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "does not match datatype BYTES" in msg
 
 
+def test_grpc_calls_arriving_together_batch_on_the_connection_thread(client, server):
+    """64 calls in flight on one channel to a model batching without delay:
+    the calls of one read are queued together and run as batches on the
+    connection's thread; shapes that differ never merge, every answer is its
+    own input doubled."""
+    pb, stub = client
+    before = requests.get(server.url + "/v2/models/echo_now/stats").json()["model_stats"][0]
+    xs = [np.full((1 + k % 3, 2 + k % 2), k, np.float32) for k in range(64)]
+    futures = [stub.ModelInfer.future(infer_request(pb, "echo_now", "x", x)) for x in xs]
+    for x, f in zip(xs, futures):
+        np.testing.assert_array_equal(outputs(f.result())["y"], 2 * x)
+    after = requests.get(server.url + "/v2/models/echo_now/stats").json()["model_stats"][0]
+    rows = sum(x.shape[0] for x in xs)
+    assert after["inference_count"] - before["inference_count"] == rows
+    assert after["execution_count"] - before["execution_count"] <= 64
+
+
 # ---- gRPC compression ----
 
 def test_grpc_compressed_calls(server, stubs):

@@ -56,43 +56,8 @@ static size_t count_domain_op(const onyx_session *s, const char *domain, const c
 /* ------------------------------------------------------------ inputs and outputs */
 
 /* Symbolic dims: batch 2, seq 7, anything else 3. */
-static int64_t dim_value(const onyx_type_info *t, size_t axis) {
-    int64_t d = onyx_type_info_dim(t, axis);
-    if (d >= 0) return d;
-    const char *name = onyx_type_info_dim_name(t, axis);
-    if (name && !strcmp(name, "batch")) return 2;
-    if (name && !strcmp(name, "seq")) return 7;
-    if (name && !strcmp(name, "enc_seq")) return 5;
-    return 3;
-}
-
-/* Deterministic inputs from the metadata: floats from sin, int64 ids below
- * 50 (token types below 2), masks of ones with padding at the end of the
- * first row. */
-static onyx_value *make_input(const onyx_session *s, size_t i) {
-    const onyx_type_info *t = onyx_session_input_type(s, i);
-    const char *name = onyx_session_input_name(s, i);
-    int64_t shape[8];
-    size_t rank = (size_t)onyx_type_info_rank(t);
-    for (size_t d = 0; d < rank && d < 8; d++) shape[d] = dim_value(t, d);
-    onyx_element_type et = onyx_type_info_element_type(t);
-    onyx_value *v = NULL;
-    CHECK_OK(onyx_tensor_create(et, shape, rank, &v));
-    if (!v) return NULL;
-    int64_t n = onyx_tensor_element_count(v), last = rank ? shape[rank - 1] : 1;
-    if (et == ONYX_FLOAT) {
-        float *p = onyx_tensor_data(v);
-        for (int64_t k = 0; k < n; k++) p[k] = (float)(1.5 * sin(0.37 * (double)k + (double)i));
-    } else if (et == ONYX_INT64) {
-        int64_t *p = onyx_tensor_data(v);
-        for (int64_t k = 0; k < n; k++) {
-            if (strstr(name, "mask")) p[k] = !(k < last && k % last >= last - 2);
-            else if (!strcmp(name, "types")) p[k] = k % 2;
-            else p[k] = (k * 7 + 3) % 50;
-        }
-    }
-    return v;
-}
+/* Deterministic inputs from the metadata (testlib_session_input). */
+static onyx_value *make_input(const onyx_session *s, size_t i) { return testlib_session_input(s, i); }
 
 #define MAX_IO 16
 

@@ -34,4 +34,10 @@ int testlib_finish(const char *name);
 void testlib_seed(uint64_t seed);
 uint64_t testlib_rand_u64(void);   /* the next 64 random bits */
 float testlib_frand(void);         /* uniform in [-1, 1) */
+
+/* Input i of a session, made from its metadata: symbolic dims batch 2, seq
+ * 7, enc_seq 5, others 3; floats from sin, int64 ids below 50 (an input
+ * named types: below 2), masks of ones with padding at the end of the
+ * first row. NULL (a failed check) when it cannot be made. */
+onyx_value *testlib_session_input(const onyx_session *s, size_t i);
 #endif

@@ -24,6 +24,7 @@
 #include "core/value.h"
 #include "providers/cpu/gemm/gemm_kernel.h"
 #include "providers/cpu/gemm/sgemm_bf16.h"
+#include "providers/cpu/gemm/sgemm_half.h"
 #include "providers/cpu/platform.h"
 
 #define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
@@ -66,6 +67,7 @@ struct onyx_packed_mat {
     float *data;        /* per K block at pc: padded * kc floats, strips/panels in order */
     size_t bytes;
     onyx_bf16_mat *bf16;   /* bf16 fast-math: B held as bfloat16 pairs instead (data NULL) */
+    uint16_t *half;        /* float16 weights: B in the layout of data, as float16 (data NULL) */
 };
 
 /* ---- packing ---- */
@@ -152,7 +154,8 @@ static void pack_b_block(const onyx_gemm_isa *isa, const onyx_gemm_operand *B, s
     }
 }
 
-static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero,
+/* half: the same layout in float16 (p->half instead of p->data). */
+static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer, size_t K, bool zero, bool half,
                                onyx_packed_mat **out) {
     *out = NULL;
     size_t unit = is_b ? isa->nr : isa->mr;
@@ -160,13 +163,16 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
     if (onyx_add_overflow_size(outer, unit - 1, &padded))
         return ONYX_INVALID_ARG("gemm: matrix too large to pack");
     padded = padded / unit * unit;
-    if (onyx_mul_overflow_size(padded, K, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
+    if (onyx_mul_overflow_size(padded, K, &n) ||
+        onyx_mul_overflow_size(n, half ? sizeof(uint16_t) : sizeof(float), &bytes) ||
         bytes > ONYX_MAX_TENSOR_BYTES)
         return ONYX_INVALID_ARG("gemm: matrix of %zu x %zu too large to pack", outer, K);
     onyx_packed_mat *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
-    p->data = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
-    if (!p->data) {
+    void *d = zero ? onyx_alloc_zeroed(bytes ? bytes : sizeof(float)) : onyx_alloc(bytes ? bytes : sizeof(float));
+    if (half) p->half = d;
+    else p->data = d;
+    if (!d) {
         free(p);
         return ONYX_OOM();
     }
@@ -228,7 +234,7 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
     if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) return pack_b_bf16(transB, K, N, B, ldb, out);
     const onyx_gemm_isa *isa = current_isa();
     /* pack_b_block writes every element, padding strips included */
-    ONYX_TRY(packed_new(isa, true, N, K, false, out));
+    ONYX_TRY(packed_new(isa, true, N, K, false, false, out));
     onyx_packed_mat *p = *out;
     if (K == 0 || N == 0 || p->kcb == 0) return NULL;
     onyx_gemm_operand op = {.data = B, .ld = ldb, .trans = transB};
@@ -239,10 +245,41 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
     return NULL;
 }
 
+/* float16 B (sgemm_half.h): the strips of packed_new's layout in 16 bits. */
+static onyx_status *pack_b_half(const onyx_gemm_isa *isa, bool transB, size_t K, size_t N, const void *B, size_t ldb,
+                                onyx_packed_mat **out) {
+    ONYX_TRY(packed_new(isa, true, N, K, false, true, out));
+    onyx_packed_mat *p = *out;
+    for (size_t pc = 0; pc < K && p->kcb; pc += p->kcb) {
+        size_t kc = K - pc < p->kcb ? K - pc : p->kcb;
+        onyx_half_pack_b_block(B, ldb, transB, pc, kc, 0, N, isa->nr, p->half + pc * p->padded);
+    }
+    return NULL;
+}
+
+onyx_status *onyx_sgemm_pack_b_half(bool transB, size_t K, size_t N, const void *B, size_t ldb,
+                                    onyx_packed_mat **out) {
+    *out = NULL;
+    size_t n, bytes;
+    if (onyx_mul_overflow_size(K, N, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
+        bytes > ONYX_MAX_TENSOR_BYTES)
+        return ONYX_INVALID_ARG("gemm: float16 matrix of %zu x %zu too large to pack", K, N);
+    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) {
+        /* bf16 fast-math rounds the weights to bfloat16: through float32 once */
+        float *wide = onyx_alloc(bytes ? bytes : sizeof(float));
+        if (!wide) return ONYX_OOM();
+        onyx_half_widen_bytes(B, n, wide);
+        onyx_status *st = pack_b_bf16(transB, K, N, wide, ldb, out);
+        onyx_free(wide);
+        return st;
+    }
+    return pack_b_half(current_isa(), transB, K, N, B, ldb, out);
+}
+
 onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
                                onyx_packed_mat **out) {
     const onyx_gemm_isa *isa = current_isa();
-    ONYX_TRY(packed_new(isa, false, M, K, true, out));
+    ONYX_TRY(packed_new(isa, false, M, K, true, false, out));
     onyx_packed_mat *p = *out;
     for (size_t pc = 0; pc < K; pc += p->kcb) {
         size_t kc = K - pc < p->kcb ? K - pc : p->kcb;
@@ -258,6 +295,7 @@ onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, 
 void onyx_packed_mat_free(onyx_packed_mat *p) {
     if (!p) return;
     onyx_bf16_mat_free(p->bf16);
+    onyx_free(p->half);
     onyx_free(p->data);
     free(p);
 }
@@ -324,7 +362,14 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
             size_t kc = job->K - pc < job->kcb ? job->K - pc : job->kcb;
             const float *bblock;
             size_t strip_stride, ldb_k;
-            if (B->packed) {
+            if (B->packed && B->packed->half) {
+                /* float16 weights: this block's strips widened once for all the tile's rows */
+                onyx_half_widen(B->packed->half + pc * B->packed->padded + (jc / NR) * kc * NR,
+                                div_up(nc, NR) * kc * NR, buf->b);
+                bblock = buf->b;
+                strip_stride = kc * NR;
+                ldb_k = NR;
+            } else if (B->packed) {
                 bblock = B->packed->data + pc * B->packed->padded + (jc / NR) * kc * NR;
                 strip_stride = kc * NR;
                 ldb_k = NR;
@@ -450,6 +495,7 @@ static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
     /* cycles per packed element: a copy, a transpose, a generated row */
     double b_elem = job->B->row_fn ? 1.5 : job->B->trans ? 0.5 : 0.3;
     if (!job->B->packed) cost += b_elem * k * (double)cols;
+    else if (job->B->packed->half) cost += 0.1 * k * (double)cols;   /* widening the float16 blocks */
     if (!job->A->packed) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
     return cost + 2000.0;   /* task overhead */
 }

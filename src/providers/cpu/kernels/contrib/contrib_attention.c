@@ -54,12 +54,16 @@ static void attn_state_free(void *p) {
 static onyx_status *attn_init(const onyx_kernel_info *info, void **state) {
     *state = NULL;
     const onyx_value *w = info->n_in > 1 && info->const_in ? info->const_in[1] : NULL;
-    if (!onyx_is_tensor(w) || w->dtype != ONYX_FLOAT || w->rank != 2 || w->numel == 0) return NULL;
+    if (!onyx_is_tensor(w) || w->rank != 2 || w->numel == 0) return NULL;
+    /* float, or float16 bytes of a float value (a half-stored weight, packed in float16) */
+    bool half = w->dtype == ONYX_FLOAT16 && info->in_types && info->in_types[1] && info->in_types[1]->dtype == ONYX_FLOAT;
+    if (w->dtype != ONYX_FLOAT && !half) return NULL;
     attn_state *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
     s->din = w->dims[0];
     s->total = w->dims[1];
-    onyx_status *st = onyx_sgemm_pack_b(false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w);
+    onyx_status *st = half ? onyx_sgemm_pack_b_half(false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w)
+                           : onyx_sgemm_pack_b(false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w);
     if (st) {
         free(s);
         return st;
@@ -144,7 +148,11 @@ static onyx_status *attn_params_of(onyx_kernel_ctx *ctx, attn_params *p) {
     memset(p, 0, sizeof *p);
     if (!onyx_is_tensor(x) || x->dtype != ONYX_FLOAT || x->rank != 3)
         return ONYX_INVALID_ARG("input must be a 3-D float tensor (batch_size, sequence_length, hidden)");
-    if (!onyx_is_tensor(w) || w->dtype != ONYX_FLOAT || w->rank != 2 || w->dims[0] != x->dims[2])
+    /* a float16 weight only as the packed copy of a half-stored one (attn_init) */
+    const attn_state *ast = ctx->state;
+    bool half_w = onyx_is_tensor(w) && w->dtype == ONYX_FLOAT16 && w->rank == 2 && ast && ast->din == w->dims[0] &&
+                  ast->total == w->dims[1];
+    if (!onyx_is_tensor(w) || (w->dtype != ONYX_FLOAT && !half_w) || w->rank != 2 || w->dims[0] != x->dims[2])
         return ONYX_INVALID_ARG("weights must be a 2-D float tensor (%lld, 3 x hidden), got %s for input %s",
                                 (long long)x->dims[2], onyx_shape_str(w ? w->dims : NULL, w ? w->rank : 0, sw, sizeof sw),
                                 onyx_shape_str(x->dims, x->rank, sx, sizeof sx));

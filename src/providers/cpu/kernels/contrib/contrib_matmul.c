@@ -36,6 +36,7 @@ typedef struct fmm_state {
     bool tb;
     int64_t K, N;
     onyx_packed_mat *packed;   /* op(B) of a constant 2-D float B */
+    bool half;                 /* B is a half-stored float16 weight: only the packed copy is used */
 } fmm_state;
 
 static void fmm_state_free(void *p) {
@@ -48,14 +49,19 @@ static void fmm_state_free(void *p) {
 static onyx_status *fmm_init(const onyx_kernel_info *info, void **state) {
     *state = NULL;
     const onyx_value *b = info->n_in > 1 && info->const_in ? info->const_in[1] : NULL;
-    if (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank != 2 || b->numel == 0) return NULL;
+    if (!onyx_is_tensor(b) || b->rank != 2 || b->numel == 0) return NULL;
+    /* float, or float16 bytes of a float value (a half-stored weight, packed in float16) */
+    bool half = b->dtype == ONYX_FLOAT16 && info->in_types && info->in_types[1] && info->in_types[1]->dtype == ONYX_FLOAT;
+    if (b->dtype != ONYX_FLOAT && !half) return NULL;
     if (onyx_attr_int(info->node, "transBatchB", 0)) return NULL;
     fmm_state *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
     s->tb = onyx_attr_int(info->node, "transB", 0) != 0;
     s->K = b->dims[s->tb ? 1 : 0];
     s->N = b->dims[s->tb ? 0 : 1];
-    onyx_status *st = onyx_sgemm_pack_b(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed);
+    s->half = half;
+    onyx_status *st = half ? onyx_sgemm_pack_b_half(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed)
+                           : onyx_sgemm_pack_b(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed);
     if (st) {
         free(s);
         return st;
@@ -94,7 +100,9 @@ static void fmm_double(const fmm_shape *s, double alpha, const double *A, const 
 static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *A = ctx->n_in > 0 ? ctx->in[0] : NULL, *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
     if (!onyx_is_tensor(A) || !onyx_is_tensor(B)) return ONYX_INVALID_ARG("inputs A and B must be tensors");
-    if (A->dtype != B->dtype)
+    const fmm_state *fs = ctx->state;
+    bool half_b = fs && fs->half && A->dtype == ONYX_FLOAT && B->dtype == ONYX_FLOAT16;
+    if (A->dtype != B->dtype && !half_b)
         return ONYX_INVALID_ARG("A is %s but B is %s; both must have the same element type", onyx_dtype_name(A->dtype),
                                 onyx_dtype_name(B->dtype));
     if (!la_is_f32_family(A->dtype) && A->dtype != ONYX_DOUBLE)
@@ -108,7 +116,9 @@ static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
         fmm_double(&s, alpha, A->data, B->data, Y->data);
         return NULL;
     }
-    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, alpha, A->data, B->data, Y->data, ctx->state, ctx->tp);
+    if (half_b && (fs->K != s.K || fs->N != s.N || fs->tb != s.tb || s.b_mats != 1))
+        return ONYX_RUNTIME_ERROR("the float16 weight B does not match its packed copy");
+    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, alpha, A->data, half_b ? NULL : B->data, Y->data, ctx->state, ctx->tp);
     const float *a = NULL, *b = NULL;
     float *a_own = NULL, *b_own = NULL, *y = NULL;
     onyx_status *st = la_float_view(A, &a, &a_own);

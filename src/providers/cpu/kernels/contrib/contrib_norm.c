@@ -376,10 +376,12 @@ static onyx_status *emb_check_ids(const onyx_value *v, const char *what, int64_t
     return NULL;
 }
 
-static onyx_status *emb_check_table(const onyx_value *v, const char *what, int dtype, int64_t H) {
+/* Tables are float or float16 each (a float model's float16-stored
+ * tables, optimizer/passes_half.c): rows are converted as they are read. */
+static onyx_status *emb_check_table(const onyx_value *v, const char *what, int64_t H) {
     char s[200];
-    if (!onyx_is_tensor(v) || v->dtype != dtype)
-        return ONYX_INVALID_ARG("%s must be a tensor of the word embedding's type %s", what, onyx_dtype_name(dtype));
+    if (!onyx_is_tensor(v) || (v->dtype != ONYX_FLOAT && v->dtype != ONYX_FLOAT16))
+        return ONYX_INVALID_ARG("%s must be a float or float16 tensor", what);
     if (v->rank != 2 || v->dims[1] != H || v->dims[0] < 1)
         return ONYX_INVALID_ARG("%s %s must be 2-D (rows, hidden_size %lld)", what,
                                 onyx_shape_str(v->dims, v->rank, s, sizeof s), (long long)H);
@@ -392,6 +394,7 @@ typedef struct emb_job {
     const float *g, *b;        /* gamma, beta as float */
     float eps;
     void *y, *sum;             /* outputs (sum may be NULL) */
+    int dtype;                 /* their element type */
     int failed;                /* 1: out of memory, 2: index out of range */
 } emb_job;
 
@@ -414,7 +417,7 @@ static void emb_tokens(void *arg, size_t begin, size_t end) {
         return;
     }
     float *wb = buf, *pb = buf + H, *sb = buf + 2 * H, *s = buf + 3 * H, *ys = buf + 4 * H;
-    int dtype = j->word->dtype;
+    int dtype = j->dtype;
     for (size_t t = begin; t < end; t++) {
         int64_t si = (int64_t)t % j->S;
         /* negative indices count from the end, as in the Gathers this
@@ -453,24 +456,26 @@ static onyx_status *embed_ln_compute(onyx_kernel_ctx *ctx) {
     if (!onyx_is_tensor(word) || (word->dtype != ONYX_FLOAT && word->dtype != ONYX_FLOAT16) || word->rank != 2)
         return ONYX_INVALID_ARG("word_embedding must be a 2-D float or float16 tensor");
     int64_t H = word->dims[1];
-    ONYX_TRY(emb_check_table(pos, "position_embedding", word->dtype, H));
+    ONYX_TRY(emb_check_table(pos, "position_embedding", H));
     if (seg_ids || seg) {
         if (!seg_ids || !seg) return ONYX_INVALID_ARG("segment_ids and segment_embedding must be given together");
         ONYX_TRY(emb_check_ids(seg_ids, "segment_ids", B, S, false));
-        ONYX_TRY(emb_check_table(seg, "segment_embedding", word->dtype, H));
+        ONYX_TRY(emb_check_table(seg, "segment_embedding", H));
     }
     if (mask) ONYX_TRY(emb_check_ids(mask, "mask", B, S, false));
     if (pos_ids) ONYX_TRY(emb_check_ids(pos_ids, "position_ids", B, S, true));
     if (!gamma || !beta) return ONYX_INVALID_ARG("gamma and beta are required");
+    /* the outputs have gamma's type: float with float16-stored float tables */
+    const onyx_value *ref = onyx_is_tensor(gamma) && gamma->dtype == ONYX_FLOAT ? gamma : word;
     const void *g = NULL, *b = NULL;
     float *gown = NULL, *bown = NULL;
-    onyx_status *st = norm_param(gamma, word, (size_t)H, "gamma", &g, &gown);
-    if (!st) st = norm_param(beta, word, (size_t)H, "beta", &b, &bown);
+    onyx_status *st = norm_param(gamma, ref, (size_t)H, "gamma", &g, &gown);
+    if (!st) st = norm_param(beta, ref, (size_t)H, "beta", &b, &bown);
     int64_t dims[3] = {B, S, H};
     onyx_value *y = NULL, *sum = NULL, *mi = NULL;
-    if (!st) st = onyx_kernel_output(ctx, 0, word->dtype, 3, dims, &y);
+    if (!st) st = onyx_kernel_output(ctx, 0, ref->dtype, 3, dims, &y);
     if (!st && ctx->n_out > 1 && ctx->out_used[1]) st = onyx_kernel_output(ctx, 1, ONYX_INT32, 1, &B, &mi);
-    if (!st && ctx->n_out > 2 && ctx->out_used[2]) st = onyx_kernel_output(ctx, 2, word->dtype, 3, dims, &sum);
+    if (!st && ctx->n_out > 2 && ctx->out_used[2]) st = onyx_kernel_output(ctx, 2, ref->dtype, 3, dims, &sum);
     if (!st && mi) {
         /* mask_index: the number of ones in each row of the mask (0 without one) */
         int32_t *m = mi->data;
@@ -483,7 +488,7 @@ static onyx_status *embed_ln_compute(onyx_kernel_ctx *ctx) {
     if (!st && H > 0 && B * S > 0) {
         emb_job j = {.ids = ids, .seg_ids = seg_ids, .pos_ids = pos_ids, .word = word, .pos = pos, .seg = seg,
                      .S = S, .H = H, .g = g, .b = b, .eps = onyx_attr_float(ctx->node, "epsilon", 1e-12f),
-                     .y = y->data, .sum = sum ? sum->data : NULL};
+                     .y = y->data, .sum = sum ? sum->data : NULL, .dtype = ref->dtype};
         size_t tokens = (size_t)(B * S);
         if (tokens * (size_t)H < NN_PARALLEL_MIN) emb_tokens(&j, 0, tokens);
         else onyx_parallel_for(ctx->tp, tokens, nn_grain((size_t)H, NN_PARALLEL_MIN / 4), emb_tokens, &j);

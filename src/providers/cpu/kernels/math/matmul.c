@@ -85,8 +85,9 @@ static void packed_b_free(void *p) {
 }
 
 /* Pack the `mats` K x N matrices of a constant float B (op(B) = B^T when
- * trans, stored N x K). */
-static onyx_status *packed_b_new(const float *data, int64_t mats, int64_t K, int64_t N, bool trans,
+ * trans, stored N x K); float16 bytes when `half` (a half-stored weight:
+ * packed in float16, optimizer/passes_half.c). */
+static onyx_status *packed_b_new(const void *data, bool half, int64_t mats, int64_t K, int64_t N, bool trans,
                                  packed_b **out) {
     *out = NULL;
     packed_b *pb = calloc(1, sizeof *pb);
@@ -99,8 +100,11 @@ static onyx_status *packed_b_new(const float *data, int64_t mats, int64_t K, int
         return ONYX_OOM();
     }
     for (int64_t m = 0; m < mats; m++, pb->mats++) {
-        onyx_status *st = onyx_sgemm_pack_b(trans, (size_t)K, (size_t)N, data + m * K * N,
-                                            trans ? (size_t)K : (size_t)N, &pb->mats_packed[m]);
+        size_t ld = trans ? (size_t)K : (size_t)N;
+        onyx_status *st = half ? onyx_sgemm_pack_b_half(trans, (size_t)K, (size_t)N,
+                                                        (const uint16_t *)data + m * K * N, ld, &pb->mats_packed[m])
+                               : onyx_sgemm_pack_b(trans, (size_t)K, (size_t)N, (const float *)data + m * K * N, ld,
+                                                   &pb->mats_packed[m]);
         if (st) {
             packed_b_free(pb);
             return st;
@@ -110,12 +114,25 @@ static onyx_status *packed_b_new(const float *data, int64_t mats, int64_t K, int
     return NULL;
 }
 
+/* B holds float16 bytes for a float32 value: a half-stored weight. */
+static bool half_stored_b(const onyx_kernel_info *info, const onyx_value *b) {
+    return b->dtype == ONYX_FLOAT16 && info->in_types && info->in_types[1] &&
+           info->in_types[1]->dtype == ONYX_FLOAT;
+}
+
 /* The constant B of a node as a float tensor worth packing, or NULL. */
 static const onyx_value *const_float_b(const onyx_kernel_info *info) {
     if (info->n_in < 2 || !info->const_in) return NULL;
     const onyx_value *b = info->const_in[1];
-    if (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank < 1 || b->numel == 0) return NULL;
+    if (!onyx_is_tensor(b) || (b->dtype != ONYX_FLOAT && !half_stored_b(info, b)) || b->rank < 1 || b->numel == 0)
+        return NULL;
     return b;
+}
+
+/* A float A with a float16 B that init packed (a half-stored weight): the
+ * product runs on the packed panels. */
+static bool packed_half_b(const onyx_value *A, const onyx_value *B, const packed_b *pb) {
+    return pb && onyx_is_tensor(A) && onyx_is_tensor(B) && A->dtype == ONYX_FLOAT && B->dtype == ONYX_FLOAT16;
 }
 
 /* ------------------------------------------------------------ MatMul float */
@@ -175,18 +192,25 @@ static onyx_status *matmul_init(const onyx_kernel_info *info, void **state) {
     int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
     if (K == 0 || N == 0) return NULL;
     packed_b *pb;
-    ONYX_TRY(packed_b_new(b->data, b->numel / (K * N), K, N, false, &pb));
+    ONYX_TRY(packed_b_new(b->data, b->dtype == ONYX_FLOAT16, b->numel / (K * N), K, N, false, &pb));
     *state = pb;
     return NULL;
 }
 
 static onyx_status *matmul_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    ONYX_TRY(check_same_type(A, B, "MatMul"));
+    bool half_b = packed_half_b(A, B, ctx->state);
+    if (!half_b) ONYX_TRY(check_same_type(A, B, "MatMul"));
     mm_shape s;
     ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
+    if (half_b) {
+        const packed_b *pb = ctx->state;
+        if (pb->K != s.K || pb->N != s.N || pb->mats != s.b_mats)
+            return ONYX_RUNTIME_ERROR("MatMul: the float16 weight B does not match its packed copy");
+        return matmul_f32(&s, A->data, NULL, Y->data, pb, ctx->tp);
+    }
     if (la_is_f32_family(A->dtype)) return matmul_float_family(&s, A, B, Y, ctx->state, ctx->tp);
     mm_loop_fn fn = mm_loop_for(A->dtype);
     if (!fn) return ONYX_NOT_IMPLEMENTED("MatMul: element type %s is not supported", onyx_dtype_name(A->dtype));
@@ -357,11 +381,11 @@ static gemm_loop_fn gemm_loop_for(int dtype) {
 static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
     *state = NULL;
     const onyx_value *b = const_float_b(info);
-    if (!b || b->rank != 2) return NULL;
+    if (!b || b->rank != 2 || b->dtype != ONYX_FLOAT) return NULL;   /* Gemm takes no half-stored B */
     bool tb = onyx_attr_int(info->node, "transB", 0) != 0;
     int64_t K = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
     packed_b *pb;
-    ONYX_TRY(packed_b_new(b->data, 1, K, N, tb, &pb));
+    ONYX_TRY(packed_b_new(b->data, false, 1, K, N, tb, &pb));
     *state = pb;
     return NULL;
 }

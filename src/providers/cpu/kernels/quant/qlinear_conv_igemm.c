@@ -14,10 +14,10 @@
  * VPDPBUSD wants the unsigned operand to be the activations, hence the
  * channels-last A rather than the weights as A.
  *
- * Depthwise (group == C == M): each output channel is one small 2-D
- * convolution of one input plane; a direct loop accumulates rows of
- * int32 (the weights with their zero point removed, as int16) and
- * requantises each row.
+ * Depthwise (group == C == M, at most 256 taps): each output channel is
+ * one small 2-D convolution of one input plane; a direct loop accumulates
+ * rows in float (exact: integers below 2^24; the weights with their zero
+ * point removed) and requantises each row.
  *
  * Requantisation multiplies in float (the reference multiplies in double):
  * a product within a float rounding of .5 can round the other way, one
@@ -103,7 +103,7 @@ static bool fits(const onyx_kernel_info *info) {
     if (!(f32_at(xs, 0) > 0) || !(f32_at(ys, 0) > 0) || !isfinite(f32_at(xs, 0)) || !isfinite(f32_at(ys, 0)))
         return false;
     int64_t group = onyx_attr_int(info->node, "group", 1);
-    bool dw = group > 1 && w->dims[1] == 1 && group == M;
+    bool dw = group > 1 && w->dims[1] == 1 && group == M && w->dims[2] * w->dims[3] <= 256; /* exact float sums */
     return group == 1 || dw;
 }
 
@@ -298,66 +298,140 @@ typedef struct dw_job {
     uint8_t *y;
 } dw_job;
 
+/* Round half to even (the default rounding mode) by adding and subtracting
+ * 1.5 * 2^23, inline where nearbyintf is a library call; beyond 2^22 the
+ * value saturates anyway. */
+static inline float round_even(float v) {
+    v = v < 0x1p22f ? v : 0x1p22f;
+    v = v > -0x1p22f ? v : -0x1p22f;
+    return (v + 0x1.8p23f) - 0x1.8p23f;
+}
+
 static inline uint8_t requant(int32_t acc, float mult, int32_t zy, bool u8) {
-    float v = nearbyintf((float)acc * mult) + (float)zy;
+    float v = round_even((float)acc * mult) + (float)zy;
     float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
     v = v < lo ? lo : (v > hi ? hi : v);
     return u8 ? (uint8_t)(int)v : (uint8_t)(int8_t)(int)v;
 }
 
-/* One output row of channel m: acc[ow] = bias + sum over taps of (x - zp) w. */
-static void dw_row(const dw_job *j, int64_t m, const uint8_t *xc, int64_t oh, int32_t *acc) {
+/* One output row of channel m: acc[ow] = sum over taps of (x - zp) w, in
+ * float: every product and partial sum is an integer below 2^24 (at most
+ * 256 taps of 255 x 255, see fits), so the sums are exact. xc is the
+ * channel's plane as floats minus the zero point. Stride-1 and stride-2
+ * rows go 4 outputs at a time on SSE2 (the x86-64 baseline). */
+static void dw_row(const dw_job *j, int64_t m, const float *xc, int64_t oh, float *acc) {
     const qconv_geom *g = j->g;
     const qconv_fast *s = j->s;
     const int64_t H = g->in[0], W = g->in[1], OW = g->out[1], sw = g->s[1];
-    for (int64_t ow = 0; ow < OW; ow++) acc[ow] = s->bias[m];
+    for (int64_t ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
     const int16_t *wm = s->dw + m * s->kh * s->kw;
     for (int64_t i = 0; i < g->k[0]; i++) {
         int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
         if (ih < 0 || ih >= H) continue; /* padding: x - zp = 0 */
-        const uint8_t *xr = xc + ih * W;
+        const float *xr = xc + ih * W;
         for (int64_t k = 0; k < g->k[1]; k++) {
-            int32_t w = wm[i * s->kw + k], zp = s->xzp;
+            const float w = wm[i * s->kw + k];
             int64_t off = k * g->d[1] - g->pb[1];
             /* ow whose iw = ow * sw + off lies in [0, W) */
             int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
             int64_t hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;
             if (hi > OW - 1) hi = OW - 1;
-            if (sw == 1)
-                for (int64_t ow = lo; ow <= hi; ow++) acc[ow] += ((int32_t)xr[ow + off] - zp) * w;
-            else
-                for (int64_t ow = lo; ow <= hi; ow++) acc[ow] += ((int32_t)xr[ow * sw + off] - zp) * w;
+            int64_t ow = lo;
+            if (sw == 1) {
+                const float *src = xr + off;
+#if defined(__SSE2__)
+                const __m128 wv = _mm_set1_ps(w);
+                for (; ow + 4 <= hi + 1; ow += 4)
+                    _mm_storeu_ps(acc + ow, _mm_add_ps(_mm_loadu_ps(acc + ow), _mm_mul_ps(_mm_loadu_ps(src + ow), wv)));
+#endif
+            } else if (sw == 2) {
+#if defined(__SSE2__)
+                /* the even elements of 8: the last load may read one float past the
+                 * row (the next row, or the row buffer after the plane), unused */
+                const float *src = xr + off;
+                const __m128 wv = _mm_set1_ps(w);
+                for (; ow + 4 <= hi + 1; ow += 4) {
+                    __m128 e = _mm_shuffle_ps(_mm_loadu_ps(src + 2 * ow), _mm_loadu_ps(src + 2 * ow + 4),
+                                              _MM_SHUFFLE(2, 0, 2, 0));
+                    _mm_storeu_ps(acc + ow, _mm_add_ps(_mm_loadu_ps(acc + ow), _mm_mul_ps(e, wv)));
+                }
+#endif
+            }
+            for (; ow <= hi; ow++) acc[ow] += xr[ow * sw + off] * w;
         }
     }
+}
+
+/* x - zp as floats, 16 at a time on SSE2. */
+static void widen_plane(const uint8_t *x, int64_t n, float zp, float *out) {
+    int64_t p = 0;
+#if defined(__SSE2__)
+    const __m128 z = _mm_set1_ps(zp);
+    const __m128i zero = _mm_setzero_si128();
+    for (; p + 16 <= n; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(x + p));
+        __m128i w[2] = {_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero)};
+        for (int h = 0; h < 2; h++) {
+            _mm_storeu_ps(out + p + 8 * h, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpacklo_epi16(w[h], zero)), z));
+            _mm_storeu_ps(out + p + 8 * h + 4, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpackhi_epi16(w[h], zero)), z));
+        }
+    }
+#endif
+    for (; p < n; p++) out[p] = (float)x[p] - zp;
+}
+
+/* y[0..n) from the exact float sums, 4 at a time on SSE2 with the same
+ * arithmetic as requant (int32 sum plus bias, times mult, round half to
+ * even, plus zy, saturated); returns the count done (the rest: requant). */
+static int64_t requant_row(const float *acc, int64_t n, int32_t bias, float mult, int32_t zy, bool u8, uint8_t *y) {
+    int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128i b = _mm_set1_epi32(bias), z = _mm_set1_epi32(zy);
+    const __m128 mv = _mm_set1_ps(mult), lo = _mm_set1_ps(-0x1p22f), hi = _mm_set1_ps(0x1p22f);
+    for (; i + 4 <= n; i += 4) {
+        __m128i a = _mm_add_epi32(_mm_cvttps_epi32(_mm_loadu_ps(acc + i)), b);
+        __m128 v = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_cvtepi32_ps(a), mv), lo), hi);
+        __m128i q = _mm_add_epi32(_mm_cvtps_epi32(v), z);
+        __m128i w = _mm_packs_epi32(q, q);
+        __m128i r = u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
+        int32_t four = _mm_cvtsi128_si32(r);
+        memcpy(y + i, &four, 4);
+    }
+#endif
+    return i;
 }
 
 static void dw_range(void *arg, size_t begin, size_t end) {
     const dw_job *j = arg;
     const qconv_geom *g = j->g;
     const int64_t OH = g->out[0], OW = g->out[1];
-    int32_t stack[1024], *acc = OW <= 1024 ? stack : malloc((size_t)OW * sizeof *acc);
-    if (!acc) return; /* checked by the caller's preflight allocation */
+    float *xf = malloc((size_t)(g->in_size + OW) * sizeof *xf);
+    if (!xf) return; /* the caller's preflight allocation of the same size succeeded */
+    float *acc = xf + g->in_size;
     const bool u8 = j->s->ydt != ONYX_INT8;
     for (size_t u = begin; u < end; u++) {
         int64_t n = (int64_t)u / g->M, m = (int64_t)u % g->M;
         const uint8_t *xc = j->x + (n * g->C + m) * g->in_size;
+        widen_plane(xc, g->in_size, (float)j->s->xzp, xf);
         uint8_t *yc = j->y + (n * g->M + m) * g->out_size;
         const float mult = j->s->mult[m];
+        const int32_t bias = j->s->bias[m];
         for (int64_t oh = 0; oh < OH; oh++) {
-            dw_row(j, m, xc, oh, acc);
-            for (int64_t ow = 0; ow < OW; ow++) yc[oh * OW + ow] = requant(acc[ow], mult, j->s->yzp, u8);
+            dw_row(j, m, xf, oh, acc);
+            int64_t ow = requant_row(acc, OW, bias, mult, j->s->yzp, u8, yc + oh * OW);
+            for (; ow < OW; ow++)
+                yc[oh * OW + ow] = requant((int32_t)((uint32_t)(int32_t)acc[ow] + (uint32_t)bias), mult, j->s->yzp, u8);
         }
     }
-    if (acc != stack) free(acc);
+    free(xf);
 }
 
 static onyx_status *conv_depthwise(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
                                    onyx_threadpool *tp) {
-    if (g->out[1] > 1024) { /* the rows' accumulators come from the heap: fail here, not in a worker */
-        void *probe = malloc((size_t)g->out[1] * sizeof(int32_t));
-        if (!probe) return ONYX_OOM();
-        free(probe);
-    }
+    /* each worker's plane and row buffers: fail here, not in a worker */
+    void *probe = malloc((size_t)(g->in_size + g->out[1]) * sizeof(float));
+    if (!probe) return ONYX_OOM();
+    free(probe);
     dw_job j = {s, g, x, y};
     size_t per = (size_t)(g->out_size * g->k_size);
     onyx_parallel_for(tp, (size_t)(g->N * g->M), per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &j);

@@ -1,0 +1,187 @@
+/* float16 weights kept in 16 bits (optimizer/passes_half.c, "half-stored"
+ * values; providers/cpu/gemm/sgemm_half.h): the fusion test models
+ * (attention, embedding + layer norm, MatMul fusions) converted with
+ * `onyx convert --to float16 --keep-io-types`:
+ *   1. after the optimiser, the fused Attention's merged QKV weight, the
+ *      EmbedLayerNormalization's word table and the MatMul weights hold
+ *      float16 bytes under a float32 value type, and onyx_opt_settle_half
+ *      keeps them for the CPU kernels (but widens one also read by a Gemm)
+ *      and widens them all for a saved model or a device provider;
+ *   2. the float16 model's outputs equal those of the float32 model whose
+ *      weights were rounded to float16 first (computed in float32 either
+ *      way), within 1e-5 relative: the float16 panels widen exactly;
+ *   3. a float16 model saved optimised holds no half-stored weight and
+ *      loads and runs to the same outputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "convert/float16.h"
+#include "core/dtype.h"
+#include "format/model.h"
+#include "ir/graph.h"
+#include "onyx.h"
+#include "optimizer/optimizer.h"
+#include "providers/provider.h"
+#include "session/session.h"
+#include "testlib.h"
+
+static char dir[64];
+static onyx_env *env;
+
+static char *tmp(const char *name) {
+    static char buf[4][160];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
+    return b;
+}
+
+/* The optimised graph of path (level all, this CPU). */
+static onyx_graph *optimised(const char *path, onyx_model **m) {
+    onyx_graph *g = NULL;
+    *m = NULL;
+    CHECK_OK(onyx_model_load_file(path, m));
+    if (*m) CHECK_OK(onyx_graph_build(*m, &g));
+    if (!g) return NULL;
+    CHECK_OK(onyx_infer_graph_checked(g, env, NULL));
+    /* the session's services over a CPU provider, without the blocked layout */
+    onyx_provider *cpu = NULL;
+    CHECK_OK(onyx_cpu_provider_create(NULL, NULL, 0, &cpu));
+    if (!cpu) return g;
+    onyx_provider_set set = {.providers = &cpu, .n_providers = 1};
+    onyx_schema_source src = onyx_session_schema_source(&set, env);
+    onyx_opt_services svc = {.env = env, .schemas = &src, .evaluate = onyx_session_evaluate, .evaluate_user = &set};
+    CHECK_OK(onyx_optimize(g, &svc, ONYX_OPT_ALL, NULL, NULL));
+    onyx_provider_destroy(cpu);
+    return g;
+}
+
+/* Half-stored inputs k of the live nodes of type op. */
+static size_t half_inputs(const onyx_graph *g, const char *op, size_t k) {
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].dead && !strcmp(g->nodes[i].op_type, op) && g->nodes[i].n_in > k &&
+            onyx_opt_half_stored(g, g->nodes[i].in[k]))
+            n++;
+    return n;
+}
+
+static size_t all_half(const onyx_graph *g) {
+    size_t n = 0;
+    for (size_t v = 0; v < g->n_values; v++) n += onyx_opt_half_stored(g, (int32_t)v);
+    return n;
+}
+
+/* Outputs of the two models (same inputs) agree within 1e-5 relative. */
+static void same_outputs(const char *a_path, const char *b_path) {
+    onyx_session *a = NULL, *b = NULL;
+    CHECK_OK(onyx_session_create(env, a_path, NULL, &a));
+    CHECK_OK(onyx_session_create(env, b_path, NULL, &b));
+    if (!a || !b) goto done;
+    size_t ni = onyx_session_input_count(a), no = onyx_session_output_count(a);
+    CHECK(ni <= 8 && no <= 8 && no == onyx_session_output_count(b));
+    if (ni > 8 || no > 8) goto done;
+    onyx_value *in[8] = {0}, *oa[8] = {0}, *ob[8] = {0};
+    const char *in_names[8], *out_names[8];
+    for (size_t i = 0; i < ni; i++) {
+        in[i] = testlib_session_input(a, i);
+        in_names[i] = onyx_session_input_name(a, i);
+    }
+    for (size_t o = 0; o < no; o++) out_names[o] = onyx_session_output_name(a, o);
+    CHECK_OK(onyx_session_run(a, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, oa));
+    CHECK_OK(onyx_session_run(b, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, ob));
+    for (size_t o = 0; o < no; o++) {
+        CHECK(oa[o] && ob[o]);
+        if (!oa[o] || !ob[o] || onyx_tensor_element_type(oa[o]) != ONYX_FLOAT) continue;
+        CHECK(onyx_tensor_element_type(ob[o]) == ONYX_FLOAT);
+        int64_t n = onyx_tensor_element_count(oa[o]);
+        CHECK(n == onyx_tensor_element_count(ob[o]));
+        const float *x = onyx_tensor_data(oa[o]), *y = onyx_tensor_data(ob[o]);
+        int bad = 0;
+        for (int64_t k = 0; k < n && n == onyx_tensor_element_count(ob[o]); k++)
+            bad += !(fabsf(x[k] - y[k]) <= 1e-5f + 1e-5f * fabsf(x[k]));
+        if (bad) fprintf(stderr, "%s vs %s: output %s differs in %d values\n", a_path, b_path, out_names[o], bad);
+        CHECK(bad == 0);
+    }
+    for (size_t i = 0; i < 8; i++) {
+        onyx_value_free(in[i]);
+        onyx_value_free(oa[i]);
+        onyx_value_free(ob[i]);
+    }
+done:
+    onyx_session_free(a);
+    onyx_session_free(b);
+}
+
+/* src converted to float16 (keep io types): `want` inputs k of op hold
+ * float16 bytes after the optimiser; the same model saved optimised (all
+ * weights widened by the save) is the float32-weights reference. */
+static void check_model(const char *src, const char *name, const char *op, size_t k, size_t want, size_t after) {
+    onyx_f16_options o = {.to = ONYX_FLOAT16, .keep_io_types = true};
+    char f16[160];
+    snprintf(f16, sizeof f16, "%s", tmp(name));
+    CHECK_OK(onyx_f16_convert_file(src, f16, &o, env, NULL));
+    onyx_model *m = NULL;
+    onyx_graph *g = optimised(f16, &m);
+    if (g) {
+        size_t got = half_inputs(g, op, k);
+        if (got != want) fprintf(stderr, "%s: %zu half-stored inputs %zu of %s, expected %zu\n", name, got, k, op, want);
+        CHECK(got == want);
+        size_t before = all_half(g);
+        CHECK_OK(onyx_opt_settle_half(g, true));
+        if (half_inputs(g, op, k) != after) fprintf(stderr, "%s: settle left %zu %s weights\n", name, half_inputs(g, op, k), op);
+        CHECK(half_inputs(g, op, k) == after && all_half(g) <= before);
+        CHECK(half_inputs(g, "Gemm", 1) == 0);
+        /* every one left is read by a kernel that packs float16 */
+        CHECK_OK(onyx_opt_settle_half(g, false));
+        CHECK(all_half(g) == 0);
+        for (size_t i = 0; i < g->n_nodes; i++)
+            if (!g->nodes[i].dead && !strcmp(g->nodes[i].op_type, op) && g->nodes[i].in[k] >= 0 &&
+                g->values[g->nodes[i].in[k]].constant)
+                CHECK(g->values[g->nodes[i].in[k]].constant->dtype == ONYX_FLOAT);
+    }
+    onyx_graph_free(g);
+    onyx_model_free(m);
+    onyx_session_options *so = NULL;
+    CHECK_OK(onyx_session_options_create(&so));
+    char saved[200];
+    snprintf(saved, sizeof saved, "%s.saved.onnx", f16);
+    if (so) {
+        CHECK_OK(onyx_session_options_set_optimized_model_path(so, saved));
+        onyx_session *s = NULL;
+        CHECK_OK(onyx_session_create(env, f16, so, &s));
+        onyx_session_free(s);
+        onyx_session_options_free(so);
+    }
+    onyx_model *sm = NULL;
+    onyx_graph *sg = NULL;
+    CHECK_OK(onyx_model_load_file(saved, &sm));
+    if (sm) CHECK_OK(onyx_graph_build(sm, &sg));
+    if (sg)   /* the saved weights are float32 where they are read as float32 */
+        for (size_t i = 0; i < sg->n_nodes; i++)
+            if (!strcmp(sg->nodes[i].op_type, op) && sg->nodes[i].n_in > k && sg->nodes[i].in[k] >= 0 &&
+                sg->values[sg->nodes[i].in[k]].constant)
+                CHECK(sg->values[sg->nodes[i].in[k]].constant->dtype == ONYX_FLOAT);
+    onyx_graph_free(sg);
+    onyx_model_free(sm);
+    same_outputs(f16, saved);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/onyx_test_half_weights_XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
+    check_model("tests/data/fusion_attention.onnx", "attention.onnx", "Attention", 1, 2, 2);
+    check_model("tests/data/fusion_embed.onnx", "embed.onnx", "EmbedLayerNormalization", 2, 1, 1);
+    check_model("tests/data/fusion_matmul.onnx", "matmul.onnx", "FusedMatMul", 1, 1, 1);
+    /* W is read by a MatMul and by the Gemm that MatMul + Add became: Gemm
+     * takes no float16 weight, so the settling widens W for both */
+    check_model("tests/data/matmul_add.onnx", "matmul_add.onnx", "MatMul", 1, 1, 0);
+    onyx_env_free(env);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return testlib_finish("test_half_weights");
+}
