@@ -69,19 +69,9 @@ static int env_int(const char *name, int def) {
 }
 
 /* Under the sanitizers (Debug, ~100x slower) only the two cheapest light models' mutants run. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 static int light_model_runs(const char *file) {
     int cheap = !strcmp(file, "light_squeezenet.onnx") || !strcmp(file, "light_shufflenet.onnx");
-    if (SANITIZED && !cheap) return 0;
+    if (TESTLIB_SANITIZED && !cheap) return 0;
     return env_int("ONYX_MUTATE_LIGHT_RUNS", LIGHT_RUNS_PER_MODEL);
 }
 

@@ -25,16 +25,6 @@
 #define DIGITS_RUNS 20
 #define LIGHT_MODEL "../shared/onnx-tests/light/light_squeezenet.onnx"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 typedef struct job_set {
     onyx_session *session;
@@ -184,8 +174,8 @@ int main(void) {
     if (f) {
         fclose(f);
         const char *s = getenv("ONYX_CONCURRENCY_HEAVY_RUNS");
-        int runs = s && atoi(s) > 0 ? atoi(s) : SANITIZED ? 1 : 3;
-        check_model(LIGHT_MODEL, SANITIZED ? 2 : 4, runs, 0);
+        int runs = s && atoi(s) > 0 ? atoi(s) : TESTLIB_SANITIZED ? 1 : 3;
+        check_model(LIGHT_MODEL, TESTLIB_SANITIZED ? 2 : 4, runs, 0);
     } else {
         printf("no %s: skipped\n", LIGHT_MODEL);
     }

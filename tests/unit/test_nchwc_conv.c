@@ -768,16 +768,6 @@ static void test_all(onyx_threadpool *tp) {
     onyx_nchwc_wino_force(0);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* Blocks of 4 (the portable path only), and the other ISAs' blocks under the
  * sanitizers: fewer cases. */
@@ -839,7 +829,7 @@ int main(int argc, char **argv) {
             /* Under the sanitizers (a Debug build, 10x slower) the full set
              * runs on each ISA's own block only and the shorter one on the
              * others: every ISA x block pair still runs every tile edge. */
-            bool full = blk != 4 && (!SANITIZED || blk == own);
+            bool full = blk != 4 && (!TESTLIB_SANITIZED || blk == own);
             printf("  isa %s, block %d%s\n", isas[i], blk, full ? "" : " (short set)");
             if (full) test_all(tp);
             else test_block4(tp);

@@ -6,6 +6,19 @@
 #include <stdio.h>
 #include "onyx.h"
 
+/* TESTLIB_SANITIZED: 1 in the AddressSanitizer and ThreadSanitizer builds
+ * (Debug, 10-100x slower), where the heaviest tests run shorter sets. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TESTLIB_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TESTLIB_SANITIZED 1
+#endif
+#endif
+#ifndef TESTLIB_SANITIZED
+#define TESTLIB_SANITIZED 0
+#endif
+
 extern int testlib_failures;
 extern int testlib_checks;
 
