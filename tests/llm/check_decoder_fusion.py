@@ -82,6 +82,19 @@ def main():
     compare(onyx_outputs(onyx, model, inputs, os.path.join(work, "plain.npz"), "basic"), "onyx exported file")
     compare(onyx_outputs(onyx, fused, inputs, os.path.join(work, "fused.npz"), "extended"), "onyx fused file")
     compare(ort_outputs(bench, fused, inputs, os.path.join(work, "ort_fused")), "ORT 1.30 fused file")
+    # the same decoder with cos/sin caches whose halves differ: rotary must stay unfused, the rest
+    # fuses, and the outputs still match torch's
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_decoder_export.py"), work, "--layers", str(LAYERS),
+                    "--uneven-cache", "--name", "uneven"], check=True, capture_output=True)
+    um, uf = os.path.join(work, "uneven.onnx"), os.path.join(work, "uneven_fused.onnx")
+    subprocess.run([onyx, "optimize", um, uf, "--level", "extended"], check=True, capture_output=True)
+    ua = ops(uf)
+    check(ua["RotaryEmbedding"] == 0 and ua["Neg"] == 2 * LAYERS and ua["QuickGelu"] == LAYERS,
+          f"uneven caches: {ua['RotaryEmbedding']} RotaryEmbedding, {ua['Neg']} Neg left, {ua['QuickGelu']} QuickGelu")
+    ref = dict(np.load(os.path.join(work, "uneven_torch.npz")))
+    compare(onyx_outputs(onyx, uf, os.path.join(work, "uneven_inputs.npz"), os.path.join(work, "uneven.npz"),
+                         "extended"), "onyx uneven-cache fused file")
+
     # QuickGelu itself at its default alpha (1.702) and alpha 1 on an odd size, vs numpy and ORT
     from onnx import TensorProto, helper
     x = np.random.default_rng(3).standard_normal((3, 37)).astype(np.float32) * 4

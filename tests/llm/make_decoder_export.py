@@ -116,6 +116,8 @@ class Decoder(nn.Module):
         inv_freq = 1.0 / (a.theta ** (torch.arange(0, head, 2).float() / head))
         freqs = torch.outer(torch.arange(a.max_pos).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
+        if a.uneven_cache:   # halves differ: not rotate-half's cache, must not become RotaryEmbedding
+            emb[:, head // 2:] *= 1.001
         self.register_buffer("cos_cached", emb.cos(), persistent=False)
         self.register_buffer("sin_cached", emb.sin(), persistent=False)
 
@@ -143,6 +145,7 @@ def main():
     ap.add_argument("--past", type=int, default=5)
     ap.add_argument("--seq", type=int, default=3)
     ap.add_argument("--name", default="decoder")
+    ap.add_argument("--uneven-cache", action="store_true", help="cos/sin caches whose two halves differ")
     a = ap.parse_args()
     a.eps, a.theta = 1e-5, 10000.0
     torch.manual_seed(7)

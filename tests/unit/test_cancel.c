@@ -18,6 +18,11 @@
 #include "testlib.h"
 
 #define STOP_LIMIT_MS 100.0   /* the bound from terminate to the run's end */
+/* The bounds are wall-clock: on a loaded machine (CI runs tests two at a
+ * time, the sanitizer builds are slow) the runner can wait for a core longer
+ * than the bound, so a timing miss is retried. A run that does not look at
+ * its flag or deadline misses every attempt. */
+#define TIMING_ATTEMPTS 3
 
 static double now_ms(void) {
     struct timespec ts;
@@ -59,8 +64,9 @@ static void *run_main(void *p) {
     return NULL;
 }
 
-/* terminate from another thread while the Loop runs */
-static void check_terminate(onyx_session *s, const char *what) {
+/* terminate from another thread while the Loop runs; returns how long after
+ * terminate was set the run ended */
+static double check_terminate(onyx_session *s, const char *what) {
     onyx_run_options *ro = NULL;
     CHECK_OK(onyx_run_options_create(&ro));
     run_job j = {.session = s, .ro = ro};
@@ -75,7 +81,6 @@ static void check_terminate(onyx_session *s, const char *what) {
     CHECK(j.st != NULL);
     CHECK(j.st && onyx_status_code(j.st) == ONYX_ERR_TERMINATED);
     CHECK(j.st && strstr(onyx_status_message(j.st), "terminated"));
-    CHECK(took < STOP_LIMIT_MS);
     CHECK(j.y == NULL);
     onyx_status_free(j.st);
     onyx_value_free(j.y);
@@ -84,10 +89,13 @@ static void check_terminate(onyx_session *s, const char *what) {
     CHECK_ERR(run_once(s, ro, &y), "terminate flag");
     onyx_value_free(y);
     onyx_run_options_free(ro);
+    return took;
 }
 
-/* a deadline ends the run; the same session then runs again */
-static void check_deadline(onyx_session *s, const char *what) {
+/* a deadline ends the run; the same session then runs again; returns the
+ * longer overshoot past the deadline of two runs */
+static double check_deadline(onyx_session *s, const char *what) {
+    double worst = 0;
     onyx_run_options *ro = NULL;
     CHECK_OK(onyx_run_options_create(&ro));
     onyx_run_options_set_timeout_ms(ro, 150);
@@ -99,11 +107,13 @@ static void check_deadline(onyx_session *s, const char *what) {
         printf("%s: a run with a 150 ms timeout took %.2f ms\n", what, took);
         CHECK(st && onyx_status_code(st) == ONYX_ERR_TERMINATED);
         CHECK(st && strstr(onyx_status_message(st), "timeout of 150 ms"));
-        CHECK(took >= 150 && took < 150 + STOP_LIMIT_MS);
+        CHECK(took >= 150);
+        if (took - 150 > worst) worst = took - 150;
         onyx_status_free(st);
         onyx_value_free(y);
     }
     onyx_run_options_free(ro);
+    return worst;
 }
 
 int main(void) {
@@ -115,8 +125,17 @@ int main(void) {
         onyx_status *st = onyx_session_create(env, models[m], NULL, &s);
         CHECK_OK(st);
         if (!s) continue;
-        check_terminate(s, models[m]);
-        check_deadline(s, models[m]);
+        double stop = 1e30, overshoot = 1e30;
+        for (int a = 0; a < TIMING_ATTEMPTS && stop >= STOP_LIMIT_MS; a++) {
+            double t = check_terminate(s, models[m]);
+            if (t < stop) stop = t;
+        }
+        for (int a = 0; a < TIMING_ATTEMPTS && overshoot >= STOP_LIMIT_MS; a++) {
+            double t = check_deadline(s, models[m]);
+            if (t < overshoot) overshoot = t;
+        }
+        CHECK(stop < STOP_LIMIT_MS);
+        CHECK(overshoot < STOP_LIMIT_MS);
         onyx_session_free(s);
     }
     onyx_env_free(env);
