@@ -389,7 +389,10 @@ ONYX_API onyx_status *onyx_session_run(onyx_session *session, const onyx_run_opt
  * shapes, and nothing is ever written past its bytes. On error the
  * provided tensors are left in outputs[] (their contents unspecified) and
  * the other entries are NULL. The provided memory must not overlap an
- * input. */
+ * input, except where an operator documents in-place use: a key/value cache
+ * given to GroupQueryAttention as both its past input and its present output
+ * (the very same buffer; the operator then writes only the new rows and
+ * refuses any other overlap). */
 ONYX_API onyx_status *onyx_session_run_into(onyx_session *session, const onyx_run_options *run_opts,
                                             const char *const *input_names,
                                             const onyx_value *const *inputs, size_t n_inputs,
