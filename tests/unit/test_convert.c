@@ -21,16 +21,7 @@
 
 #define DIGITS "models/digits.onnx"
 
-static char dir[64];
 static onyx_env *env;
-
-static char *tmp(const char *name) {
-    static char buf[4][160];
-    static int k;
-    char *b = buf[k++ % 4];
-    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-    return b;
-}
 
 static bool exists(const char *p) { return access(p, F_OK) == 0; }
 
@@ -108,8 +99,7 @@ static void inspect(const char *path, const char *op, int *init_type, int *input
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/onyx_test_convert_XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (!testlib_tmpdir_create("test_convert")) return 1;
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     const int64_t rows = 32;
     float *ref = run(DIGITS, ONYX_FLOAT, rows);
@@ -117,11 +107,11 @@ int main(void) {
 
     onyx_f16_options o = {.to = ONYX_FLOAT16, .keep_io_types = true};
     onyx_f16_report rep;
-    CHECK_OK(onyx_f16_convert_file(DIGITS, tmp("f16.onnx"), &o, env, &rep));
+    CHECK_OK(onyx_f16_convert_file(DIGITS, testlib_tmp("f16.onnx"), &o, env, &rep));
     CHECK(rep.initializers_converted >= 4 && rep.bytes_after * 2 <= rep.bytes_before + 64);
-    inspect(tmp("f16.onnx"), "Gemm", &it, &ot, &casts);
+    inspect(testlib_tmp("f16.onnx"), "Gemm", &it, &ot, &casts);
     CHECK(it == ONYX_FLOAT16 && ot == ONYX_FLOAT && casts >= 2);
-    float *got = run(tmp("f16.onnx"), ONYX_FLOAT, rows);
+    float *got = run(testlib_tmp("f16.onnx"), ONYX_FLOAT, rows);
     if (ref && got) {
         double c = cosine(ref, got, (size_t)rows * 10);
         printf("test_convert: float16 (keep io types) cosine %.6f\n", c);
@@ -130,10 +120,10 @@ int main(void) {
     free(got);
 
     o.keep_io_types = false;
-    CHECK_OK(onyx_f16_convert_file(DIGITS, tmp("f16io.onnx"), &o, env, NULL));
-    inspect(tmp("f16io.onnx"), "Gemm", &it, &ot, &casts);
+    CHECK_OK(onyx_f16_convert_file(DIGITS, testlib_tmp("f16io.onnx"), &o, env, NULL));
+    inspect(testlib_tmp("f16io.onnx"), "Gemm", &it, &ot, &casts);
     CHECK(it == ONYX_FLOAT16 && ot == ONYX_FLOAT16);
-    got = run(tmp("f16io.onnx"), ONYX_FLOAT16, rows);
+    got = run(testlib_tmp("f16io.onnx"), ONYX_FLOAT16, rows);
     if (ref && got) CHECK(cosine(ref, got, (size_t)rows * 10) > 0.9999);
     free(got);
 
@@ -141,10 +131,10 @@ int main(void) {
     const char *ops[] = {"Gemm"};
     onyx_f16_options ob = {.to = ONYX_FLOAT16, .keep_io_types = true, .op_block_set = true, .op_block = ops,
                            .n_op_block = 1};
-    CHECK_OK(onyx_f16_convert_file(DIGITS, tmp("blocked.onnx"), &ob, env, &rep));
-    inspect(tmp("blocked.onnx"), "Gemm", &it, &ot, &casts);
+    CHECK_OK(onyx_f16_convert_file(DIGITS, testlib_tmp("blocked.onnx"), &ob, env, &rep));
+    inspect(testlib_tmp("blocked.onnx"), "Gemm", &it, &ot, &casts);
     CHECK(it == ONYX_FLOAT && casts >= 2);
-    got = run(tmp("blocked.onnx"), ONYX_FLOAT, rows);
+    got = run(testlib_tmp("blocked.onnx"), ONYX_FLOAT, rows);
     if (ref && got) CHECK(cosine(ref, got, (size_t)rows * 10) > 0.9999);
     free(got);
     onyx_model *dm = NULL;
@@ -157,8 +147,8 @@ int main(void) {
         if (!strcmp(dg->nodes[i].op_type, "Gemm")) gemm_nodes[ng++] = dg->nodes[i].name;
     if (ng == 2 && gemm_nodes[0][0] && gemm_nodes[1][0]) {
         onyx_f16_options on = {.to = ONYX_FLOAT16, .keep_io_types = true, .node_block = gemm_nodes, .n_node_block = 2};
-        CHECK_OK(onyx_f16_convert_file(DIGITS, tmp("nodeblocked.onnx"), &on, env, NULL));
-        inspect(tmp("nodeblocked.onnx"), "Gemm", &it, &ot, &casts);
+        CHECK_OK(onyx_f16_convert_file(DIGITS, testlib_tmp("nodeblocked.onnx"), &on, env, NULL));
+        inspect(testlib_tmp("nodeblocked.onnx"), "Gemm", &it, &ot, &casts);
         CHECK(it == ONYX_FLOAT);
     }
     onyx_graph_free(dg);
@@ -166,38 +156,36 @@ int main(void) {
 
     o.to = ONYX_BFLOAT16;
     o.keep_io_types = true;
-    CHECK_OK(onyx_f16_convert_file(DIGITS, tmp("bf16.onnx"), &o, env, NULL));
-    inspect(tmp("bf16.onnx"), "Gemm", &it, &ot, &casts);
+    CHECK_OK(onyx_f16_convert_file(DIGITS, testlib_tmp("bf16.onnx"), &o, env, NULL));
+    inspect(testlib_tmp("bf16.onnx"), "Gemm", &it, &ot, &casts);
     CHECK(it == ONYX_BFLOAT16);
-    got = run(tmp("bf16.onnx"), ONYX_FLOAT, rows);
+    got = run(testlib_tmp("bf16.onnx"), ONYX_FLOAT, rows);
     if (ref && got) CHECK(cosine(ref, got, (size_t)rows * 10) > 0.999);
     free(got);
 
     /* refusals write nothing */
     const char *bad_ops[] = {"Gemm", "NotAnOperator"};
     onyx_f16_options obad = {.to = ONYX_FLOAT16, .op_block_set = true, .op_block = bad_ops, .n_op_block = 2};
-    CHECK_ERR(onyx_f16_convert_file(DIGITS, tmp("x1.onnx"), &obad, env, NULL), "NotAnOperator");
-    CHECK(!exists(tmp("x1.onnx")));
+    CHECK_ERR(onyx_f16_convert_file(DIGITS, testlib_tmp("x1.onnx"), &obad, env, NULL), "NotAnOperator");
+    CHECK(!exists(testlib_tmp("x1.onnx")));
     o.to = ONYX_FLOAT16;
-    CHECK_ERR(onyx_f16_convert_file(tmp("f16.onnx"), tmp("f16.onnx"), &o, env, NULL), "is the input model");
-    CHECK(exists(tmp("f16.onnx")));
-    FILE *f = fopen(tmp("corrupt.onnx"), "wb");
+    CHECK_ERR(onyx_f16_convert_file(testlib_tmp("f16.onnx"), testlib_tmp("f16.onnx"), &o, env, NULL), "is the input model");
+    CHECK(exists(testlib_tmp("f16.onnx")));
+    FILE *f = fopen(testlib_tmp("corrupt.onnx"), "wb");
     if (f) {
         fputs("\x0a\xff\xff\xff\xff\x0fnot a model", f);
         fclose(f);
     }
-    onyx_status *st = onyx_f16_convert_file(tmp("corrupt.onnx"), tmp("x2.onnx"), &o, env, NULL);
+    onyx_status *st = onyx_f16_convert_file(testlib_tmp("corrupt.onnx"), testlib_tmp("x2.onnx"), &o, env, NULL);
     CHECK(st != NULL);
     if (st) printf("test_convert: corrupt model refused: %s\n", onyx_status_message(st));
     onyx_status_free(st);
-    CHECK(!exists(tmp("x2.onnx")) && !exists(tmp("x2.onnx.data")));
-    CHECK_ERR(onyx_f16_convert_file(tmp("missing.onnx"), tmp("x3.onnx"), &o, env, NULL), "missing.onnx");
-    CHECK(!exists(tmp("x3.onnx")));
+    CHECK(!exists(testlib_tmp("x2.onnx")) && !exists(testlib_tmp("x2.onnx.data")));
+    CHECK_ERR(onyx_f16_convert_file(testlib_tmp("missing.onnx"), testlib_tmp("x3.onnx"), &o, env, NULL), "missing.onnx");
+    CHECK(!exists(testlib_tmp("x3.onnx")));
 
     free(ref);
     onyx_env_free(env);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    testlib_tmpdir_remove();
     return testlib_finish("test_convert");
 }

@@ -27,16 +27,7 @@
 #include "session/session.h"
 #include "testlib.h"
 
-static char dir[64];
 static onyx_env *env;
-
-static char *tmp(const char *name) {
-    static char buf[4][160];
-    static int k;
-    char *b = buf[k++ % 4];
-    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-    return b;
-}
 
 /* The optimised graph of path (level all, this CPU). */
 static onyx_graph *optimised(const char *path, onyx_model **m) {
@@ -121,7 +112,7 @@ done:
 static void check_model(const char *src, const char *name, const char *op, size_t k, size_t want, size_t after) {
     onyx_f16_options o = {.to = ONYX_FLOAT16, .keep_io_types = true};
     char f16[160];
-    snprintf(f16, sizeof f16, "%s", tmp(name));
+    snprintf(f16, sizeof f16, "%s", testlib_tmp(name));
     CHECK_OK(onyx_f16_convert_file(src, f16, &o, env, NULL));
     onyx_model *m = NULL;
     onyx_graph *g = optimised(f16, &m);
@@ -170,8 +161,7 @@ static void check_model(const char *src, const char *name, const char *op, size_
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/onyx_test_half_weights_XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (!testlib_tmpdir_create("test_half_weights")) return 1;
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     check_model("tests/data/fusion_attention.onnx", "attention.onnx", "Attention", 1, 2, 2);
     check_model("tests/data/fusion_embed.onnx", "embed.onnx", "EmbedLayerNormalization", 2, 1, 1);
@@ -180,8 +170,6 @@ int main(void) {
      * takes no float16 weight, so the settling widens W for both */
     check_model("tests/data/matmul_add.onnx", "matmul_add.onnx", "MatMul", 1, 1, 0);
     onyx_env_free(env);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    testlib_tmpdir_remove();
     return testlib_finish("test_half_weights");
 }

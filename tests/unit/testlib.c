@@ -1,5 +1,6 @@
 #include "testlib.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 int testlib_failures = 0;
@@ -90,4 +91,25 @@ onyx_value *testlib_session_input(const onyx_session *s, size_t i) {
         }
     }
     return v;
+}
+
+static char tmpdir[96];
+
+bool testlib_tmpdir_create(const char *name) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/onyx_%s_XXXXXX", name);
+    return mkdtemp(tmpdir) != NULL;
+}
+
+const char *testlib_tmp(const char *file) {
+    static char buf[4][192];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "%s/%s", tmpdir, file);
+    return b;
+}
+
+void testlib_tmpdir_remove(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
 }

@@ -2,6 +2,7 @@
  * main returns testlib_finish(). */
 #ifndef ONYX_TESTLIB_H
 #define ONYX_TESTLIB_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "onyx.h"
@@ -40,6 +41,14 @@ void testlib_check_ok(onyx_status *st, const char *file, int line, const char *e
 void testlib_check_err(onyx_status *st, const char *needle, const char *file, int line,
                        const char *expr);
 int testlib_finish(const char *name);
+
+/* A fresh scratch directory /tmp/onyx_NAME_XXXXXX for a test's files (false
+ * when it cannot be made), paths inside it (four rotating buffers, so a
+ * call may take two or three of them at once), and its removal with
+ * everything in it. */
+bool testlib_tmpdir_create(const char *name);
+const char *testlib_tmp(const char *file);
+void testlib_tmpdir_remove(void);
 
 /* Deterministic pseudo-random numbers (xorshift64) for test inputs: each
  * test program draws the same sequence on every run, from a fixed seed or
