@@ -29,7 +29,14 @@ that read them):
                          can be left out (printed as `DROP|FILE`); the layout
                          pass that would use them is left out with them;
                          without MatMulNBits its micro-kernel tables likewise
-and prints the replaced sources as lines `ORIGINAL|GENERATED`.
+and prints the replaced sources as lines `ORIGINAL|GENERATED`, and the
+common-core features that no kept kernel needs as lines `OMIT|FEATURE`
+(minimal_build.cmake leaves out their sources, src/session/minimal_omitted.c
+answers for them):
+  subgraphs              no kept family runs graph attributes (If, Loop, Scan:
+                         the families that include providers/cpu/subgraph.h)
+  composite_values       no kept family takes or makes sequences, maps or
+                         optionals, so callers cannot feed them either
 
 A table entry is kept when one of its operator names (its string literals,
 or those of the macro it is written with) is in the list, whatever the
@@ -258,6 +265,7 @@ def main(argv):
         sys.exit(f"{config}: no operators listed")
     kernels_root = os.path.join(src_root, "src", "providers", "cpu", "kernels")
     empty = set()
+    features = {"subgraphs": False, "composite_values": False}
     for dirpath, _, files in sorted(os.walk(kernels_root)):
         for name in sorted(files):
             if not name.endswith(".c"):
@@ -269,6 +277,9 @@ def main(argv):
             family, text, removed, n_kept = res
             if not n_kept:
                 empty.add(family)
+            else:
+                features["subgraphs"] |= '"providers/cpu/subgraph.h"' in text
+                features["composite_values"] |= bool(re.search(r"ONYX_VALUE_(SEQUENCE|MAP|OPTIONAL)", text))
             gen = os.path.join(out_dir, "kernels", family + ".c")
             write_if_changed(gen, text)
             print(f"{path}|{gen}")
@@ -302,6 +313,9 @@ def main(argv):
         for path in files:
             print(f"DROP|{path}")
     write_if_changed(os.path.join(out_dir, "gen", "platform_weak.h"), "".join(weak))
+    for feature, needed in sorted(features.items()):
+        if not needed:
+            print(f"OMIT|{feature}")
 
 if __name__ == "__main__":
     main(sys.argv)

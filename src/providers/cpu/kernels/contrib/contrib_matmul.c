@@ -16,6 +16,7 @@
 #include <string.h>
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/linalg.h"
 #include "providers/cpu/kernels/nn_math.h"
 
@@ -187,21 +188,39 @@ static onyx_status *fg_read_act(const onyx_node *node, fg_params *p) {
         return ONYX_NOT_IMPLEMENTED("FusedGemm activation '%s' is not supported (Relu, LeakyRelu, Sigmoid, Tanh, "
                                     "HardSigmoid)", name);
     }
+    bool kept[] = {[FG_RELU] = ONYX_KEEPS_OP(Relu), [FG_LEAKY_RELU] = ONYX_KEEPS_OP(LeakyRelu),
+                   [FG_SIGMOID] = ONYX_KEEPS_OP(Sigmoid), [FG_TANH] = ONYX_KEEPS_OP(Tanh),
+                   [FG_HARD_SIGMOID] = ONYX_KEEPS_OP(HardSigmoid)};
+    if (!kept[p->act])
+        return ONYX_NOT_IMPLEMENTED("FusedGemm activation '%s' is not in this minimal build: add the operator %s "
+                                    "to its list", name, name);
     return NULL;
 }
 
+/* A minimal build compiles only the activations of the operators it keeps
+ * (FusedGemm's activation was one of the model's nodes before the fusion,
+ * so the list names it; fg_read_act refuses the others). */
 #define FG_BODY(T)                                                                                      \
     {                                                                                                   \
         const T a = (T)p->alpha, b = (T)p->beta;                                                        \
         switch (p->act) {                                                                               \
-        case FG_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] > (T)0, y[i], (T)0)); break;                     \
-        case FG_LEAKY_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] >= (T)0, y[i], a * y[i])); break;          \
-        case FG_SIGMOID: NN_LOOP(i, n, y[i] = NN_SIGMOID(y[i])); break;                                 \
-        case FG_TANH: NN_LOOP(i, n, y[i] = NN_TANH(y[i])); break;                                       \
-        case FG_HARD_SIGMOID: {                                                                         \
-            NN_LOOP(i, n, T v = a * y[i] + b; v = NN_SEL(v > (T)0, v, (T)0); y[i] = NN_SEL(v < (T)1, v, (T)1)); \
+        case FG_RELU:                                                                                   \
+            if (ONYX_KEEPS_OP(Relu)) NN_LOOP(i, n, y[i] = NN_SEL(y[i] > (T)0, y[i], (T)0));             \
             break;                                                                                      \
-        }                                                                                               \
+        case FG_LEAKY_RELU:                                                                             \
+            if (ONYX_KEEPS_OP(LeakyRelu)) NN_LOOP(i, n, y[i] = NN_SEL(y[i] >= (T)0, y[i], a * y[i]));   \
+            break;                                                                                      \
+        case FG_SIGMOID:                                                                                \
+            if (ONYX_KEEPS_OP(Sigmoid)) NN_LOOP(i, n, y[i] = NN_SIGMOID(y[i]));                         \
+            break;                                                                                      \
+        case FG_TANH:                                                                                   \
+            if (ONYX_KEEPS_OP(Tanh)) NN_LOOP(i, n, y[i] = NN_TANH(y[i]));                               \
+            break;                                                                                      \
+        case FG_HARD_SIGMOID:                                                                           \
+            if (ONYX_KEEPS_OP(HardSigmoid))                                                             \
+                NN_LOOP(i, n, T v = a * y[i] + b; v = NN_SEL(v > (T)0, v, (T)0);                        \
+                        y[i] = NN_SEL(v < (T)1, v, (T)1));                                              \
+            break;                                                                                      \
         }                                                                                               \
     }
 
@@ -224,6 +243,10 @@ static void fg_state_free(void *p) {
 
 static onyx_status *fg_init(const onyx_kernel_info *info, void **state) {
     *state = NULL;
+#ifdef ONYX_MINIMAL_BUILD
+    fg_params p;   /* an activation outside the build refuses the session, not the first run */
+    ONYX_TRY(fg_read_act(info->node, &p));
+#endif
     int dt = info->n_in > 0 && info->in_types && info->in_types[0] ? info->in_types[0]->dtype : 0;
     const onyx_op_def *d = dt ? onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, dt) : NULL;
     if (!d || !d->init) return NULL;
