@@ -66,6 +66,8 @@ function(onyx_minimal_sources config out_dir description replaced_var generated_
       string(APPEND text "#define ONYX_MINIMAL_BUILD 1\n")
     elseif(base STREQUAL "platform")
       string(APPEND text "#include \"platform_weak.h\"\n")
+    elseif(base STREQUAL "registry")
+      string(APPEND text "#include <stdint.h>\n#include \"minimal_ops.h\"\n")  # ONYX_MINIMAL_TYPES
     endif()
     string(APPEND text "#include \"${CMAKE_SOURCE_DIR}/src/${src}\"\n")
     file(WRITE ${wrapper}.tmp "${text}")
@@ -97,13 +99,17 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
     gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
 # provider plugins, saving models, bfloat16 fast-math.
-# I/O binding too (device tensors stay: device_tensor.c).
-set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c
+# I/O binding (device tensors stay: device_tensor.c) and profiling too.
+set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
     providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c)
 # Common-core features left out when no kept kernel needs them (the script's
 # OMIT lines; minimal_omitted.c answers for each under ONYX_MINIMAL_OMITS_<name>).
 set(ONYX_MINIMAL_FEATURE_SOURCES_subgraphs session/subgraph.c)
 set(ONYX_MINIMAL_FEATURE_SOURCES_composite_values core/value_compose.c)
+# Custom operators (onyx_session_options_add_custom_op) are left out unless
+# asked for, as ONNX Runtime's minimal builds do (--minimal_build custom_ops):
+# providers/custom/custom_omitted.c answers instead.
+option(ONYX_MINIMAL_CUSTOM_OPS "Minimal builds: keep custom operators" OFF)
 # ONYX_MINIMAL_ISA: the x86-64 instruction set whose kernels a minimal build
 # keeps besides the portable ones (avx512, avx2, generic; `all`, the default,
 # keeps every one). A CPU without it runs the portable kernels.
@@ -167,6 +173,11 @@ if(ONYX_OPS_LIST)
   list(TRANSFORM ONYX_MINIMAL_OMITTED_SOURCES PREPEND ${CMAKE_SOURCE_DIR}/src/)
   list(REMOVE_ITEM ONYX_SOURCES ${ONYX_MINIMAL_OMITTED_SOURCES})
   set(omitted_defs ONYX_MINIMAL_BUILD=1)
+  if(NOT ONYX_MINIMAL_CUSTOM_OPS)
+    list(REMOVE_ITEM ONYX_SOURCES ${CMAKE_SOURCE_DIR}/src/providers/custom/custom_provider.c)
+    set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/providers/custom/custom_omitted.c APPEND PROPERTY
+                 COMPILE_DEFINITIONS ONYX_MINIMAL_OMITS_custom_ops=1)
+  endif()
   foreach(feature ${omitted_features})
     list(APPEND omitted_defs ONYX_MINIMAL_OMITS_${feature}=1)
     foreach(f ${ONYX_MINIMAL_FEATURE_SOURCES_${feature}})

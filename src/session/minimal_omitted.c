@@ -14,6 +14,8 @@
  *     session.enable_bf16_fastmath is ignored with its log line;
  *   the Gradient operator's expansion (ir/gradient.c), unless the operator
  *     list names Gradient: a model with one is refused;
+ *   profiling (session/profiler.c): a session that asks for it gets a
+ *     profiler that records nothing, and ending the profile says why;
  *   I/O binding (session/io_binding.c): creating a binding fails, so the
  *     other entry points only ever see NULL (device tensors stay);
  *   the body runner of control-flow kernels (session/subgraph.c), when no
@@ -23,6 +25,7 @@
  *     nothing in such a build could read them. */
 #ifdef ONYX_MINIMAL_BUILD
 #include <string.h>
+#include <time.h>
 #include "onyx.h"
 #include "core/status.h"
 #include "core/value.h"
@@ -30,6 +33,7 @@
 #include "ir/save_model.h"
 #include "providers/cpu/gemm/sgemm_bf16.h"
 #include "providers/provider.h"
+#include "session/profiler.h"
 #include "session/subgraph.h"
 
 #define NOT_IN_MINIMAL "is not in this minimal build (docs/build_options.md): build without ONYX_OPS_CONFIG / " \
@@ -81,6 +85,29 @@ onyx_status *onyx_expand_gradients(onyx_graph *g) {
     return NULL;
 }
 #endif
+
+static onyx_profiler records_nothing;
+onyx_profiler *onyx_profiler_create(const char *path) { return (void)path, &records_nothing; }
+void onyx_profiler_free(onyx_profiler *p) { (void)p; }
+void onyx_profiler_session_event(onyx_profiler *p, const char *name, int64_t start_ns, int64_t end_ns) {
+    (void)p, (void)name, (void)start_ns, (void)end_ns;
+}
+void onyx_profiler_node_event(onyx_profiler *p, const onyx_node *n, const char *provider,
+                              const onyx_value *const *in, onyx_value *const *out, int64_t start_ns,
+                              int64_t end_ns) {
+    (void)p, (void)n, (void)provider, (void)in, (void)out, (void)start_ns, (void)end_ns;
+}
+onyx_status *onyx_profiler_write(onyx_profiler *p, const char **path_out) {
+    (void)p;
+    if (path_out) *path_out = NULL;
+    return ONYX_NOT_IMPLEMENTED("profiling " NOT_IN_MINIMAL);
+}
+/* (the run timeouts read this clock too) */
+int64_t onyx_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 onyx_status *onyx_io_binding_create(onyx_session *s, onyx_io_binding **out) {
     (void)s;

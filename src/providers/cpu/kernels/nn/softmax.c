@@ -181,7 +181,7 @@ typedef struct sm_job {
 static void sm_slabs(void *arg, size_t begin, size_t end) {
     sm_job *j = arg;
     size_t slab = j->len * j->inner;
-    bool convert = j->dtype != ONYX_FLOAT && j->dtype != ONYX_DOUBLE;
+    bool convert = ONYX_KEEPS_HALVES && j->dtype != ONYX_FLOAT && j->dtype != ONYX_DOUBLE;
     size_t es = j->dtype == ONYX_DOUBLE ? sizeof(double) : sizeof(float);
     size_t need = (j->inner > 1 ? 2 * j->inner : 0) + (convert ? 2 * slab : 0);
     void *work = NULL;
@@ -194,7 +194,7 @@ static void sm_slabs(void *arg, size_t begin, size_t end) {
     }
     for (size_t o = begin; o < end; o++) {
         size_t off = o * slab;
-        if (j->dtype == ONYX_DOUBLE) {
+        if (ONYX_KEEPS_TYPE(ONYX_DOUBLE) && j->dtype == ONYX_DOUBLE) {
             const double *x = (const double *)j->x + off;
             double *y = (double *)j->y + off;
             if (j->inner == 1) sm_row_double(j->kind, x, y, j->len);
