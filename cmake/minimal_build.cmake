@@ -93,7 +93,8 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
 # provider plugins, saving models, bfloat16 fast-math.
 set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c
-    providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c)
+    providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
+    providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c)
 # ONYX_MINIMAL_ISA: the x86-64 instruction set whose kernels a minimal build
 # keeps besides the portable ones (avx512, avx2, generic; `all`, the default,
 # keeps every one). A CPU without it runs the portable kernels.
