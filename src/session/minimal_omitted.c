@@ -10,7 +10,7 @@
  *     missing library (or fails with disable_provider_fallback);
  *   saving a model (ir/save_model.c, format/encode.c): optimized_model_filepath
  *     fails the session;
- *   bfloat16 fast-math (gemm/sgemm_bf16*.c): never available, so
+ *   bfloat16 fast-math (gemm/sgemm_bf16*.c, nchwc/nchwc_conv_bf16*.c): never available, so
  *     session.enable_bf16_fastmath is ignored with its log line;
  *   the Gradient operator's expansion (ir/gradient.c), unless the operator
  *     list names Gradient: a model with one is refused;
@@ -32,6 +32,7 @@
 #include "ir/gradient.h"
 #include "ir/save_model.h"
 #include "providers/cpu/gemm/sgemm_bf16.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 #include "providers/provider.h"
 #include "session/profiler.h"
 #include "session/subgraph.h"
@@ -71,6 +72,19 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
                             const onyx_gemm_epilogue *ep, onyx_threadpool *tp) {
     (void)isa, (void)M, (void)alpha, (void)A, (void)lda, (void)transA, (void)B, (void)beta, (void)C, (void)ldc,
         (void)ep, (void)tp;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+}
+
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) { return (void)blk, NULL; }
+void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w) { (void)w; }
+onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
+    (void)w, (void)wdims, (void)out;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+}
+onyx_status *onyx_nchwc_bf16_conv(const onyx_nchwc_bf16_kernel *k, const onyx_nchwc_geom *g, const float *x,
+                                  const onyx_nchwc_bf16_w *w, const float *bias, const float *z, float *y,
+                                  const onyx_nchwc_act *act, onyx_threadpool *tp) {
+    (void)k, (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)act, (void)tp;
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
 }
 
