@@ -15,7 +15,7 @@
 #include "onyx.h"
 #include "testlib.h"
 
-enum { K = 83, N = 301 };   /* 99.9 KB of weights: mapped (>= 64 KiB), odd sizes */
+enum { K = 515, N = 511 };   /* 1 MB of weights: mapped (>= 64 KiB), odd sizes, split over 2 threads */
 
 static float W[K * N];
 
