@@ -52,8 +52,11 @@ static void cpu_why_not(const onyx_provider *p, const onyx_graph *g, const onyx_
                  n->opset, dom);
         return;
     }
-    snprintf(buf, len, "operator %s (opset %d) is not implemented for element type %s", n->op_type,
-             n->opset, onyx_dtype_name(node_type_dtype(g, n, d->type_input)));
+    int dt = node_type_dtype(g, n, d->type_input);
+    const char *type_left_out = onyx_cpu_type_left_out(dt);
+    snprintf(buf, len, "operator %s (opset %d) is not %s for element type %s%s%s", n->op_type, n->opset,
+             type_left_out ? "in this build" : "implemented", onyx_dtype_name(dt), type_left_out ? ": " : "",
+             type_left_out ? type_left_out : "");
 }
 
 static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *g,
