@@ -18,6 +18,7 @@
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/contrib/nbits.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/platform.h"
 #include "providers/cpu/kernels/math/linalg.h"
 
@@ -56,11 +57,11 @@ MM_LOOP(uint64_t, uint64_t)
 
 static mm_loop_fn mm_loop_for(int dtype) {
     switch (dtype) {
-    case ONYX_DOUBLE: return mm_loop_double;
-    case ONYX_INT32: return mm_loop_int32_t;
-    case ONYX_INT64: return mm_loop_int64_t;
-    case ONYX_UINT32: return mm_loop_uint32_t;
-    case ONYX_UINT64: return mm_loop_uint64_t;
+    case ONYX_DOUBLE: return ONYX_TYPE_FN(ONYX_DOUBLE, mm_loop_double);
+    case ONYX_INT32: return ONYX_TYPE_FN(ONYX_INT32, mm_loop_int32_t);
+    case ONYX_INT64: return ONYX_TYPE_FN(ONYX_INT64, mm_loop_int64_t);
+    case ONYX_UINT32: return ONYX_TYPE_FN(ONYX_UINT32, mm_loop_uint32_t);
+    case ONYX_UINT64: return ONYX_TYPE_FN(ONYX_UINT64, mm_loop_uint64_t);
     default: return NULL;
     }
 }
@@ -225,9 +226,16 @@ static void gemv_parts(void *arg, size_t begin, size_t end) {
     }
 }
 
-static onyx_status *gemv_streamed(const float *a, const float *B, float *y, size_t K, size_t N, onyx_threadpool *tp) {
+/* The ISA's row kernel, or NULL (a minimal build without MatMulNBits has no
+ * nbits table: the engine runs the call). */
+static onyx_f32_rows_fn f32_rows_kernel(void) {
     const onyx_nbits_isa *isa = onyx_cpu()->nbits;
-    gemv_job j = {a, B, y, NULL, K, N, 1, isa && isa->f32_rows ? isa->f32_rows : onyx_nbits_isa_generic.f32_rows};
+    return isa ? isa->f32_rows : NULL;
+}
+
+static onyx_status *gemv_streamed(const float *a, const float *B, float *y, size_t K, size_t N,
+                                  onyx_f32_rows_fn rows, onyx_threadpool *tp) {
+    gemv_job j = {a, B, y, NULL, K, N, 1, rows};
     size_t threads = (size_t)onyx_threadpool_threads(tp);
     if (threads > 1 && K * N >= ((size_t)1 << 18)) j.parts = threads < GEMV_PARTS_MAX ? threads : GEMV_PARTS_MAX;
     if (j.parts > K) j.parts = K ? K : 1;
@@ -299,9 +307,10 @@ static onyx_status *matmul_float_family(const mm_shape *s, const onyx_value *A, 
     if (A->dtype == ONYX_FLOAT) {
         const packed_b *pb;
         ONYX_TRY(packing_for_call(state, s, B, tp, &pb));
+        onyx_f32_rows_fn rows;
         if (!pb && state && state->lazy && s->M * s->batches == 1 && s->b_mats == 1 && !s->ta && !s->tb &&
-            B->dtype == ONYX_FLOAT)
-            return gemv_streamed(A->data, B->data, Y->data, (size_t)s->K, (size_t)s->N, tp);
+            B->dtype == ONYX_FLOAT && (rows = f32_rows_kernel()))
+            return gemv_streamed(A->data, B->data, Y->data, (size_t)s->K, (size_t)s->N, rows, tp);
         return matmul_f32(s, A->data, B->data, Y->data, pb, tp);
     }
     const float *a = NULL, *b = NULL;
@@ -335,6 +344,7 @@ static onyx_status *matmul_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
     bool half_b = packed_half_b(A, B, ctx->state);
     if (!half_b) ONYX_TRY(check_same_type(A, B, "MatMul"));
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     mm_shape s;
     ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
     onyx_value *Y;
@@ -503,11 +513,11 @@ GEMM_LOOP(uint64_t, uint64_t)
 
 static gemm_loop_fn gemm_loop_for(int dtype) {
     switch (dtype) {
-    case ONYX_DOUBLE: return gemm_loop_double;
-    case ONYX_INT32: return gemm_loop_int32_t;
-    case ONYX_INT64: return gemm_loop_int64_t;
-    case ONYX_UINT32: return gemm_loop_uint32_t;
-    case ONYX_UINT64: return gemm_loop_uint64_t;
+    case ONYX_DOUBLE: return ONYX_TYPE_FN(ONYX_DOUBLE, gemm_loop_double);
+    case ONYX_INT32: return ONYX_TYPE_FN(ONYX_INT32, gemm_loop_int32_t);
+    case ONYX_INT64: return ONYX_TYPE_FN(ONYX_INT64, gemm_loop_int64_t);
+    case ONYX_UINT32: return ONYX_TYPE_FN(ONYX_UINT32, gemm_loop_uint32_t);
+    case ONYX_UINT64: return ONYX_TYPE_FN(ONYX_UINT64, gemm_loop_uint64_t);
     default: return NULL;
     }
 }
@@ -527,7 +537,7 @@ static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
 static onyx_status *gemm_float_family(const gemm_dims *g, const onyx_value *A, const onyx_value *B,
                                       onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
     const onyx_value *C = g->C;
-    if (A->dtype == ONYX_FLOAT)
+    if (!ONYX_KEEPS_HALVES || A->dtype == ONYX_FLOAT)   /* a minimal build without halves runs float only */
         return gemm_f32(g, A->data, B->data, C ? C->data : NULL, Y->data, pb, tp);
     const float *a = NULL, *b = NULL, *c = NULL;
     float *a_own = NULL, *b_own = NULL, *c_own = NULL, *y = NULL;
@@ -548,6 +558,7 @@ static onyx_status *gemm_compute(onyx_kernel_ctx *ctx) {
     gemm_dims g;
     ONYX_TRY(gemm_dims_of(ctx, &g));
     const onyx_value *A = ctx->in[0], *B = ctx->in[1];
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     int64_t dims[2] = {g.M, g.N};
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, 2, dims, &Y));
