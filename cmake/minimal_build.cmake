@@ -116,8 +116,10 @@ option(ONYX_MINIMAL_CUSTOM_OPS "Minimal builds: keep custom operators" OFF)
 # keeps every one). A CPU without it runs the portable kernels.
 set(ONYX_MINIMAL_ISA all CACHE STRING "Minimal builds: the one x86-64 ISA to compile kernels for (all, avx512, avx2, generic)")
 set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
+# -fno-semantic-interposition and -fno-plt: calls inside the library bind
+# directly and calls out go through the GOT, without PLT stubs.
 set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections
-    -fno-asynchronous-unwind-tables
+    -fno-asynchronous-unwind-tables -fno-semantic-interposition -fno-plt
     -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
 # RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12).
 set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs -Wl,-z,noseparate-code)
