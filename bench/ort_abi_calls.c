@@ -211,5 +211,20 @@ int main(int argc, char **argv) {
     const char *slash = strrchr(argv[2], '/');
     printf("{\"model\":\"%s\",\"threads\":%s,\"runs\":%d,\"run_ns\":%.0f,\"node_ns\":%.0f,\"calls_ns\":%.0f}\n",
            slash ? slash + 1 : argv[2], argv[3], runs, run, node, calls);
+    OrtAllocator *a;
+    check(api->GetAllocatorWithDefaultOptions(&a), "GetAllocatorWithDefaultOptions");
+    for (size_t i = 0; i < m.n_in; i++) {
+        api->ReleaseValue((OrtValue *)fixed[i]);
+        a->Free(a, m.in[i].name);
+        free(m.in[i].data);
+    }
+    for (size_t i = 0; i < m.n_out; i++) {
+        api->ReleaseValue(held[i]);
+        a->Free(a, m.out_names[i]);
+    }
+    free(m.in);
+    free(m.out_names);
+    api->ReleaseMemoryInfo(mem);
+    api->ReleaseSession(m.s);
     return 0;
 }
