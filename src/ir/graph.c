@@ -350,11 +350,27 @@ static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_nod
     return NULL;
 }
 
+/* Does every node read only values made by nodes before it? Then the order
+ * is topological already, and Kahn's algorithm below would keep it as it is
+ * (it takes ready nodes smallest index first): one walk instead of its
+ * consumer lists and heap, for a model file in order and after every pass
+ * that only removed nodes. */
+static bool in_order(const onyx_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *nd = &g->nodes[i];
+        for (size_t k = 0; k < nd->n_in + nd->n_implicit; k++) {
+            int32_t v = k < nd->n_in ? nd->in[k] : nd->implicit[k - nd->n_in];
+            if (v >= 0 && g->values[v].producer >= 0 && (size_t)g->values[v].producer >= i) return false;
+        }
+    }
+    return true;
+}
+
 /* Kahn's algorithm; ready nodes are taken in file order so the result is
  * stable and equals the file order when that is already topological. */
 onyx_status *onyx_graph_toposort(onyx_graph *g) {
     size_t n = g->n_nodes;
-    if (!n) return NULL;
+    if (!n || in_order(g)) return NULL;
     uint32_t *pending = calloc(n, sizeof *pending);
     uint32_t *order = malloc(n * sizeof *order);
     uint32_t *heap = malloc(n * sizeof *heap);
