@@ -452,7 +452,11 @@ static int claim_attention(const onyx_ep_node *n) {
     /* no past state, present output or rotary embedding; float32 or
      * float16 throughout (the mask is int32) */
     int32_t t = cu_in_type(n, 0, ONYX_FLOAT) ? ONYX_FLOAT : cu_in_type(n, 0, ONYX_FLOAT16) ? ONYX_FLOAT16 : 0;
-    if (!t || !cu_in_type(n, 1, t) || !cu_out_type(n, 0, t) || cu_in_rank(n, 0) != 3) return 0;
+    if (!t || !cu_in_type(n, 1, t) || cu_in_rank(n, 0) != 3) return 0;
+    /* the output is of the input's type (when inference knows it) */
+    int32_t odt, orank;
+    int64_t odims[ONYX_EP_MAX_RANK];
+    if (cu_host->node_output_type(n, 0, &odt, &orank, odims) && odt != t) return 0;
     if (cu_has_input(n, 2) && !cu_in_type(n, 2, t)) return 0;
     if (cu_has_input(n, 3) && !cu_in_type(n, 3, ONYX_INT32)) return 0;
     /* no past state (4, 6); an attention bias (5) must be 4-D of the input's type */
