@@ -22,7 +22,15 @@
  * The residual connections take the same route: DequantizeLinear x2 ->
  * Add [-> Relu] -> QuantizeLinear becomes com.microsoft QLinearAdd
  * (kernels/quant/qlinear_add.c) when both operands and the output are
- * per-tensor 8-bit of one type and the operands have one static shape. */
+ * per-tensor 8-bit of one type and the operands have one static shape.
+ *
+ * Between the convolutions the tensors stay 8-bit too:
+ *   DequantizeLinear -> MaxPool -> QuantizeLinear with the input's scale
+ *     and zero point becomes MaxPool on the bytes (opset 12: exact, max
+ *     commutes with the monotone requantisation);
+ *   DequantizeLinear x n -> Concat -> QuantizeLinear (per tensor, one
+ *     8-bit type) becomes com.microsoft QLinearConcat
+ *     (kernels/quant/qlinear_nhwc.c). */
 #include <stdlib.h>
 #include "optimizer/fusion_util.h"
 
@@ -276,6 +284,94 @@ static onyx_status *rewrite_add(onyx_graph *g, const qdq_add *c) {
     return fu_add(g, "QLinearAdd", FU_MS, name, c->in, 8, &c->y, 1, 0, &idx);
 }
 
+/* ------------------------------------------------------------ MaxPool, Concat */
+
+static bool same_scalar_const(const onyx_graph *g, int32_t a, int32_t b) {
+    if (a == b) return true;
+    const onyx_value *x = g->values[a].constant, *y = g->values[b].constant;
+    return x && y && x->dtype == y->dtype && x->numel == 1 && y->numel == 1 &&
+           x->nbytes == y->nbytes && !memcmp(x->data, y->data, x->nbytes);
+}
+
+/* DequantizeLinear(x_q, s, z) -> MaxPool (one output) -> QuantizeLinear(s, z). */
+typedef struct qdq_pool {
+    int32_t pool, q, x, y;
+} qdq_pool;
+
+static bool match_maxpool(const fu_ctx *f, uint32_t i, qdq_pool *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 1) || !onyx_opt_is_op(n, "", "MaxPool") || n->n_in != 1 || n->n_subgraphs) return false;
+    if (n->n_out > 1 && n->out[1] >= 0) return false;   /* Indices */
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear"), in[3];
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if ((dt != ONYX_UINT8 && dt != ONYX_INT8) || !match_dq_scalar(g, n->in[0], dt, in)) return false;
+    qdq_tail t;
+    if (!match_tail(f, n->out[0], dt, &t) || t.act >= 0) return false;
+    if (!same_scalar_const(g, t.ys, in[1]) || !same_scalar_const(g, t.yz, in[2])) return false;
+    *c = (qdq_pool){(int32_t)i, t.q, in[0], t.y};
+    return true;
+}
+
+static onyx_status *rewrite_maxpool(onyx_graph *g, const qdq_pool *c) {
+    const onyx_node *n = &g->nodes[c->pool];
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name);
+    size_t n_attrs = n->n_attrs;
+    const onyx_attr_proto *attrs = n->attrs;
+    int opset = fu_opset(g, "");
+    int32_t nodes[2] = {c->q, c->pool};
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    ONYX_TRY(onyx_graph_new_node(g, "MaxPool", "", opset < 12 ? 12 : opset, name, &c->x, 1, &c->y, 1, n_attrs, &idx));
+    for (size_t k = 0; k < n_attrs; k++) onyx_graph_copy_attr(&g->nodes[idx], k, &attrs[k]);
+    return NULL;
+}
+
+#define QCONCAT_MAX_INPUTS 64
+
+typedef struct qdq_concat {
+    int32_t concat, q, y;
+    int32_t in[2 + 3 * QCONCAT_MAX_INPUTS];
+    size_t n_in;
+} qdq_concat;
+
+static bool match_concat(const fu_ctx *f, uint32_t i, qdq_concat *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 1) || !onyx_opt_is_op(n, "", "Concat") || n->n_in > QCONCAT_MAX_INPUTS || n->n_out != 1)
+        return false;
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear");
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if (dt != ONYX_UINT8 && dt != ONYX_INT8) return false;
+    for (size_t k = 0; k < n->n_in; k++)
+        if (!match_dq_scalar(g, n->in[k], dt, c->in + 2 + 3 * k)) return false;
+    qdq_tail t;
+    if (!match_tail(f, n->out[0], dt, &t) || t.act >= 0) return false;
+    c->concat = (int32_t)i;
+    c->q = t.q;
+    c->y = t.y;
+    c->in[0] = t.ys;
+    c->in[1] = t.yz;
+    c->n_in = 2 + 3 * n->n_in;
+    return true;
+}
+
+static onyx_status *rewrite_concat(onyx_graph *g, const qdq_concat *c) {
+    const onyx_node *n = &g->nodes[c->concat];
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name);
+    int64_t axis = onyx_attr_int(n, "axis", 0);
+    int32_t nodes[2] = {c->q, c->concat};
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    ONYX_TRY(fu_add(g, "QLinearConcat", FU_MS, name, c->in, c->n_in, &c->y, 1, 1, &idx));
+    onyx_graph_set_attr_int(g, &g->nodes[idx], 0, "axis", axis);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ the pass */
 
 static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
@@ -287,8 +383,12 @@ static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     for (uint32_t i = 0; i < n0 && !st; i++) {
         qdq_conv c;
         qdq_add a;
+        qdq_pool p;
+        qdq_concat cc;
         if (match(&f, i, &c)) st = rewrite(g, &c);
         else if (match_add(&f, i, &a)) st = rewrite_add(g, &a);
+        else if (match_maxpool(&f, i, &p)) st = rewrite_maxpool(g, &p);
+        else if (match_concat(&f, i, &cc)) st = rewrite_concat(g, &cc);
         else continue;
         (*changes)++;
     }
