@@ -185,6 +185,14 @@ def bad_8bit_ops():
     onnx.save(m, os.path.join(here, "bad_nhwcmaxpool.onnx"))
 
 
+def quantize_linear(name, zdt, zp):
+    """x float [1003] -> QuantizeLinear(0.05, zp) -> y: the vector path and its tail."""
+    inits = [t("s", np.array(0.05, np.float32)), t("z", np.array(zp, zdt))]
+    ydt = TensorProto.INT8 if zdt == np.int8 else TensorProto.UINT8
+    save(name, [N("QuantizeLinear", ["x", "s", "z"], ["y"])], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1003])],
+         [helper.make_tensor_value_info("y", ydt, [1003])], inits)
+
+
 if __name__ == "__main__":
     qlinearconv("3x3", 16, 24, 10, 3, pad=1)
     qlinearconv("1x1", 32, 20, 7, 1, per_channel=False)
@@ -201,3 +209,5 @@ if __name__ == "__main__":
     qlinearconv("dw3x3_c13_dil2", 13, 13, 10, 3, stride=2, pad=1, dil=2, group=13, w_u8=True)
     qdq_cnn()
     bad_8bit_ops()
+    quantize_linear("quantize_u8", np.uint8, 113)
+    quantize_linear("quantize_s8", np.int8, -7)

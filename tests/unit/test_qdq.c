@@ -273,6 +273,44 @@ static void test_bad_8bit_ops(void) {
     }
 }
 
+/* QuantizeLinear float -> 8-bit per tensor (16 at a time on SSE2, then the
+ * tail) equals saturate(round-half-even(x / 0.05) + zp) for values at and
+ * near .5 steps, huge ones, infinities and NaN (which saturates low). */
+static void test_quantize_linear(const char *name, bool s8, int zp) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/%s.onnx", name);
+    onyx_session *s = open_at(path, ONYX_OPT_DISABLED);
+    if (!s) return;
+    int64_t n = 1003;
+    onyx_value *x = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT, &n, 1, &x));
+    if (!x) return;
+    float *xv = onyx_tensor_data(x);
+    for (int64_t k = 0; k < n; k++) {
+        float v = (float)(k % 200 - 100) * 0.025f;   /* every other one a .5 step exactly */
+        if (k % 7 == 3) v = 20.0f * testlib_frand();
+        xv[k] = v;
+    }
+    xv[5] = INFINITY, xv[6] = -INFINITY, xv[7] = NAN, xv[8] = 3e9f, xv[9] = -3e9f, xv[1001] = NAN;
+    run(s, x, 1, &y);
+    if (y) {
+        const uint8_t *yv = onyx_tensor_data(y);
+        int bad = 0;
+        for (int64_t k = 0; k < n; k++) {
+            float q = isnan(xv[k]) ? -INFINITY : nearbyintf(xv[k] / 0.05f) + (float)zp;
+            float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+            q = q < lo ? lo : (q > hi ? hi : q);
+            int want = (int)q, got = s8 ? (int8_t)yv[k] : yv[k];
+            if (want != got && bad++ < 3)
+                fprintf(stderr, "%s: x[%lld] = %g gives %d, want %d\n", name, (long long)k, xv[k], got, want);
+        }
+        CHECK(bad == 0);
+    }
+    onyx_value_free(x);
+    onyx_value_free(y);
+    onyx_session_free(s);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     char before[16];
@@ -288,6 +326,8 @@ int main(void) {
     test_qlinearconv(before);
     test_fusion();
     test_bad_8bit_ops();
+    test_quantize_linear("quantize_u8", false, 113);
+    test_quantize_linear("quantize_s8", true, -7);
     onyx_env_free(env);
     return testlib_finish("test_qdq");
 }
