@@ -1,16 +1,18 @@
 /* Depthwise QLinearConv in channels-last layout (uint8 x, one filter per
- * channel), one output row per call: the micro-kernels of
- * qlinear_conv_igemm.c's depthwise path, one file per ISA
- * (qdw_nhwc_generic.c, qdw_nhwc_avx2.c, qdw_nhwc_avx512.c).
+ * channel): the micro-kernels of qlinear_conv_igemm.c's depthwise path,
+ * one file per ISA (qdw_nhwc_generic.c, qdw_nhwc_avx2.c,
+ * qdw_nhwc_avx512.c).
  *
- * Channels are the vector lanes: for one output position every tap inside
- * the image adds (x - x_zero_point) * w to a lane's sum (taps in the
- * padding add nothing, x there being the zero point). The sums are
- * accumulated in float, exact because every product and partial sum is an
- * integer below 2^24 (at most 256 taps of 255 x 255); they are then
- * requantised as the GEMM's store does: int32 sum plus bias, times
- * x_scale * w_scale[c] / y_scale in float, rounded half to even, plus
- * y_zero_point, saturated. */
+ * Channels are the vector lanes. The driver widens each input row once
+ * into floats x - x_zero_point (`widen`), laid out with the left padding
+ * columns and any right ones as zeros, so a tap never tests the image's
+ * edges: taps in the padding add 0, as x there is the zero point. A row of
+ * output positions (`row`) then takes, per tap, the weight vector once for
+ * up to 4 neighbouring positions. The float sums are exact: every product
+ * and partial sum is an integer below 2^24 (at most 256 taps of 255 x
+ * 255). They are requantised as the GEMM's store does: int32 sum plus bias,
+ * times x_scale * w_scale[c] / y_scale in float, rounded half to even,
+ * plus y_zero_point, saturated. */
 #ifndef ONYX_CPU_QDW_NHWC_H
 #define ONYX_CPU_QDW_NHWC_H
 
@@ -18,56 +20,43 @@
 #include <stdint.h>
 
 #define ONYX_QDW_MAX_TAPS 256
-#define ONYX_QDW_CHANNEL_PAD 64   /* the padded arrays' channel count is a multiple of this */
+#define ONYX_QDW_CHANNEL_PAD 64   /* weights, bias, mult and widened rows: channels padded to a multiple */
 
 typedef struct onyx_qdw_geom {
-    int64_t H, W, C, OW;           /* input height, width, channels; output width */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;   /* kernel, strides, begin pads, dilations */
+    int64_t C, OW;         /* channels, output width */
+    int64_t kh, kw, sw, dw;   /* kernel, stride and dilation along W */
+    int64_t Cp;            /* C rounded up to ONYX_QDW_CHANNEL_PAD: floats per widened pixel */
 } onyx_qdw_geom;
 
 typedef struct onyx_qdw_params {
     const float *w;        /* [kh * kw][Cp]: w - w_zero_point, zeros beyond C */
     const int32_t *bias;   /* [Cp] */
     const float *mult;     /* [Cp]: x_scale * w_scale[c] / y_scale */
-    int64_t Cp;            /* C rounded up to ONYX_QDW_CHANNEL_PAD */
-    int32_t xzp, yzp;
+    int32_t yzp;
     bool u8;               /* y is uint8 (else int8) */
 } onyx_qdw_params;
 
-/* The valid taps of output position (oh, ow): tap index into w and the
- * byte offset of its pixel in x. Returns their count. */
-static inline int onyx_qdw_taps(const onyx_qdw_geom *g, int64_t oh, int64_t ow, int32_t *tap, int64_t *off) {
-    int n = 0;
-    for (int64_t i = 0; i < g->kh; i++) {
-        int64_t ih = oh * g->sh - g->ph + i * g->dh;
-        if (ih < 0 || ih >= g->H) continue;
-        for (int64_t j = 0; j < g->kw; j++) {
-            int64_t iw = ow * g->sw - g->pw + j * g->dw;
-            if (iw < 0 || iw >= g->W) continue;
-            tap[n] = (int32_t)(i * g->kw + j);
-            off[n++] = (ih * g->W + iw) * g->C;
-        }
-    }
-    return n;
-}
+typedef struct onyx_qdw_isa {
+    /* out[w * Cp + c] = x[w * C + c] - zp for w < W, c < C (the rest of out
+     * is the caller's: zeros) */
+    void (*widen)(const uint8_t *x, int64_t W, int64_t C, int64_t Cp, int32_t zp, float *out);
+    /* One output row: rows[i] is the widened input row of kernel row i
+     * (starting at the left padding; NULL: in the padding), yrow OW x C. */
+    void (*row)(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows, uint8_t *yrow);
+} onyx_qdw_isa;
 
-/* Output row oh of one image: x is H x W x C, yrow OW x C. */
-typedef void (*onyx_qdw_row_fn)(const onyx_qdw_geom *g, const onyx_qdw_params *p, const uint8_t *x, int64_t oh,
-                                uint8_t *yrow);
+extern const onyx_qdw_isa onyx_qdw_isa_generic, onyx_qdw_isa_avx2, onyx_qdw_isa_avx512;
 
-void onyx_qdw_row_generic(const onyx_qdw_geom *g, const onyx_qdw_params *p, const uint8_t *x, int64_t oh,
-                          uint8_t *yrow);
-void onyx_qdw_row_avx2(const onyx_qdw_geom *g, const onyx_qdw_params *p, const uint8_t *x, int64_t oh,
-                       uint8_t *yrow);
-void onyx_qdw_row_avx512(const onyx_qdw_geom *g, const onyx_qdw_params *p, const uint8_t *x, int64_t oh,
-                         uint8_t *yrow);
-
-/* One output channel c of position (taps, offsets) requantised: the
- * portable path, also the tails of the vector ones. */
-static inline uint8_t onyx_qdw_channel(const onyx_qdw_params *p, const uint8_t *x, const int32_t *tap,
-                                       const int64_t *off, int n, int64_t c) {
+/* Output channel c of the output position whose taps start at column `col`
+ * of the widened rows, requantised: the portable path, also the channel
+ * tails of the vector ones. */
+static inline uint8_t onyx_qdw_channel(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
+                                       int64_t col, int64_t c) {
     float acc = 0.0f;
-    for (int t = 0; t < n; t++) acc += (float)((int32_t)x[off[t] + c] - p->xzp) * p->w[tap[t] * p->Cp + c];
+    for (int64_t i = 0; i < g->kh; i++) {
+        if (!rows[i]) continue;
+        for (int64_t j = 0; j < g->kw; j++) acc += rows[i][(col + j * g->dw) * g->Cp + c] * p->w[(i * g->kw + j) * g->Cp + c];
+    }
     int32_t a = (int32_t)acc + p->bias[c];
     float v = (float)a * p->mult[c];
     v = v < 0x1p22f ? v : 0x1p22f;
@@ -79,7 +68,7 @@ static inline uint8_t onyx_qdw_channel(const onyx_qdw_params *p, const uint8_t *
     return (uint8_t)q;
 }
 
-/* The row function for the CPU table in use. */
-onyx_qdw_row_fn onyx_qdw_row(void);
+/* The kernels for the CPU table in use. */
+const onyx_qdw_isa *onyx_qdw(void);
 
 #endif

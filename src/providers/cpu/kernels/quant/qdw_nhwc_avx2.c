@@ -1,15 +1,27 @@
-/* Depthwise channels-last QLinearConv row on AVX2 + FMA (qdw_nhwc.h): 32
- * channels (four ymm of float sums) per pass over an output position's
- * taps, 8 bytes of x widened to 8 floats per vector. Byte loads cannot be
- * masked here, so channels past the last multiple of 8 take the portable
- * per-channel path. */
+/* Depthwise channels-last QLinearConv on AVX2 + FMA (qdw_nhwc.h): 4 output
+ * positions x 16 channels (8 ymm of float sums) per pass over the taps,
+ * each weight vector loaded once for the 4. Byte loads and stores cannot
+ * be masked here, so channels past the last multiple of 8 take the
+ * portable per-channel path. */
 #include "providers/cpu/kernels/quant/qdw_nhwc.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <string.h>
 
 #define TARGET __attribute__((target("avx2,fma")))
+
+TARGET static void widen_avx2(const uint8_t *x, int64_t W, int64_t C, int64_t Cp, int32_t zp, float *out) {
+    const __m256i z = _mm256_set1_epi32(zp);
+    const int64_t C8 = C & ~(int64_t)7;
+    for (int64_t w = 0; w < W; w++) {
+        int64_t c = 0;
+        for (; c < C8; c += 8) {
+            __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x + w * C + c)));
+            _mm256_storeu_ps(out + w * Cp + c, _mm256_cvtepi32_ps(_mm256_sub_epi32(v, z)));
+        }
+        for (; c < C; c++) out[w * Cp + c] = (float)((int32_t)x[w * C + c] - zp);
+    }
+}
 
 TARGET static inline void requant8(__m256 acc, const onyx_qdw_params *p, int64_t c, uint8_t *y) {
     __m256i a = _mm256_add_epi32(_mm256_cvtps_epi32(acc), _mm256_loadu_si256((const __m256i *)(p->bias + c)));
@@ -21,31 +33,41 @@ TARGET static inline void requant8(__m256 acc, const onyx_qdw_params *p, int64_t
     _mm_storel_epi64((__m128i *)y, b);
 }
 
-TARGET void onyx_qdw_row_avx2(const onyx_qdw_geom *g, const onyx_qdw_params *p, const uint8_t *x, int64_t oh,
-                              uint8_t *yrow) {
-    int32_t tap[ONYX_QDW_MAX_TAPS];
-    int64_t off[ONYX_QDW_MAX_TAPS];
-    const __m256i zx = _mm256_set1_epi32(p->xzp);
-    const int64_t C8 = g->C & ~(int64_t)7;
-    for (int64_t ow = 0; ow < g->OW; ow++) {
-        int n = onyx_qdw_taps(g, oh, ow, tap, off);
-        uint8_t *yo = yrow + ow * g->C;
-        for (int64_t c0 = 0; c0 < C8; c0 += 32) {
-            const int nv = C8 - c0 >= 32 ? 4 : (int)((C8 - c0) / 8);
-            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-            for (int t = 0; t < n; t++) {
-                const uint8_t *xp = x + off[t] + c0;
-                const float *wp = p->w + (int64_t)tap[t] * p->Cp + c0;
-                for (int v = 0; v < nv; v++) {
-                    __m256i xi = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(xp + 8 * v)));
-                    __m256 xf = _mm256_cvtepi32_ps(_mm256_sub_epi32(xi, zx));
-                    acc[v] = _mm256_fmadd_ps(xf, _mm256_loadu_ps(wp + 8 * v), acc[v]);
+TARGET static void row_avx2(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
+                            uint8_t *yrow) {
+    const int64_t Cp = g->Cp, C = g->C, C8 = C & ~(int64_t)7;
+    for (int64_t ow = 0; ow < g->OW; ow += 4) {
+        const int np = g->OW - ow >= 4 ? 4 : (int)(g->OW - ow);
+        for (int64_t c0 = 0; c0 < C8; c0 += 16) {
+            const int nv = C8 - c0 >= 16 ? 2 : 1;
+            __m256 acc[4][2];
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++) acc[q][0] = acc[q][1] = _mm256_setzero_ps();
+            for (int64_t i = 0; i < g->kh; i++) {
+                if (!rows[i]) continue;
+                for (int64_t j = 0; j < g->kw; j++) {
+                    const float *wp = p->w + (i * g->kw + j) * Cp + c0;
+                    const float *xp = rows[i] + (ow * g->sw + j * g->dw) * Cp + c0;
+#pragma GCC unroll 2
+                    for (int v = 0; v < 2; v++) {
+                        if (v >= nv) break;
+                        const __m256 wv = _mm256_loadu_ps(wp + 8 * v);
+#pragma GCC unroll 4
+                        for (int q = 0; q < 4; q++) {
+                            if (q >= np) break;
+                            acc[q][v] = _mm256_fmadd_ps(_mm256_loadu_ps(xp + q * g->sw * Cp + 8 * v), wv, acc[q][v]);
+                        }
+                    }
                 }
             }
-            for (int v = 0; v < nv; v++) requant8(acc[v], p, c0 + 8 * v, yo + c0 + 8 * v);
+            for (int q = 0; q < np; q++)
+                for (int v = 0; v < nv; v++) requant8(acc[q][v], p, c0 + 8 * v, yrow + (ow + q) * C + c0 + 8 * v);
         }
-        for (int64_t c = C8; c < g->C; c++) yo[c] = onyx_qdw_channel(p, x, tap, off, n, c);
+        for (int q = 0; q < np; q++)
+            for (int64_t c = C8; c < C; c++) yrow[(ow + q) * C + c] = onyx_qdw_channel(g, p, rows, (ow + q) * g->sw, c);
     }
 }
+
+const onyx_qdw_isa onyx_qdw_isa_avx2 = {widen_avx2, row_avx2};
 
 #endif

@@ -430,28 +430,71 @@ static onyx_status *conv_depthwise(const qconv_fast *s, const qconv_geom *g, con
 typedef struct dwl_job {
     onyx_qdw_geom geom;
     onyx_qdw_params params;
-    onyx_qdw_row_fn row;
+    const onyx_qdw_isa *isa;
+    const qconv_geom *g;
     const uint8_t *x;
     uint8_t *y;
-    int64_t OH, in_image, out_image;   /* bytes per image */
+    int32_t xzp;
+    int64_t Wp, slots;   /* widened row width (with the padding columns), rows kept */
 } dwl_job;
 
-/* Output rows [begin, end) over all images (row u: image u / OH). */
+/* Output rows [begin, end) over all images (row u: image u / OH). The
+ * widened input rows are kept in a ring of `slots` rows, enough for one
+ * output row's window plus the stride, so each input row is widened about
+ * once per range. */
 static void dwl_range(void *arg, size_t begin, size_t end) {
     const dwl_job *j = arg;
-    for (size_t u = begin; u < end; u++) {
-        int64_t n = (int64_t)u / j->OH, oh = (int64_t)u % j->OH;
-        j->row(&j->geom, &j->params, j->x + n * j->in_image, oh, j->y + n * j->out_image + oh * j->geom.OW * j->geom.C);
+    const qconv_geom *g = j->g;
+    const int64_t H = g->in[0], W = g->in[1], C = g->C, OH = g->out[0], Cp = j->geom.Cp;
+    const size_t row_floats = (size_t)(j->Wp * Cp);
+    float *ring = calloc((size_t)j->slots * row_floats, sizeof *ring);
+    int64_t *tag = malloc((size_t)j->slots * sizeof *tag);
+    const float **rows = malloc((size_t)g->k[0] * sizeof *rows);
+    if (ring && tag && rows) { /* the caller's preflight allocation of the same sizes succeeded */
+        int64_t image = -1;
+        for (size_t u = begin; u < end; u++) {
+            int64_t n = (int64_t)u / OH, oh = (int64_t)u % OH;
+            if (n != image) {
+                for (int64_t k = 0; k < j->slots; k++) tag[k] = -1;
+                image = n;
+            }
+            const uint8_t *xn = j->x + n * H * W * C;
+            for (int64_t i = 0; i < g->k[0]; i++) {
+                int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+                if (ih < 0 || ih >= H) {
+                    rows[i] = NULL;
+                    continue;
+                }
+                int64_t k = ih % j->slots;
+                float *slot = ring + (size_t)k * row_floats;
+                if (tag[k] != ih) {
+                    j->isa->widen(xn + ih * W * C, W, C, Cp, j->xzp, slot + g->pb[1] * Cp);
+                    tag[k] = ih;
+                }
+                rows[i] = slot;
+            }
+            j->isa->row(&j->geom, &j->params, rows, j->y + (n * OH + oh) * g->out[1] * g->M);
+        }
     }
+    free(ring);
+    free(tag);
+    free(rows);
 }
 
 static onyx_status *conv_depthwise_nhwc(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
                                         onyx_threadpool *tp) {
-    dwl_job j = {.geom = {g->in[0], g->in[1], g->C, g->out[1], g->k[0], g->k[1], g->s[0], g->s[1], g->pb[0], g->pb[1],
-                          g->d[0], g->d[1]},
-                 .params = {s->dwf, s->bias, s->mult, s->Cp, s->xzp, s->yzp, s->ydt != ONYX_INT8},
-                 .row = onyx_qdw_row(), .x = x, .y = y, .OH = g->out[0], .in_image = g->in_size * g->C,
-                 .out_image = g->out_size * g->M};
+    int64_t need = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;   /* columns the taps reach */
+    dwl_job j = {.geom = {g->C, g->out[1], g->k[0], g->k[1], g->s[1], g->d[1], s->Cp},
+                 .params = {s->dwf, s->bias, s->mult, s->yzp, s->ydt != ONYX_INT8},
+                 .isa = onyx_qdw(), .g = g, .x = x, .y = y, .xzp = s->xzp,
+                 .Wp = g->in[1] + g->pb[1] > need ? g->in[1] + g->pb[1] : need,
+                 .slots = (g->k[0] - 1) * g->d[0] + 1 + g->s[0]};
+    /* each worker's ring: fail here, not in a worker */
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)(j.slots * j.Wp), (size_t)s->Cp * sizeof(float), &bytes)) return ONYX_OOM();
+    void *probe = malloc(bytes);
+    if (!probe) return ONYX_OOM();
+    free(probe);
     size_t per = (size_t)(g->out[1] * g->C * g->k_size);
     onyx_parallel_for(tp, (size_t)(g->N * g->out[0]), per >= 16384 ? 1 : 16384 / (per ? per : 1), dwl_range, &j);
     return NULL;
