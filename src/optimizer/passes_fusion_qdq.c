@@ -30,7 +30,13 @@
  *     commutes with the monotone requantisation);
  *   DequantizeLinear x n -> Concat -> QuantizeLinear (per tensor, one
  *     8-bit type) becomes com.microsoft QLinearConcat
- *     (kernels/quant/qlinear_nhwc.c). */
+ *     (kernels/quant/qlinear_nhwc.c).
+ *
+ * A classifier head DequantizeLinear(a 8-bit) , DequantizeLinear(w 8-bit
+ * constant, per tensor or per output column) -> Gemm (alpha = beta = 1,
+ * float bias) with a float output becomes com.microsoft
+ * MatMulIntegerToFloat on the integer GEMM (its weights packed at load:
+ * a quarter of the float weights' bytes to stream per run). */
 #include <stdlib.h>
 #include "optimizer/fusion_util.h"
 
@@ -372,6 +378,80 @@ static onyx_status *rewrite_concat(onyx_graph *g, const qdq_concat *c) {
     return NULL;
 }
 
+/* ------------------------------------------------------------ Gemm */
+
+typedef struct qdq_gemm {
+    int32_t gemm, y;
+    int32_t a[3];             /* a_q, a_scale, a_zero_point */
+    int32_t wq, ws, wz;       /* wz -1: absent */
+    int32_t bias;             /* -1: none */
+    bool trans_b;
+} qdq_gemm;
+
+static bool match_gemm(const fu_ctx *f, uint32_t i, qdq_gemm *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 2) || !onyx_opt_is_op(n, "", "Gemm") || n->n_in > 3 || n->n_out != 1 || !fu_is_f32(g, n->out[0]))
+        return false;
+    if (onyx_attr_float(n, "alpha", 1.0f) != 1.0f || onyx_attr_int(n, "transA", 0) != 0) return false;
+    bool has_c = n->n_in > 2 && n->in[2] >= 0;
+    if (has_c && onyx_attr_float(n, "beta", 1.0f) != 1.0f) return false;
+    *c = (qdq_gemm){.gemm = (int32_t)i, .y = n->out[0], .wz = -1, .bias = -1,
+                    .trans_b = onyx_attr_int(n, "transB", 0) != 0};
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear");
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if ((dt != ONYX_UINT8 && dt != ONYX_INT8) || !match_dq_scalar(g, n->in[0], dt, c->a)) return false;
+    int32_t d = fu_prod(g, n->in[1], "DequantizeLinear");
+    if (d < 0) return false;
+    const onyx_node *dq = &g->nodes[d];
+    const onyx_value *w = onyx_opt_const_input(g, dq, 0);
+    if (!w || w->kind != ONYX_VALUE_TENSOR || w->rank != 2 || (w->dtype != ONYX_INT8 && w->dtype != ONYX_UINT8))
+        return false;
+    const int64_t N = w->dims[c->trans_b ? 0 : 1];
+    const onyx_value *s = dq->n_in > 1 ? const_param(g, dq->in[1], ONYX_FLOAT, N) : NULL;
+    if (!s || N < 1) return false;
+    int64_t axis = onyx_attr_int(dq, "axis", 1);
+    if (axis < 0) axis += 2;
+    if (s->numel > 1 && axis != (c->trans_b ? 0 : 1)) return false;   /* per output column only */
+    if (dq->n_in > 2 && dq->in[2] >= 0) {
+        const onyx_value *z = const_param(g, dq->in[2], w->dtype, N);
+        if (!z || z->numel != s->numel) return false;
+        c->wz = dq->in[2];
+    }
+    if (has_c) {
+        const onyx_value *b = onyx_opt_const_input(g, n, 2);
+        if (!b || b->kind != ONYX_VALUE_TENSOR || b->dtype != ONYX_FLOAT || b->numel != N || b->rank > 2 ||
+            (b->rank == 2 && b->dims[0] != 1))
+            return false;
+        c->bias = n->in[2];
+    }
+    c->wq = dq->in[0];
+    c->ws = dq->in[1];
+    return true;
+}
+
+static onyx_status *rewrite_gemm(onyx_graph *g, const qdq_gemm *c) {
+    int32_t b = c->wq;
+    if (c->trans_b) {   /* MatMulIntegerToFloat's B is [K, N] */
+        const onyx_value *w = g->values[c->wq].constant;
+        int64_t N = w->dims[0], K = w->dims[1], dims[2] = {K, N};
+        onyx_value *t;
+        ONYX_TRY(onyx_tensor_new(w->dtype, 2, dims, &t));
+        const uint8_t *src = w->data;
+        uint8_t *dst = t->data;
+        for (int64_t nn = 0; nn < N; nn++)
+            for (int64_t k = 0; k < K; k++) dst[k * N + nn] = src[nn * K + k];
+        ONYX_TRY(onyx_graph_new_constant(g, "gemm_b_kn", t, &b));
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s", g->nodes[c->gemm].name);
+    onyx_graph_remove_node(g, (uint32_t)c->gemm);
+    int32_t in[7] = {c->a[0], b, c->a[1], c->ws, c->a[2], c->wz, c->bias};
+    uint32_t idx;
+    return fu_add(g, "MatMulIntegerToFloat", FU_MS, name, in, c->bias >= 0 ? 7 : c->wz >= 0 ? 6 : 5, &c->y, 1, 0, &idx);
+}
+
 /* ------------------------------------------------------------ the pass */
 
 static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
@@ -385,10 +465,12 @@ static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
         qdq_add a;
         qdq_pool p;
         qdq_concat cc;
+        qdq_gemm gm;
         if (match(&f, i, &c)) st = rewrite(g, &c);
         else if (match_add(&f, i, &a)) st = rewrite_add(g, &a);
         else if (match_maxpool(&f, i, &p)) st = rewrite_maxpool(g, &p);
         else if (match_concat(&f, i, &cc)) st = rewrite_concat(g, &cc);
+        else if (match_gemm(&f, i, &gm)) st = rewrite_gemm(g, &gm);
         else continue;
         (*changes)++;
     }

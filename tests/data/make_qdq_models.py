@@ -18,7 +18,10 @@ qdq_cnn.onnx: a small quantised CNN in QDQ form (Conv+Relu, MaxPool, two branche
 Concat'd with different scales, depthwise Conv with an odd channel count, residual
 Add) for the channels-last layout pass: at level all it runs on com.microsoft
 QLinearConv (channels_last), NhwcMaxPool, QLinearConcat and QLinearAdd with one
-Transpose at each end."""
+Transpose at each end.
+
+qdq_gemm*.onnx: DequantizeLinear'd 8-bit input and int8 weights (per column, or per tensor
+with a zero point) into Gemm with a float bias and output: -> MatMulIntegerToFloat."""
 import os
 import numpy as np
 import onnx
@@ -193,6 +196,21 @@ def quantize_linear(name, zdt, zp):
          [helper.make_tensor_value_info("y", ydt, [1003])], inits)
 
 
+def qdq_gemm(name, trans_b, per_channel, wz):
+    """x -> Q -> DQ -> Gemm(DQ(w int8), bias) -> y float: the classifier head that becomes
+    MatMulIntegerToFloat."""
+    k, n = 40, 24
+    w = rng.integers(-127, 128, (n, k) if trans_b else (k, n)).astype(np.int8)
+    ws = (rng.random(n if per_channel else ()) * 0.01 + 0.002).astype(np.float32)
+    inits = [t("xs", np.array(1 / 40, np.float32)), t("xz", np.array(120, np.uint8)), t("wq", w), t("ws", ws),
+             t("wz", np.full(ws.shape, wz, np.int8)), t("bias", (rng.standard_normal(n) * 0.1).astype(np.float32))]
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0 if trans_b else 1),
+             N("Gemm", ["xd", "wd", "bias"], ["y"], transB=1 if trans_b else 0)]
+    save("qdq_" + name, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, k])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, n])], inits)
+
+
 if __name__ == "__main__":
     qlinearconv("3x3", 16, 24, 10, 3, pad=1)
     qlinearconv("1x1", 32, 20, 7, 1, per_channel=False)
@@ -209,5 +227,7 @@ if __name__ == "__main__":
     qlinearconv("dw3x3_c13_dil2", 13, 13, 10, 3, stride=2, pad=1, dil=2, group=13, w_u8=True)
     qdq_cnn()
     bad_8bit_ops()
+    qdq_gemm("gemm", True, True, 0)
+    qdq_gemm("gemm_nt", False, False, 3)
     quantize_linear("quantize_u8", np.uint8, 113)
     quantize_linear("quantize_s8", np.int8, -7)

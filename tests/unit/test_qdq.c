@@ -17,7 +17,10 @@
  *   scales, depthwise on 37 channels, Add) runs with one Transpose at each
  *   end and gives the NCHW fused graph's bytes, on every dispatch table;
  *   DequantizeLinear -> MaxPool / Concat -> QuantizeLinear fuse at the
- *   extended level within a step or two of the float graph. */
+ *   extended level within a step or two of the float graph;
+ * - a QDQ Gemm head becomes MatMulIntegerToFloat (transB 1 per column, 0
+ *   per tensor with a zero point); QuantizeLinear matches round half to
+ *   even on its vector path and tail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +314,32 @@ static void test_quantize_linear(const char *name, bool s8, int zp) {
     onyx_session_free(s);
 }
 
+/* A QDQ Gemm head at level extended runs as MatMulIntegerToFloat and
+ * gives the float graph's result up to float rounding. */
+static void test_gemm(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/%s.onnx", name);
+    onyx_session *ref = open_at(path, ONYX_OPT_BASIC), *opt = open_at(path, ONYX_OPT_EXTENDED);
+    CHECK(count_op(opt, "MatMulIntegerToFloat") == 1 && count_op(opt, "Gemm") == 0);
+    CHECK(count_op(ref, "Gemm") == 1);
+    if (ref && opt) {
+        onyx_value *x = random_input(ref), *a = NULL, *b = NULL;
+        run(ref, x, 1, &a);
+        run(opt, x, 1, &b);
+        if (a && b) {
+            int64_t differ;
+            float worst = float_diff(a, b, &differ);
+            if (worst > 1e-4f) fprintf(stderr, "%s: differs from the float Gemm by up to %g\n", path, worst);
+            CHECK(worst <= 1e-4f);
+        }
+        onyx_value_free(x);
+        onyx_value_free(a);
+        onyx_value_free(b);
+    }
+    onyx_session_free(ref);
+    onyx_session_free(opt);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     char before[16];
@@ -326,6 +355,8 @@ int main(void) {
     test_qlinearconv(before);
     test_fusion();
     test_bad_8bit_ops();
+    test_gemm("qdq_gemm");
+    test_gemm("qdq_gemm_nt");
     test_quantize_linear("quantize_u8", false, 113);
     test_quantize_linear("quantize_s8", true, -7);
     onyx_env_free(env);
