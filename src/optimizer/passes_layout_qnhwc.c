@@ -102,16 +102,28 @@ static onyx_status *replace_node(qnhwc_walk *w, uint32_t i, const char *op, cons
 
 /* ------------------------------------------------------------ which nodes */
 
-static bool const_scalar(const onyx_graph *g, const onyx_node *n, size_t k, bool required) {
-    if (k >= n->n_in || n->in[k] < 0) return !required;
+/* Input k of n: a constant of dtype dt (0: uint8 or int8) with 1 or `count`
+ * elements, rank <= 1; absent passes when optional. */
+static bool const_param(const onyx_graph *g, const onyx_node *n, size_t k, int dt, int64_t count, bool optional) {
+    if (k >= n->n_in || n->in[k] < 0) return optional;
     const onyx_value *c = onyx_opt_const_input(g, n, k);
-    return c && c->kind == ONYX_VALUE_TENSOR && c->numel == 1;
+    if (!c || c->kind != ONYX_VALUE_TENSOR || c->rank > 1 || (c->numel != 1 && c->numel != count)) return false;
+    return dt ? c->dtype == dt : (c->dtype == ONYX_UINT8 || c->dtype == ONYX_INT8);
 }
 
-/* A QLinearConv the integer path runs (qlinear_conv_igemm.c's conditions):
- * 2-D uint8 x, constant 4-D weights, group 1 or depthwise of at most 256
- * taps, constant per-tensor x and y parameters, constant w parameters and
- * bias. */
+/* A positive finite float scalar constant. */
+static bool positive_scale(const onyx_graph *g, const onyx_node *n, size_t k) {
+    if (!const_param(g, n, k, ONYX_FLOAT, 1, false)) return false;
+    float v;
+    memcpy(&v, onyx_opt_const_input(g, n, k)->data, 4);
+    return v > 0 && isfinite(v);
+}
+
+/* A QLinearConv the integer path runs (qlinear_conv_igemm.c's conditions,
+ * which a channels-last node must meet): 2-D uint8 x, constant 4-D 8-bit
+ * weights, group 1 or depthwise of at most 256 taps, constant per-tensor x
+ * and y scales and zero points, constant w scales and zero points (per
+ * tensor or per output channel) and int32 bias. */
 static bool convertible_qconv(const onyx_graph *g, const onyx_node *n) {
     bool ms = onyx_opt_is_op(n, FU_MS, "QLinearConv");
     if (!(onyx_opt_is_op(n, "", "QLinearConv") || ms) || n->n_out != 1 || n->n_in < 8 || n->n_in > 9) return false;
@@ -120,14 +132,20 @@ static bool convertible_qconv(const onyx_graph *g, const onyx_node *n) {
     const onyx_value *W = onyx_opt_const_input(g, n, 3);
     if (!W || W->kind != ONYX_VALUE_TENSOR || W->rank != 4 || (W->dtype != ONYX_INT8 && W->dtype != ONYX_UINT8))
         return false;
-    if (!const_scalar(g, n, 1, true) || !const_scalar(g, n, 2, false) || !const_scalar(g, n, 6, true) ||
-        !const_scalar(g, n, 7, false) || !onyx_opt_const_input(g, n, 4) ||
-        (n->in[5] >= 0 && !onyx_opt_const_input(g, n, 5)) || (n->n_in > 8 && n->in[8] >= 0 && !onyx_opt_const_input(g, n, 8)))
+    const int64_t M = W->dims[0];
+    if (M < 1 || W->dims[1] < 1 || W->dims[2] < 1 || W->dims[3] < 1) return false;
+    if (!positive_scale(g, n, 1) || !positive_scale(g, n, 6) || !const_param(g, n, 2, ONYX_UINT8, 1, true) ||
+        !const_param(g, n, 4, ONYX_FLOAT, M, false) || !const_param(g, n, 5, W->dtype, M, true) ||
+        !const_param(g, n, 7, 0, 1, true))
         return false;
+    if (n->n_in > 8 && n->in[8] >= 0) {
+        const onyx_value *b = onyx_opt_const_input(g, n, 8);
+        if (!b || b->kind != ONYX_VALUE_TENSOR || b->dtype != ONYX_INT32 || b->rank != 1 || b->numel != M) return false;
+    }
     size_t nk;
     const int64_t *k = onyx_attr_ints(n, "kernel_shape", &nk);
     if (k && nk != 2) return false;
-    int64_t C = fu_type(g, n->in[0])->dims[1], M = W->dims[0], group = onyx_attr_int(n, "group", 1);
+    int64_t C = fu_type(g, n->in[0])->dims[1], group = onyx_attr_int(n, "group", 1);
     if (group == 1) return W->dims[1] == C;
     return group == C && M == C && W->dims[1] == 1 && W->dims[2] * W->dims[3] <= 256;
 }
