@@ -148,15 +148,9 @@ struct OrtRunOptions {
 };
 
 /* ---- IoBinding (ort_binding.c) ---- */
-typedef struct ort_binding_entry {
-    char *name;
-    onyx_value *value;               /* inputs: borrowed; outputs: owned after a run, or borrowed (preallocated) */
-    int preallocated;
-} ort_binding_entry;
 struct OrtIoBinding {
     OrtSession *session;
-    ort_binding_entry *in, *out;
-    size_t n_in, n_out;
+    onyx_io_binding *b;              /* bound values are borrowed; run results are the binding's */
 };
 
 /* ---- custom operators (ort_custom_op.c) ---- */

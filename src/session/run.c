@@ -92,14 +92,14 @@ static onyx_status *check_output_type(const onyx_session *s, int32_t id, const o
         if (v->kind != ONYX_VALUE_TENSOR)
             return ONYX_RUNTIME_ERROR("output '%s' is declared a tensor but the model produced another kind of value",
                                       g->values[id].name);
+        bool same_type = !t->dtype || v->dtype == t->dtype, same_rank = t->rank < 0 || v->rank == t->rank;
+        if (same_type && same_rank) return NULL;   /* the common case: no message to format */
         onyx_shape_str(v->dims, v->rank, got, sizeof got);
-        if (t->dtype && v->dtype != t->dtype)
+        if (!same_type)
             return ONYX_RUNTIME_ERROR("output '%s' is declared %s but the model produced %s%s", g->values[id].name,
                                       onyx_dtype_name(t->dtype), onyx_dtype_name(v->dtype), got);
-        if (t->rank >= 0 && v->rank != t->rank)
-            return ONYX_RUNTIME_ERROR("output '%s' is declared with rank %d but the model produced %s%s",
-                                      g->values[id].name, (int)t->rank, onyx_dtype_name(v->dtype), got);
-        return NULL;
+        return ONYX_RUNTIME_ERROR("output '%s' is declared with rank %d but the model produced %s%s",
+                                  g->values[id].name, (int)t->rank, onyx_dtype_name(v->dtype), got);
     }
     return NULL;
 }

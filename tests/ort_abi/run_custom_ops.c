@@ -2,16 +2,9 @@
  * or ONNX Runtime's own), run a model that uses it and print the outputs,
  * so ctest can compare the two libraries' results.
  *   run_custom_ops LIBONNXRUNTIME CUSTOM_OPS_LIBRARY MODEL */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "ort_abi/ort_types.h"
-
-struct OrtApi {
-#define ORT_SLOT(ver, idx, impl, kind, ret, name, params) ret (*name) params;
-#include "ort_abi/slots.h"
-#undef ORT_SLOT
-};
+#include "ort_abi/ort_client.h"
 
 static const OrtApi *api;
 
@@ -26,10 +19,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s LIBONNXRUNTIME CUSTOM_OPS_LIBRARY MODEL\n", argv[0]);
         return 2;
     }
-    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
-    const OrtApiBase *(*base)(void) = (const OrtApiBase *(*)(void))dlsym(lib, "OrtGetApiBase");
-    if (!base || !(api = base()->GetApi(16))) { fprintf(stderr, "no OrtApi\n"); return 1; }
+    if (!(api = ort_client_load(argv[1], 16))) return 1;
     OrtEnv *env;
     OrtSessionOptions *o;
     check(api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "custom", &env), "CreateEnv");

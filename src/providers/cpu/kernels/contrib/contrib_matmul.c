@@ -211,6 +211,8 @@ static void fg_apply_double(const fg_params *p, double *restrict y, size_t n) FG
 typedef struct fg_state {
     const onyx_op_def *gemm;   /* the Gemm kernel init was run for */
     void *inner;               /* its state */
+    int dtype;                 /* the element type it was found for */
+    fg_params act;             /* the activation, read once (a run of a small model is microseconds) */
 } fg_state;
 
 #define FG_GEMM_OPSET 13
@@ -231,12 +233,16 @@ static onyx_status *fg_init(const onyx_kernel_info *info, void **state) {
     if (!s) return ONYX_OOM();
     onyx_kernel_info inner = *info;
     inner.opset = FG_GEMM_OPSET;
+    onyx_status *act = fg_read_act(info->node, &s->act);   /* a bad one is reported by compute */
+    bool act_known = !act;
+    onyx_status_free(act);
     onyx_status *st = d->init(&inner, &s->inner);
     if (st) {
         free(s);
         return st;
     }
     s->gemm = d;
+    s->dtype = act_known ? dt : 0;
     *state = s;
     return NULL;
 }
@@ -274,15 +280,21 @@ static void fg_chunks(void *arg, size_t begin, size_t end) {
 }
 
 static onyx_status *fg_compute(onyx_kernel_ctx *ctx) {
-    fg_params p;
-    ONYX_TRY(fg_read_act(ctx->node, &p));
+    const fg_state *s = ctx->state;
     const onyx_value *A = ctx->n_in ? ctx->in[0] : NULL;
     if (!onyx_is_tensor(A)) return ONYX_INVALID_ARG("input A must be a tensor");
     if (!nn_is_float_family(A->dtype))
         return ONYX_NOT_IMPLEMENTED("FusedGemm: element type %s is not supported (float types)", onyx_dtype_name(A->dtype));
-    const onyx_op_def *d = onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, A->dtype);
-    if (!d) return ONYX_NOT_IMPLEMENTED("no Gemm kernel for %s", onyx_dtype_name(A->dtype));
-    const fg_state *s = ctx->state;
+    fg_params p;
+    const onyx_op_def *d;
+    if (s && s->dtype == A->dtype) {   /* what init found */
+        p = s->act;
+        d = s->gemm;
+    } else {
+        ONYX_TRY(fg_read_act(ctx->node, &p));
+        d = onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, A->dtype);
+        if (!d) return ONYX_NOT_IMPLEMENTED("no Gemm kernel for %s", onyx_dtype_name(A->dtype));
+    }
     onyx_kernel_ctx inner = *ctx;
     inner.opset = FG_GEMM_OPSET;
     inner.state = s && s->gemm == d ? s->inner : NULL;
