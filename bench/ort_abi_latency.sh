@@ -12,6 +12,13 @@
 # CALLS=0 skips the in-process ABI loops (build/tests/ort_abi_calls, built by make). Prints the medians of the per-round
 # medians in microseconds; node_over_* = node latency minus the same library's
 # in-process Run (C, ort_abi_calls run_ns), i.e. what node adds per call.
+# CPU=1 adds, per model and thread count, the CPU time (user + system) per
+# call of each of the three, from two processes of N and 10*N calls (N about
+# CPU_RUNS, default 33; the timer counts 10 ms steps, so N*ms should be >= 1 s)
+# (the difference over the extra calls: load, start-up and warm-up cancel). On a
+# machine loaded by others, wall-clock medians swing by tens of percent; the
+# CPU time per call does not, so it shows whether node + onyx does more work
+# per call than `onyx perf` (at 1 thread it is the latency without waiting).
 # Models and inputs: ${BENCH_MODELS:-/var/tmp/onnx-bench}/public/NAME.onnx, NAME.CONFIG.npz.
 # Not part of CI (slow); run it under flock /tmp/onyx-bench.lock on a shared machine.
 set -euo pipefail
@@ -63,4 +70,37 @@ for name in "${names[@]}"; do
         done
     done
 done
+cpu_s() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}'; }
+# N calls in all (N/11 of them warm-ups) of: onyx perf | node + ONNX Runtime | node + onyx
+calls_cmd() {
+    local kind="$1" m="$2" npz="$3" t="$4" n="$5"
+    case "$kind" in
+        perf) echo build/onyx perf "$m" --inputs "$npz" -x "$t" -r $((n * 10 / 11)) -w $((n - n * 10 / 11)) ;;
+        ort) echo node bench/ort_abi_latency.js "$m" "$npz" "$t" $((n * 10 / 11)) ;;
+        onyx) echo env LD_LIBRARY_PATH="$work/lib" node bench/ort_abi_latency.js "$m" "$npz" "$t" $((n * 10 / 11)) ;;
+    esac
+}
+# CPU ms per call: two processes of N and 10*N calls, the difference over the 9*N extra
+# (ort_abi_latency.js warms up with max(3, RUNS/10) calls: N = 11*RUNS/10 for RUNS >= 30)
+per_call_ms() {
+    local n="$1" a b
+    shift
+    a="$(cpu_s $(calls_cmd "$@" "$n"))"
+    b="$(cpu_s $(calls_cmd "$@" $((10 * n))))"
+    awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN {printf "%.4f", (b - a) * 1000 / (9 * n)}'
+}
+if [ "${CPU:-0}" = 1 ]; then
+    printf "%-24s %3s %5s %12s %12s %12s\n" "config (CPU ms/call)" thr runs onyx_perf node_ort node_onyx
+    for name in "${names[@]}"; do
+        for npz in "$models/$name".*.npz; do
+            for t in ${THREADS:-1 2}; do
+                n=$((${CPU_RUNS:-33} * 11 / 10))
+                printf "%-24s %3s %5s %12s %12s %12s\n" "$(basename "$npz" .npz)" "$t" "$n" \
+                    "$(per_call_ms "$n" perf "$models/$name.onnx" "$npz" "$t")" \
+                    "$(per_call_ms "$n" ort "$models/$name.onnx" "$npz" "$t")" \
+                    "$(per_call_ms "$n" onyx "$models/$name.onnx" "$npz" "$t")"
+            done
+        done
+    done
+fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -14,10 +14,11 @@
 # for the error message. The library is compiled with function and data
 # sections and linked with --gc-sections, so code nothing reaches is dropped.
 #
-# onyx_minimal_sources(CONFIG OUT_DIR DESCRIPTION REPLACED GENERATED): run the
-# script; REPLACED gets the original sources it replaces, GENERATED the files
+# onyx_minimal_sources(CONFIG OUT_DIR DESCRIPTION REPLACED GENERATED OMITTED): run
+# the script; REPLACED gets the original sources it replaces, GENERATED the files
 # to compile instead (in the same order), plus two wrappers (optimizer.c with
-# the filtered pass list, build_options.c with the left-out names).
+# the filtered pass list, build_options.c with the left-out names); OMITTED the
+# common-core features no kept kernel needs (ONYX_MINIMAL_FEATURE_SOURCES_<name>).
 
 
 set(ONYX_OPS_CONFIG "" CACHE FILEPATH "Minimal build: operator list file (onyx ops --required-by)")
@@ -26,7 +27,7 @@ set(ONYX_OPS_TOOL "" CACHE FILEPATH "A full build's onyx tool, for ONYX_OPS_FROM
 
 find_package(Python3 COMPONENTS Interpreter)
 
-function(onyx_minimal_sources config out_dir description replaced_var generated_var)
+function(onyx_minimal_sources config out_dir description replaced_var generated_var omitted_var)
   if(NOT Python3_Interpreter_FOUND)
     message(FATAL_ERROR "a minimal build needs python3 (scripts/minimal_build.py)")
   endif()
@@ -42,8 +43,11 @@ function(onyx_minimal_sources config out_dir description replaced_var generated_
   string(REPLACE "\n" ";" pairs "${pairs}")
   set(replaced "")
   set(generated "")
+  set(omitted "")
   foreach(pair ${pairs})
-    if(pair MATCHES "^DROP\\|(.+)$")
+    if(pair MATCHES "^OMIT\\|(.+)$")
+      list(APPEND omitted ${CMAKE_MATCH_1})
+    elseif(pair MATCHES "^DROP\\|(.+)$")
       list(APPEND replaced ${CMAKE_MATCH_1})
     elseif(pair MATCHES "^(.+)\\|(.+)$")
       list(APPEND replaced ${CMAKE_MATCH_1})
@@ -62,6 +66,8 @@ function(onyx_minimal_sources config out_dir description replaced_var generated_
       string(APPEND text "#define ONYX_MINIMAL_BUILD 1\n")
     elseif(base STREQUAL "platform")
       string(APPEND text "#include \"platform_weak.h\"\n")
+    elseif(base STREQUAL "registry")
+      string(APPEND text "#include <stdint.h>\n#include \"minimal_ops.h\"\n")  # ONYX_MINIMAL_TYPES
     endif()
     string(APPEND text "#include \"${CMAKE_SOURCE_DIR}/src/${src}\"\n")
     file(WRITE ${wrapper}.tmp "${text}")
@@ -74,6 +80,7 @@ function(onyx_minimal_sources config out_dir description replaced_var generated_
     COMPILE_DEFINITIONS "${ONYX_HAVE_DEFINES}")
   set(${replaced_var} ${replaced} PARENT_SCOPE)
   set(${generated_var} ${generated} PARENT_SCOPE)
+  set(${omitted_var} ${omitted} PARENT_SCOPE)
 endfunction()
 
 # Sections per function, dropped at link when nothing reaches them; -Os; no
@@ -92,15 +99,27 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
     gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
 # provider plugins, saving models, bfloat16 fast-math.
-set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c
-    providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c)
+# I/O binding (device tensors stay: device_tensor.c) and profiling too.
+set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
+    providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
+    providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c)
+# Common-core features left out when no kept kernel needs them (the script's
+# OMIT lines; minimal_omitted.c answers for each under ONYX_MINIMAL_OMITS_<name>).
+set(ONYX_MINIMAL_FEATURE_SOURCES_subgraphs session/subgraph.c)
+set(ONYX_MINIMAL_FEATURE_SOURCES_composite_values core/value_compose.c)
+# Custom operators (onyx_session_options_add_custom_op) are left out unless
+# asked for, as ONNX Runtime's minimal builds do (--minimal_build custom_ops):
+# providers/custom/custom_omitted.c answers instead.
+option(ONYX_MINIMAL_CUSTOM_OPS "Minimal builds: keep custom operators" OFF)
 # ONYX_MINIMAL_ISA: the x86-64 instruction set whose kernels a minimal build
 # keeps besides the portable ones (avx512, avx2, generic; `all`, the default,
 # keeps every one). A CPU without it runs the portable kernels.
 set(ONYX_MINIMAL_ISA all CACHE STRING "Minimal builds: the one x86-64 ISA to compile kernels for (all, avx512, avx2, generic)")
 set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
+# -fno-semantic-interposition and -fno-plt: calls inside the library bind
+# directly and calls out go through the GOT, without PLT stubs.
 set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections
-    -fno-asynchronous-unwind-tables
+    -fno-asynchronous-unwind-tables -fno-semantic-interposition -fno-plt
     -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
 # RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12).
 set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs -Wl,-z,noseparate-code)
@@ -143,7 +162,7 @@ endif()
 if(ONYX_OPS_LIST)
   set(ONYX_MINIMAL ON)
   onyx_minimal_sources(${ONYX_OPS_LIST} ${CMAKE_BINARY_DIR}/minimal "${ONYX_OPS_DESCRIPTION}"
-                       replaced generated)
+                       replaced generated omitted_features)
   list(REMOVE_ITEM ONYX_SOURCES ${replaced})
   if(ONYX_MINIMAL_SIZE)
     foreach(f ${ONYX_MINIMAL_NOINLINE_SOURCES})
@@ -157,6 +176,17 @@ if(ONYX_OPS_LIST)
   list(TRANSFORM ONYX_MINIMAL_OMITTED_SOURCES PREPEND ${CMAKE_SOURCE_DIR}/src/)
   list(REMOVE_ITEM ONYX_SOURCES ${ONYX_MINIMAL_OMITTED_SOURCES})
   set(omitted_defs ONYX_MINIMAL_BUILD=1)
+  if(NOT ONYX_MINIMAL_CUSTOM_OPS)
+    list(REMOVE_ITEM ONYX_SOURCES ${CMAKE_SOURCE_DIR}/src/providers/custom/custom_provider.c)
+    set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/providers/custom/custom_omitted.c APPEND PROPERTY
+                 COMPILE_DEFINITIONS ONYX_MINIMAL_OMITS_custom_ops=1)
+  endif()
+  foreach(feature ${omitted_features})
+    list(APPEND omitted_defs ONYX_MINIMAL_OMITS_${feature}=1)
+    foreach(f ${ONYX_MINIMAL_FEATURE_SOURCES_${feature}})
+      list(REMOVE_ITEM ONYX_SOURCES ${CMAKE_SOURCE_DIR}/src/${f})
+    endforeach()
+  endforeach()
   file(READ ${ONYX_OPS_LIST} ops_text)
   if(ops_text MATCHES "[;,]Gradient(,|\n|$)")
     list(APPEND omitted_defs ONYX_MINIMAL_KEEPS_GRADIENT=1)

@@ -3,8 +3,9 @@
 #   1. build (or take a prebuilt bundle: BUNDLE=dir with onyx, the provider libraries,
 #      test binaries, lib/ with their runtime dependencies and node.tar.gz);
 #   2. the provider unit tests, the cross-provider test (every node test whose
-#      nodes the CUDA provider claims, CUDA vs CPU provider: float16 node tests
-#      included) and test_cuda_binding (device tensors bound as inputs and output,
+#      nodes the CUDA provider claims and every case of tests/data/cuda_cases,
+#      each claimed operator in float32 and float16, CUDA vs CPU provider; it
+#      fails if a claimed operator x type was not exercised) and test_cuda_binding (device tensors bound as inputs and output,
 #      float32 and float16 models, vs the CPU provider);
 #   3. the ONNX node suite through `onyx test --providers cuda,cpu`;
 #   4. the public benchmark models (exported here by ../shared/bench/make_models.py,
@@ -89,8 +90,8 @@ say "node suite --providers cuda,cpu: $(tail -1 "$OUT/node_cuda.log") ($(elapsed
 grep -E '^(FAIL|ERROR)' "$OUT/node_cuda.log" | head -20 | tee -a "$SUMMARY"
 wait "$CROSS_PID"
 say "cross-provider: rc=$? $(tail -1 "$OUT/cross_provider.log") ($(elapsed) s)"
-grep '^DIFF' "$OUT/cross_provider.log" | head -20 | tee -a "$SUMMARY"
-say "float16 node tests run on cuda: $(grep -E '^RAN ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half'), of which differ: $(grep -E '^DIFF ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half')"
+grep -E '^(DIFF|NOT COVERED)' "$OUT/cross_provider.log" | head -30 | tee -a "$SUMMARY"
+say "float16 tests run on cuda (node tests and tests/data/cuda_cases): $(grep -E '^RAN ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half'), of which differ: $(grep -E '^DIFF ' "$OUT/cross_provider.log" | grep -ciE 'fp16|float16|half')"
 
 # ---- 4. benchmark models
 if [ -n "${MODELS_PID:-}" ]; then wait "$MODELS_PID"; cat /tmp/make_models.log >>"$OUT/misc.log"; say "models exported ($(elapsed) s): $(tail -1 /tmp/make_models.log)"; fi

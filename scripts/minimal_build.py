@@ -10,6 +10,7 @@ required_operators.config (written by `onyx ops --required-by MODEL...`):
     ai.onnx;13;Gemm,Mul,Relu          domain;opset;operators
     com.microsoft;1;FusedGemm
     passes;constant_folding,...        optimiser passes to keep (absent: all)
+    types;float,int64                  element types the kernels run on (absent: all)
 
 For every CPU kernel family source (a file that defines
 `const onyx_op_def onyx_ops_<family>[]`) it writes OUT_DIR/kernels/<family>.c:
@@ -20,8 +21,9 @@ that read them):
   optimizer/passes.h     the pass list, filtered
   providers/cpu/kernels/families.h  the families that kept an operator
   ir/op_arity_table.h    the arity table, only the listed operators
-  minimal_ops.h          ONYX_MINIMAL_KEEPS_<op> for each listed operator
-                         (included by the family copies)
+  minimal_ops.h          ONYX_MINIMAL_KEEPS_<op> for each listed operator,
+                         ONYX_MINIMAL_TYPES (the types line as ONYX_T bits)
+                         (included by the family copies and the registry)
   minimal_left_out.h     DESCRIPTION (the build option that chose the list),
                          for the error
   platform_weak.h        without blocked-layout (ai.onyx.nchwc) operators: the
@@ -29,7 +31,14 @@ that read them):
                          can be left out (printed as `DROP|FILE`); the layout
                          pass that would use them is left out with them;
                          without MatMulNBits its micro-kernel tables likewise
-and prints the replaced sources as lines `ORIGINAL|GENERATED`.
+and prints the replaced sources as lines `ORIGINAL|GENERATED`, and the
+common-core features that no kept kernel needs as lines `OMIT|FEATURE`
+(minimal_build.cmake leaves out their sources, src/session/minimal_omitted.c
+answers for them):
+  subgraphs              no kept family runs graph attributes (If, Loop, Scan:
+                         the families that include providers/cpu/subgraph.h)
+  composite_values       no kept family takes or makes sequences, maps or
+                         optionals, so callers cannot feed them either
 
 A table entry is kept when one of its operator names (its string literals,
 or those of the macro it is written with) is in the list, whatever the
@@ -49,9 +58,15 @@ DEFINE_RE = re.compile(r"^#\s*define\s+(\w+)\s*\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*
 # runs FusedGemm through Gemm's kernel).
 RUNTIME_DEPENDENCIES = {"FusedGemm": ["Gemm"]}
 
+# ONNX TensorProto.DataType numbers (onyx_element_type) of the types line's names
+TYPE_NUMBERS = {name: i + 1 for i, name in enumerate(
+    "float uint8 int8 uint16 int16 int32 int64 string bool float16 double uint32 uint64 complex64 complex128 "
+    "bfloat16 float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz uint4 int4 float4e2m1 float8e8m0 uint2 "
+    "int2".split())}
+
 
 def parse_config(path):
-    ops, domains, passes = set(), set(), None
+    ops, domains, passes, types = set(), set(), None, None
     with open(path, encoding="utf-8") as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -61,13 +76,20 @@ def parse_config(path):
             if parts[0] == "passes" and len(parts) == 2:
                 passes = set(filter(None, (p.strip() for p in parts[1].split(","))))
                 continue
+            if parts[0] == "types" and len(parts) == 2:
+                types = 0
+                for name in filter(None, (t.strip() for t in parts[1].split(","))):
+                    if name not in TYPE_NUMBERS:
+                        sys.exit(f"{path}:{lineno}: unknown element type '{name}' (one of {', '.join(TYPE_NUMBERS)})")
+                    types |= 1 << TYPE_NUMBERS[name]
+                continue
             if len(parts) != 3:
                 sys.exit(f"{path}:{lineno}: expected 'domain;opset;Op1,Op2' or 'passes;a,b', got '{raw.strip()}'")
             ops.update(filter(None, (o.strip() for o in parts[2].split(","))))
             domains.add(parts[0])
     for op in list(ops):
         ops.update(RUNTIME_DEPENDENCIES.get(op, []))
-    return ops, domains, passes
+    return ops, domains, passes, types
 
 
 def skip_comment_or_string(text, i):
@@ -253,11 +275,12 @@ def main(argv):
         sys.exit(__doc__)
     config, src_root, out_dir = argv[1], os.path.abspath(argv[2]), os.path.abspath(argv[3])
     description = argv[4]
-    ops, domains, passes = parse_config(config)
+    ops, domains, passes, types = parse_config(config)
     if not ops:
         sys.exit(f"{config}: no operators listed")
     kernels_root = os.path.join(src_root, "src", "providers", "cpu", "kernels")
     empty = set()
+    features = {"subgraphs": False, "composite_values": False}
     for dirpath, _, files in sorted(os.walk(kernels_root)):
         for name in sorted(files):
             if not name.endswith(".c"):
@@ -269,6 +292,9 @@ def main(argv):
             family, text, removed, n_kept = res
             if not n_kept:
                 empty.add(family)
+            else:
+                features["subgraphs"] |= '"providers/cpu/subgraph.h"' in text
+                features["composite_values"] |= bool(re.search(r"ONYX_VALUE_(SEQUENCE|MAP|OPTIONAL)", text))
             gen = os.path.join(out_dir, "kernels", family + ".c")
             write_if_changed(gen, text)
             print(f"{path}|{gen}")
@@ -289,6 +315,8 @@ def main(argv):
     write_if_changed(os.path.join(out_dir, "gen", "minimal_left_out.h"), "".join(lines))
     keeps = ["/* Generated by scripts/minimal_build.py: the listed operators. */\n"]
     keeps += [f"#define ONYX_MINIMAL_KEEPS_{op} 1\n" for op in sorted(ops) if re.fullmatch(r"\w+", op)]
+    if types is not None:
+        keeps.append(f"#define ONYX_MINIMAL_TYPES UINT64_C({types:#x})\n")
     write_if_changed(os.path.join(out_dir, "gen", "minimal_ops.h"), "".join(keeps))
     weak = ["/* Generated by scripts/minimal_build.py: force-included into platform.c. */\n"]
     if "ai.onyx.nchwc" not in domains:
@@ -302,6 +330,9 @@ def main(argv):
         for path in files:
             print(f"DROP|{path}")
     write_if_changed(os.path.join(out_dir, "gen", "platform_weak.h"), "".join(weak))
+    for feature, needed in sorted(features.items()):
+        if not needed:
+            print(f"OMIT|{feature}")
 
 if __name__ == "__main__":
     main(sys.argv)

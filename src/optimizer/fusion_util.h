@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/dtype.h"
 #include "optimizer/optimizer.h"
 
 #define FU_MS "com.microsoft"
@@ -102,6 +103,16 @@ static inline bool fu_scalar(const onyx_graph *g, int32_t c, int32_t x, double *
 static inline bool fu_scalar_is(const onyx_graph *g, int32_t c, int32_t x, double want, double rtol) {
     double v;
     return fu_scalar(g, c, x, &v) && fu_near(v, want, rtol);
+}
+
+/* fu_scalar_is, or the constant is want as a 16-bit model stores it:
+ * rounded to float16 or bfloat16 (a converted model's sqrt(2) is 1.4140625),
+ * which the half_to_float pass widens back as it is. For the constants of
+ * activation patterns, whose fused kernels use the exact values. */
+static inline bool fu_scalar_is_or_16(const onyx_graph *g, int32_t c, int32_t x, double want, double rtol) {
+    double v;
+    return fu_scalar(g, c, x, &v) && (fu_near(v, want, rtol) || v == onyx_f16_to_f32(onyx_f32_to_f16((float)want)) ||
+                                      v == onyx_bf16_to_f32(onyx_f32_to_bf16((float)want)));
 }
 
 /* A 1-D float tensor (constant or not) of static length len. */

@@ -61,12 +61,13 @@ static int32_t gelu_tail(const fu_ctx *f, int32_t x, int32_t a, int32_t nodes[2]
     return n1->out[0];
 }
 
-/* b = c op x or x op c for a scalar constant c of value want: the other
- * operand x of the (commutative) node, or -1. */
+/* b = c op x or x op c for a scalar constant c of value want (or want
+ * rounded to 16 bits, fu_scalar_is_or_16): the other operand x of the
+ * (commutative) node, or -1. */
 static int32_t scaled_operand(const onyx_graph *g, const onyx_node *n, double want, double rtol) {
     if (n->n_in != 2) return -1;
     for (int k = 0; k < 2; k++)
-        if (fu_scalar_is(g, n->in[1 - k], n->in[k], want, rtol)) return n->in[k];
+        if (fu_scalar_is_or_16(g, n->in[1 - k], n->in[k], want, rtol)) return n->in[k];
     return -1;
 }
 
@@ -100,7 +101,7 @@ static onyx_status *gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
         int32_t sc = fu_prod(g, e->in[0], NULL), x = -1;
         if (sc < 0) continue;
         const onyx_node *s = &g->nodes[sc];
-        if (onyx_opt_is_op(s, "", "Div") && s->n_in == 2 && fu_scalar_is(g, s->in[1], s->in[0], M_SQRT2, 1e-5))
+        if (onyx_opt_is_op(s, "", "Div") && s->n_in == 2 && fu_scalar_is_or_16(g, s->in[1], s->in[0], M_SQRT2, 1e-5))
             x = s->in[0];
         else if (onyx_opt_is_op(s, "", "Mul"))
             x = scaled_operand(g, s, M_SQRT1_2, 1e-5);

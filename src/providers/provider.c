@@ -84,6 +84,10 @@ onyx_status *onyx_provider_create(const char *name, const char *const *keys,
     return onyx_provider_load(path, keys, values, n, out);
 }
 
+onyx_status *onyx_provider_create_default(onyx_provider **out) {
+    return onyx_cpu_provider_create(NULL, NULL, 0, out);
+}
+
 void onyx_provider_destroy(onyx_provider *p) {
     if (p && p->vt->destroy) p->vt->destroy(p);
 }

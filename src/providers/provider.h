@@ -21,13 +21,20 @@ typedef struct onyx_kernel {
     const onyx_provider *provider;
     void *impl;          /* provider-specific (for the CPU: its onyx_op_def) */
     void *state;         /* from the op's init */
+    /* set by the caller before create_kernel: the kernel runs once, on
+     * constants (folding), so it must compute exactly what the graph says
+     * (no precision-for-speed options such as bf16 fast-math) */
+    bool once;
 } onyx_kernel;
+
+/* A session configuration lookup: the value of entry key, or NULL. */
+typedef const char *(*onyx_config_get)(const void *src, const char *key);
 
 typedef struct onyx_provider_vtable {
     const char *name;
     /* Can this provider run the node? (types come from the graph's static types) */
     bool (*claims)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n);
-    /* Explain why not (for errors), into buf. */
+    /* Optional: explain why not (for errors), into buf. */
     void (*why_not)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n, char *buf,
                     size_t len);
     onyx_status *(*create_kernel)(const onyx_provider *p, const onyx_graph *g, const onyx_node *n,
@@ -47,6 +54,15 @@ typedef struct onyx_provider_vtable {
     /* Optional: channels per block of the blocked-channel layout its kernels
      * run (the optimiser's layout pass), 0 = none. */
     int (*layout_block)(const onyx_provider *p);
+    /* Optional: read the session configuration entries this provider
+     * honours (get(src, key)), logging through env. Called once per
+     * session, right after the providers are created and before the graph
+     * is inferred or optimised; a bad value fails, naming the entry. */
+    onyx_status *(*configure)(onyx_provider *p, const onyx_env *env, onyx_config_get get, const void *src);
+    /* The provider that runs every node no other claims, in host memory
+     * (the CPU): the session places it last, whatever the user's order,
+     * and creates it (onyx_provider_create_default) when not listed. */
+    bool takes_rest;
 
     /* ---- device providers (NULL for the CPU) ---- */
     /* Inputs of a node it claims that it reads in host memory (bit k). */
@@ -107,6 +123,9 @@ bool onyx_provider_is_builtin(const char *name);
 void onyx_provider_destroy(onyx_provider *p);
 /* The names of the providers in this build, NULL-terminated. */
 const char *const *onyx_provider_names(void);
+
+/* The provider that takes every node left (the CPU), without options. */
+onyx_status *onyx_provider_create_default(onyx_provider **out);
 
 /* The CPU provider (cpu/cpu_provider.c). */
 onyx_status *onyx_cpu_provider_create(const char *const *keys, const char *const *values,

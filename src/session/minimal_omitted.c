@@ -10,17 +10,32 @@
  *     missing library (or fails with disable_provider_fallback);
  *   saving a model (ir/save_model.c, format/encode.c): optimized_model_filepath
  *     fails the session;
- *   bfloat16 fast-math (gemm/sgemm_bf16*.c): never available, so
+ *   bfloat16 fast-math (gemm/sgemm_bf16*.c, nchwc/nchwc_conv_bf16*.c): never available, so
  *     session.enable_bf16_fastmath is ignored with its log line;
  *   the Gradient operator's expansion (ir/gradient.c), unless the operator
- *     list names Gradient: a model with one is refused. */
+ *     list names Gradient: a model with one is refused;
+ *   profiling (session/profiler.c): a session that asks for it gets a
+ *     profiler that records nothing, and ending the profile says why;
+ *   I/O binding (session/io_binding.c): creating a binding fails, so the
+ *     other entry points only ever see NULL (device tensors stay);
+ *   the body runner of control-flow kernels (session/subgraph.c), when no
+ *     kept kernel has a graph attribute (ONYX_MINIMAL_OMITS_subgraphs);
+ *   the constructors of sequences, maps and optionals (core/value_compose.c),
+ *     when no kept kernel takes or makes one (ONYX_MINIMAL_OMITS_composite_values):
+ *     nothing in such a build could read them. */
 #ifdef ONYX_MINIMAL_BUILD
 #include <string.h>
+#include <time.h>
+#include "onyx.h"
 #include "core/status.h"
+#include "core/value.h"
 #include "ir/gradient.h"
 #include "ir/save_model.h"
 #include "providers/cpu/gemm/sgemm_bf16.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 #include "providers/provider.h"
+#include "session/profiler.h"
+#include "session/subgraph.h"
 
 #define NOT_IN_MINIMAL "is not in this minimal build (docs/build_options.md): build without ONYX_OPS_CONFIG / " \
                        "ONYX_OPS_FROM_MODELS"
@@ -60,6 +75,19 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
 }
 
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) { return (void)blk, NULL; }
+void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w) { (void)w; }
+onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
+    (void)w, (void)wdims, (void)out;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+}
+onyx_status *onyx_nchwc_bf16_conv(const onyx_nchwc_bf16_kernel *k, const onyx_nchwc_geom *g, const float *x,
+                                  const onyx_nchwc_bf16_w *w, const float *bias, const float *z, float *y,
+                                  const onyx_nchwc_act *act, onyx_threadpool *tp) {
+    (void)k, (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)act, (void)tp;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+}
+
 #ifndef ONYX_MINIMAL_KEEPS_GRADIENT
 onyx_status *onyx_expand_gradients(onyx_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++)
@@ -70,6 +98,95 @@ onyx_status *onyx_expand_gradients(onyx_graph *g) {
                               i);
     return NULL;
 }
+#endif
+
+static onyx_profiler records_nothing;
+onyx_profiler *onyx_profiler_create(const char *path) { return (void)path, &records_nothing; }
+void onyx_profiler_free(onyx_profiler *p) { (void)p; }
+void onyx_profiler_session_event(onyx_profiler *p, const char *name, int64_t start_ns, int64_t end_ns) {
+    (void)p, (void)name, (void)start_ns, (void)end_ns;
+}
+void onyx_profiler_node_event(onyx_profiler *p, const onyx_node *n, const char *provider,
+                              const onyx_value *const *in, onyx_value *const *out, int64_t start_ns,
+                              int64_t end_ns) {
+    (void)p, (void)n, (void)provider, (void)in, (void)out, (void)start_ns, (void)end_ns;
+}
+onyx_status *onyx_profiler_write(onyx_profiler *p, const char **path_out) {
+    (void)p;
+    if (path_out) *path_out = NULL;
+    return ONYX_NOT_IMPLEMENTED("profiling " NOT_IN_MINIMAL);
+}
+/* (the run timeouts read this clock too) */
+int64_t onyx_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+onyx_status *onyx_io_binding_create(onyx_session *s, onyx_io_binding **out) {
+    (void)s;
+    if (out) *out = NULL;
+    return ONYX_NOT_IMPLEMENTED("I/O binding " NOT_IN_MINIMAL);
+}
+/* a binding never exists here: the rest take the NULL that create left */
+static onyx_status *no_binding(void) { return ONYX_INVALID_ARG("the I/O binding is NULL (I/O binding " NOT_IN_MINIMAL ")"); }
+void onyx_io_binding_free(onyx_io_binding *b) { (void)b; }
+void onyx_io_binding_clear_inputs(onyx_io_binding *b) { (void)b; }
+void onyx_io_binding_clear_outputs(onyx_io_binding *b) { (void)b; }
+onyx_status *onyx_io_binding_bind_input(onyx_io_binding *b, const char *name, const onyx_value *value) {
+    return (void)b, (void)name, (void)value, no_binding();
+}
+onyx_status *onyx_io_binding_bind_output(onyx_io_binding *b, const char *name, onyx_value *value) {
+    return (void)b, (void)name, (void)value, no_binding();
+}
+onyx_status *onyx_io_binding_bind_output_to_device(onyx_io_binding *b, const char *name, const char *provider) {
+    return (void)b, (void)name, (void)provider, no_binding();
+}
+onyx_status *onyx_session_run_with_binding(onyx_session *s, const onyx_run_options *run_opts, onyx_io_binding *b) {
+    return (void)s, (void)run_opts, (void)b, no_binding();
+}
+size_t onyx_io_binding_output_count(const onyx_io_binding *b) { return (void)b, 0; }
+const char *onyx_io_binding_output_name(const onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
+onyx_value *onyx_io_binding_output(onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
+
+#ifdef ONYX_MINIMAL_OMITS_subgraphs
+onyx_status *onyx_body_create(const onyx_kernel_host *h, const onyx_graph *g, onyx_body **out) {
+    (void)h, (void)g;
+    if (out) *out = NULL;
+    return ONYX_NOT_IMPLEMENTED("graph attributes (If, Loop, Scan bodies) are not in this minimal build: add "
+                                "their operators to its list");
+}
+void onyx_body_free(onyx_body *b) { (void)b; }
+onyx_status *onyx_body_run(const onyx_body *b, onyx_kernel_ctx *ctx, const onyx_value *const *inputs,
+                           size_t n_inputs, onyx_value *const *provided, onyx_value **outputs) {
+    (void)b, (void)ctx, (void)inputs, (void)n_inputs, (void)provided, (void)outputs;
+    return ONYX_NOT_IMPLEMENTED("graph attributes are not in this minimal build");
+}
+#endif
+
+#ifdef ONYX_MINIMAL_OMITS_composite_values
+#define NO_COMPOSITES "sequences, maps and optionals are not in this minimal build: its operator list names " \
+                      "no operator that takes or makes one"
+/* they take ownership of what they are given, on failure too */
+onyx_status *onyx_sequence_create(onyx_value *const *items, size_t n, onyx_value **out) {
+    for (size_t i = 0; items && i < n; i++) onyx_value_destroy(items[i]);
+    if (out) *out = NULL;
+    return ONYX_NOT_IMPLEMENTED(NO_COMPOSITES);
+}
+onyx_status *onyx_map_create(onyx_value *keys, onyx_value *values, onyx_value **out) {
+    onyx_value_destroy(keys);
+    onyx_value_destroy(values);
+    if (out) *out = NULL;
+    return ONYX_NOT_IMPLEMENTED(NO_COMPOSITES);
+}
+onyx_status *onyx_optional_create(onyx_value *item, onyx_element_type elem_type, onyx_value **out) {
+    (void)elem_type;
+    onyx_value_destroy(item);
+    if (out) *out = NULL;
+    return ONYX_NOT_IMPLEMENTED(NO_COMPOSITES);
+}
+const onyx_value *onyx_map_keys(const onyx_value *map) { return (void)map, NULL; }
+const onyx_value *onyx_map_values(const onyx_value *map) { return (void)map, NULL; }
 #endif
 
 #else

@@ -6,6 +6,24 @@
 #include <string.h>
 #include "session/session.h"
 
+/* Why no provider claims n, from every provider that can say: its reason
+ * alone when one explains, else "name: reason; name: reason". */
+static void refusals(onyx_provider *const *providers, size_t n_providers, const onyx_graph *g, const onyx_node *n,
+                     char *buf, size_t len) {
+    size_t explaining = 0, used = 0;
+    for (size_t p = 0; p < n_providers; p++) explaining += providers[p]->vt->why_not != NULL;
+    snprintf(buf, len, "no provider claims it");
+    for (size_t p = 0; p < n_providers && used + 1 < len; p++) {
+        const onyx_provider *pr = providers[p];
+        if (!pr->vt->why_not) continue;
+        char why[300] = "";
+        pr->vt->why_not(pr, g, n, why, sizeof why);
+        int w = explaining == 1 ? snprintf(buf, len, "%s", why)
+                                : snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "", pr->name, why);
+        if (w > 0) used += (size_t)w;
+    }
+}
+
 static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *providers,
                                      size_t n_providers) {
     const onyx_graph *g = plan->graph;
@@ -16,9 +34,8 @@ static onyx_status *assign_providers(onyx_plan *plan, onyx_provider *const *prov
         for (size_t p = 0; p < n_providers && !plan->node_provider[i]; p++)
             if (providers[p]->vt->claims(providers[p], g, n)) plan->node_provider[i] = providers[p];
         if (!plan->node_provider[i]) {
-            char d[300], why[300] = "no provider claims it";
-            const onyx_provider *cpu = providers[n_providers - 1];
-            if (cpu->vt->why_not) cpu->vt->why_not(cpu, g, n, why, sizeof why);
+            char d[300], why[900];
+            refusals(providers, n_providers, g, n, why, sizeof why);
             return ONYX_NOT_IMPLEMENTED("could not find an implementation for %s: %s",
                                         onyx_node_describe(n, d, sizeof d), why);
         }

@@ -48,7 +48,7 @@ static const onyx_provider *host_provider_for(const onyx_provider_set *set, cons
 onyx_status *onyx_session_evaluate(void *user, const onyx_graph *g, const onyx_node *n, onyx_value **out) {
     const onyx_provider *p = host_provider_for(user, g, n);
     if (!p) return ONYX_NOT_IMPLEMENTED("no host provider runs it");
-    onyx_kernel k = {0};
+    onyx_kernel k = {.once = true};
     ONYX_TRY(p->vt->create_kernel(p, g, n, &k));
     const onyx_value **in = calloc(n->n_in + 1, sizeof *in);
     bool *used = calloc(n->n_out + 1, sizeof *used);
@@ -85,7 +85,7 @@ onyx_opt_services onyx_session_opt_services(const onyx_session *s) {
 
 onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops) {
     onyx_provider *cpu;
-    ONYX_TRY(onyx_cpu_provider_create(NULL, NULL, 0, &cpu));
+    ONYX_TRY(onyx_provider_create_default(&cpu));
     onyx_provider_set set = {.providers = &cpu, .n_providers = 1, .custom = ops};
     onyx_schema_source src = onyx_session_schema_source(&set, env);
     onyx_status *st = onyx_infer_graph_types_checked(g, &src);

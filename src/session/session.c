@@ -5,8 +5,6 @@
 #include "ir/gradient.h"
 #include "ir/graph_edit.h"
 #include "ir/save_model.h"
-#include "providers/cpu/platform.h"
-#include "providers/cpu/gemm/sgemm_bf16.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -257,46 +255,65 @@ static void note_skipped(onyx_session *s, const char *name, const char *why) {
     s->skipped_providers = l;
 }
 
-/* The user's providers in their order, then the CPU provider last (with the
- * user's CPU options if they listed it) so it takes every node left. A
- * provider that cannot start (no device, library missing or mismatched) is
- * skipped with one warning, or fails the session under
- * "session.disable_provider_fallback" = "1"; invalid options always fail. */
+/* Start the provider request r asks for into *out; *out stays NULL when it
+ * could not start and the session goes on without it (one warning). */
+static onyx_status *start_provider(onyx_session *s, const onyx_provider_request *r, bool strict, onyx_provider **out) {
+    *out = NULL;
+    const char *const *keys = (const char *const *)r->keys, *const *values = (const char *const *)r->values;
+    onyx_status *st = r->path ? onyx_provider_load(r->path, keys, values, r->n, out)
+                              : onyx_provider_create(r->name, keys, values, r->n, out);
+    if (!st) return NULL;
+    /* bad options are the caller's mistake, not a missing device: they fail */
+    if (onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT) return onyx_error_wrap(st, "provider '%s': ", r->name);
+    if (strict)
+        return onyx_error_wrap(st, "provider '%s' (strict placement, session.disable_provider_fallback): ", r->name);
+    onyx_log(s->env, ONYX_LOG_WARNING, "%s; its nodes run on the CPU", onyx_status_message(st));
+    note_skipped(s, r->name, onyx_status_message(st));
+    onyx_status_free(st);
+    return NULL;
+}
+
+static const char *options_config(const void *o, const char *key) { return onyx_session_options_config(o, key); }
+
+/* The user's providers in their order, then the provider that takes every
+ * node left (the CPU: the one whose vtable says takes_rest, with the user's
+ * options if they listed it, else the default one) so it runs whatever no
+ * other claims. A provider that cannot start (no device, library missing or
+ * mismatched) is skipped with one warning, or fails the session under
+ * "session.disable_provider_fallback" = "1"; invalid options always fail.
+ * Each provider then reads the session configuration it honours. */
 static onyx_status *create_providers(onyx_session *s, const onyx_session_options *o) {
     size_t n = o ? o->n_providers : 0;
     s->providers = calloc(n + 2, sizeof *s->providers);
     if (!s->providers) return ONYX_OOM();
     const char *strict = onyx_session_options_config(o, "session.disable_provider_fallback");
-    const onyx_provider_request *cpu_req = NULL;
+    onyx_provider *rest = NULL;
     /* the caller's custom operators come first: their nodes are theirs */
     if (o && o->custom_ops.n)
         ONYX_TRY(onyx_custom_provider_create(&o->custom_ops, &s->providers[s->n_providers++]));
-    for (size_t i = 0; i < n; i++) {
-        const onyx_provider_request *r = &o->providers[i];
-        if (!r->path && onyx_provider_is_builtin(r->name)) {
-            cpu_req = r;
-            continue;
-        }
+    onyx_status *st = NULL;
+    for (size_t i = 0; !st && i < n; i++) {
         onyx_provider *p;
-        const char *const *keys = (const char *const *)r->keys, *const *values = (const char *const *)r->values;
-        onyx_status *st = r->path ? onyx_provider_load(r->path, keys, values, r->n, &p)
-                                  : onyx_provider_create(r->name, keys, values, r->n, &p);
-        /* bad options are the caller's mistake, not a missing device: they fail */
-        if (st && onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT)
-            return onyx_error_wrap(st, "provider '%s': ", r->name);
-        if (st && strict && !strcmp(strict, "1"))
-            return onyx_error_wrap(st, "provider '%s' (strict placement, session.disable_provider_fallback): ", r->name);
-        if (st) {
-            onyx_log(s->env, ONYX_LOG_WARNING, "%s; its nodes run on the CPU", onyx_status_message(st));
-            note_skipped(s, r->name, onyx_status_message(st));
-            onyx_status_free(st);
-            continue;
+        st = start_provider(s, &o->providers[i], strict && !strcmp(strict, "1"), &p);
+        if (st || !p) continue;
+        if (!p->vt->takes_rest) {
+            s->providers[s->n_providers++] = p;
+        } else { /* listed twice: the last options win */
+            onyx_provider_destroy(rest);
+            rest = p;
         }
-        s->providers[s->n_providers++] = p;
     }
-    return onyx_cpu_provider_create(cpu_req ? (const char *const *)cpu_req->keys : NULL,
-                                    cpu_req ? (const char *const *)cpu_req->values : NULL,
-                                    cpu_req ? cpu_req->n : 0, &s->providers[s->n_providers++]);
+    if (!st && !rest) st = onyx_provider_create_default(&rest);
+    if (st) {
+        onyx_provider_destroy(rest);
+        return st;
+    }
+    s->providers[s->n_providers++] = rest;
+    for (size_t i = 0; i < s->n_providers; i++) {
+        onyx_provider *p = s->providers[i];
+        if (p->vt->configure) ONYX_TRY(p->vt->configure(p, s->env, options_config, o));
+    }
+    return NULL;
 }
 
 static bool has_device_provider(const onyx_session *s) {
@@ -386,18 +403,6 @@ static onyx_status *save_optimized(onyx_session *s, const char *path) {
 /* The config entry "session.onyx.cpu_isa" (avx512, avx2, neon, generic) forces
  * the CPU dispatch table of a lower instruction set, as ONYX_ISA does. The
  * table is process-wide: the choice holds for every session from then on. */
-static onyx_status *apply_cpu_isa(const onyx_session_options *o) {
-    const char *name = onyx_session_options_config(o, "session.onyx.cpu_isa");
-    if (!name || !*name) return NULL;
-    onyx_cpu_isa isa;
-    if (!onyx_cpu_isa_parse(name, &isa))
-        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': expected avx512, avx2, neon or generic", name);
-    if (!onyx_cpu_force_isa(name))
-        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': this CPU supports at most %s", name,
-                                onyx_cpu_isa_name(onyx_cpu_detected()));
-    return NULL;
-}
-
 /* The graph outputs' types as declared, before inference fills them in:
  * each run's outputs must agree with these (element type and rank). */
 static onyx_status *snapshot_declared_outputs(onyx_session *s) {
@@ -426,22 +431,6 @@ static onyx_status *session_init(onyx_session *s, const onyx_session_options *o)
     return st;
 }
 
-/* "session.enable_bf16_fastmath" = "1": the weights of float32 GEMMs are
- * packed as bfloat16 (providers/cpu/gemm/sgemm_bf16.h) where the CPU has
- * AVX512-BF16; elsewhere the entry is ignored, with a log line. */
-static bool bf16_fastmath(onyx_session *s, const onyx_session_options *o) {
-    const char *v = onyx_session_options_config(o, "session.enable_bf16_fastmath");
-    if (!v || strcmp(v, "1")) return false;
-    if (!onyx_bf16_fastmath_available()) {
-        onyx_log(s->env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
-                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
-        return false;
-    }
-    onyx_log(s->env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
-    return true;
-}
-
 /* What the session lends the layers below (services.c): its providers'
  * schemas and the caller's custom operators for inference, the kernel host
  * (the body runner and, once created, the thread pool) for every provider's
@@ -458,7 +447,6 @@ static void lend_services(onyx_session *s, const onyx_session_options *o) {
 
 static onyx_status *session_init_model(onyx_session *s, const onyx_session_options *o) {
     ONYX_TRY(onyx_session_setup_logging(s, o));
-    ONYX_TRY(apply_cpu_isa(o));
     ONYX_TRY(onyx_graph_build(s->model, &s->graph));
     ONYX_TRY(onyx_session_apply_overrides(s->graph, s->model, o, s->env));
     ONYX_TRY(snapshot_declared_outputs(s));
@@ -515,10 +503,7 @@ static onyx_status *session_init_model(onyx_session *s, const onyx_session_optio
     ONYX_TRY(onyx_graph_mark_last_uses(s->graph));
     /* kernels pack their weights with the session's threads */
     s->kernel_host.init_pool = s->tp;
-    bool bf16_outer = onyx_bf16_pack_mode(bf16_fastmath(s, o));
-    onyx_status *pst = onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan);
-    onyx_bf16_pack_mode(bf16_outer);
-    ONYX_TRY(pst);
+    ONYX_TRY(onyx_plan_create(s->graph, s->providers, s->n_providers, &s->plan));
     ONYX_TRY(collect_io(s));
     ONYX_TRY(onyx_session_name_types(s));
     const char *nomp = onyx_session_options_config(o, "session.disable_memory_plan");

@@ -6,6 +6,7 @@
 #include "core/dtype.h"
 #include "format/model.h"
 #include "providers/cpu/platform.h"
+#include "session/placement.h"
 #include "tools/cli.h"
 
 /* ------------------------------------------------------------- types */
@@ -288,6 +289,8 @@ static void print_providers(const onyx_session *s) {
         printf("  %5zu  %-20s %-8s %s\n", i, qualified_op(s, i, op, sizeof op), p ? p : "(none)",
                name && *name ? name : "(unnamed)");
     }
+    fflush(stdout);
+    onyx_session_print_placement(s, stdout);
 }
 
 /* Operator histogram of the session's (optimised) graph and the passes

@@ -7,12 +7,17 @@
  * the optimiser passes that fired. A pass that never fired left the graph as
  * it was, so a build without it reaches the same plan. The format is that of
  * ONNX Runtime's required_operators.config (domain;opset;Op1,Op2) plus one
- * `passes;a,b` line. */
+ * `passes;a,b` line and one `types;float,int64` line: the element types of
+ * every value of the sessions' graphs, optimised (level all) and not (level
+ * disabled), which a minimal build's kernels are compiled for. A model with
+ * graph attributes (If, Loop, Scan bodies) gets no types line: its bodies'
+ * values are not in the session's graph, and every type stays. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/model.h"
+#include "session/session.h"
 #include "tools/cli.h"
 
 typedef struct required {
@@ -20,6 +25,8 @@ typedef struct required {
     cli_strlist ops;      /* "domain\top", sorted on output */
     cli_strlist passes;
     int64_t *opsets;      /* per domain: the highest imported version */
+    uint64_t types;       /* ONYX_T-style bits of the values' element types */
+    bool every_type;      /* a model has subgraphs: no types line */
 } required;
 
 static const char *canonical(const char *domain) {
@@ -62,6 +69,7 @@ static onyx_status *add_nodes(required *r, const onyx_node_proto *nodes, size_t 
         ONYX_TRY(add_op(r, node->domain, node->op_type ? node->op_type : ""));
         for (size_t a = 0; a < node->n_attrs; a++) {
             const onyx_attr_proto *at = &node->attrs[a];
+            if (at->g || at->n_graphs) r->every_type = true;
             ONYX_TRY(add_graph(r, at->g, depth + 1));
             for (size_t k = 0; k < at->n_graphs; k++) ONYX_TRY(add_graph(r, &at->graphs[k], depth + 1));
         }
@@ -83,11 +91,31 @@ static onyx_status *add_model_ops(required *r, const char *path) {
     return st;
 }
 
+static void add_types(required *r, const onyx_session *s) {
+    for (size_t i = 0; i < s->graph->n_values; i++) {
+        int dt = s->graph->values[i].type.dtype;
+        if (dt > 0 && dt < 64) r->types |= UINT64_C(1) << dt;
+    }
+}
+
+/* The element types of a session's values at level disabled (as the model
+ * is; the optimised graph's are added by add_plan_ops). */
+static onyx_status *add_model_types(required *r, onyx_env *env, const char *path, const cli_session_args *args) {
+    cli_session_args plain = *args;
+    plain.opt = ONYX_OPT_DISABLED;
+    onyx_session *s = NULL;
+    ONYX_TRY(cli_open_session(env, path, &plain, &s));
+    add_types(r, s);
+    onyx_session_free(s);
+    return NULL;
+}
+
 /* What a session on this machine runs, and the passes that got it there. */
 static onyx_status *add_plan_ops(required *r, onyx_env *env, const char *path,
                                  const cli_session_args *args) {
     onyx_session *s = NULL;
     ONYX_TRY(cli_open_session(env, path, args, &s));
+    add_types(r, s);
     onyx_status *st = NULL;
     for (size_t i = 0; i < onyx_session_node_count(s) && !st; i++)
         st = add_op(r, onyx_session_node_domain(s, i), onyx_session_node_op_type(s, i));
@@ -126,6 +154,13 @@ static void print_required(required *r, char **models, int n_models) {
     printf("passes;");
     for (size_t i = 0; i < r->passes.n; i++) printf("%s%s", i ? "," : "", r->passes.items[i]);
     printf("\n");
+    if (r->every_type || !r->types) return;
+    printf("types;");
+    for (int dt = 1, shown = 0; dt < 64; dt++) {
+        const char *name = r->types >> dt & 1 ? onyx_element_type_onnx_name((onyx_element_type)dt) : NULL;
+        if (name) printf("%s%s", shown++ ? "," : "", name);
+    }
+    printf("\n");
 }
 
 int cmd_ops_required(int argc, char **argv) {
@@ -137,6 +172,7 @@ int cmd_ops_required(int argc, char **argv) {
     for (int i = 0; i < argc && !st; i++) {
         st = add_model_ops(&r, argv[i]);
         if (!st) st = add_plan_ops(&r, env, argv[i], &args);
+        if (!st) st = add_model_types(&r, env, argv[i], &args);
         if (st) st = onyx_error_wrap(st, "%s: ", argv[i]);
     }
     if (!st) print_required(&r, argv, argc);

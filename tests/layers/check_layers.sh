@@ -11,7 +11,11 @@
 #   optimizer/  core format ir optimizer             (never session/ or providers/)
 #   providers/  core format ir providers             (never session/ or optimizer/)
 # and: providers/provider.h and providers/kernel_ctx.h (the provider
-# interface) never include the CPU provider's headers (providers/cpu/).
+# interface) never include the CPU provider's headers (providers/cpu/), and
+# the session reaches no provider's internals (providers/cpu/, cuda/...):
+# only the interface and the custom-operator provider it builds from the
+# caller's operators (minimal_omitted.c, the minimal build's stand-ins for
+# CPU parts it leaves out, is the one exception).
 # Usage: check_layers.sh [SOURCE_ROOT]   (default: the repository of this script)
 set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -54,7 +58,13 @@ for f in providers/provider.h providers/kernel_ctx.h; do
         "$f (the provider interface) never includes the CPU provider's headers"
 done
 
+for f in session/*.c session/*.h; do
+    [ "$f" = session/minimal_omitted.c ] && continue
+    check "$f" "$pub|$same|core/|format/|ir/|optimizer/|session/|providers/[a-z_]+\.h|providers/custom/" \
+        "$f: the session reaches providers through the interface only (never providers/cpu/ or another's internals)"
+done
+
 if [ $fail = 0 ]; then
-    echo "layering: ok (core < format < ir < optimizer; providers below the session; provider.h free of the CPU's headers)"
+    echo "layering: ok (core < format < ir < optimizer; providers below the session; provider.h free of the CPU's headers; the session through the interface only)"
 fi
 exit $fail

@@ -2,18 +2,24 @@
 # ctest minimal.digits: the minimal build for the digits model.
 #   check_minimal.sh FULL_BUILD_DIR SOURCE_DIR MAX_BYTES
 # Configures and builds FULL_BUILD_DIR/minimal-digits with
-# -DONYX_OPS_FROM_MODELS=models/digits.onnx (the operator list written by the full build's onyx),
-# then checks that
+# -DONYX_OPS_FROM_MODELS=models/digits.onnx (the operator list written by the full build's onyx)
+# and -DONYX_MINIMAL_ISA set to the instruction set the full build runs here (`onyx info`; a
+# minimal build may keep one, docs/build_options.md), then checks that
 #   - its stripped libonyx.so is at most MAX_BYTES;
 #   - run_outputs gives byte-identical outputs with the full and the minimal library;
 #   - onyx_digits predicts the 450 test images the same (timing lines aside);
 #   - a model with an operator outside the list is refused, naming the operator and the option;
+#   - a model with an element type outside the list's types (Mul on uint8) is refused, naming it;
 #   - saving the optimised model (a feature minimal builds leave out) fails with its error.
 set -euo pipefail
 full="$1"; src="$2"; max="$3"
 dir="$full/minimal-digits"
 cd "$src"
-cmake -S "$src" -B "$dir" -DONYX_OPS_FROM_MODELS=models/digits.onnx -DONYX_OPS_TOOL="$full/onyx" >/dev/null
+isa=$("$full/onyx" info models/digits.onnx | sed -n 's/^cpu: isa \([a-z0-9]*\) .*/\1/p')
+case "$isa" in avx512|avx2|generic) ;; *) isa=all ;; esac   # (aarch64 and others: every kernel)
+echo "full build's instruction set here: $isa"
+cmake -S "$src" -B "$dir" -DONYX_OPS_FROM_MODELS=models/digits.onnx -DONYX_OPS_TOOL="$full/onyx" \
+    -DONYX_MINIMAL_ISA="$isa" >/dev/null
 cmake --build "$dir" -j "${JOBS:-2}" --target onyx_shared onyx_digits onyx_run_outputs >/dev/null
 
 strip -o "$dir/libonyx.stripped.so" "$dir/libonyx.so"
@@ -41,6 +47,13 @@ cat "$dir/other.err"
 grep -q "operator Conv (domain ai.onnx) is not in this build" "$dir/other.err" &&
     grep -q "ONYX_OPS_FROM_MODELS=models/digits.onnx" "$dir/other.err" ||
     { echo "FAIL: the error does not name the operator and the option"; exit 1; }
+typed=../shared/onnx-tests/node/test_mul_uint8/model.onnx
+if "$dir/onyx_run_outputs" "$typed" "$dir/out.typed" 1 2> "$dir/typed.err"; then
+    echo "FAIL: a model with Mul on uint8 ran on the digits build (float and int64)"; exit 1
+fi
+cat "$dir/typed.err"
+grep -q "operator Mul (opset [0-9]*) is not in this build for element type uint8: this is a minimal build" \
+    "$dir/typed.err" || { echo "FAIL: the error does not name the operator and the element type"; exit 1; }
 if RUN_OUTPUTS_SAVE="$dir/saved.onnx" "$dir/onyx_run_outputs" models/digits.onnx "$dir/out.saved" 1 \
     2> "$dir/save.err"; then
     echo "FAIL: the minimal build saved a model"; exit 1

@@ -11,7 +11,10 @@
  *      weights were rounded to float16 first (computed in float32 either
  *      way), within 1e-5 relative: the float16 panels widen exactly;
  *   3. a float16 model saved optimised holds no half-stored weight and
- *      loads and runs to the same outputs. */
+ *      loads and runs to the same outputs;
+ *   4. the GELU fusions fire on the converted GELU models as on the float32
+ *      ones: their constants are the float16 roundings of sqrt(2) and
+ *      0.044715 (1.4140625, 0.04473877), and the near misses stay. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +163,32 @@ static void check_model(const char *src, const char *name, const char *op, size_
     same_outputs(f16, saved);
 }
 
+/* Live nodes of type op. */
+static size_t live_ops(const onyx_graph *g, const char *op) {
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) n += !g->nodes[i].dead && !strcmp(g->nodes[i].op_type, op);
+    return n;
+}
+
+/* src converted to float16: `fused` nodes of type op after the optimiser
+ * and `left` of the pattern's core operator (the near misses). */
+static void check_fusion(const char *src, const char *op, size_t fused, const char *core, size_t left) {
+    onyx_f16_options o = {.to = ONYX_FLOAT16, .keep_io_types = true};
+    const char *f16 = testlib_tmp("gelu16.onnx");
+    CHECK_OK(onyx_f16_convert_file(src, f16, &o, env, NULL));
+    onyx_model *m = NULL;
+    onyx_graph *g = optimised(f16, &m);
+    if (g) {
+        if (live_ops(g, op) != fused || live_ops(g, core) != left)
+            fprintf(stderr, "%s as float16: %zu %s (expected %zu), %zu %s left (expected %zu)\n", src,
+                    live_ops(g, op), op, fused, live_ops(g, core), core, left);
+        CHECK(live_ops(g, op) == fused);
+        CHECK(live_ops(g, core) == left);
+    }
+    onyx_graph_free(g);
+    onyx_model_free(m);
+}
+
 int main(void) {
     if (!testlib_tmpdir_create("test_half_weights")) return 1;
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
@@ -169,6 +198,9 @@ int main(void) {
     /* W is read by a MatMul and by the Gemm that MatMul + Add became: Gemm
      * takes no float16 weight, so the settling widens W for both */
     check_model("tests/data/matmul_add.onnx", "matmul_add.onnx", "MatMul", 1, 1, 0);
+    check_fusion("tests/data/fusion_gelu.onnx", "Gelu", 3, "Erf", 2);   /* and one BiasGelu */
+    check_fusion("tests/data/fusion_gelu.onnx", "BiasGelu", 1, "Erf", 2);
+    check_fusion("tests/data/fusion_fast_gelu.onnx", "FastGelu", 2, "Tanh", 1);
     onyx_env_free(env);
     testlib_tmpdir_remove();
     return testlib_finish("test_half_weights");

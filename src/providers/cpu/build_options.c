@@ -10,6 +10,7 @@
 #include "providers/cpu/build_options.h"
 #ifdef ONYX_MINIMAL_BUILD
 #include "minimal_left_out.h"  /* ONYX_MINIMAL_DESCRIPTION */
+#include "minimal_ops.h"       /* ONYX_MINIMAL_TYPES */
 #include "providers/cpu/kernel.h"
 #endif
 
@@ -37,5 +38,15 @@ const char *onyx_cpu_left_out(const char *domain, const char *op_type) {
 #endif
     for (const left_out_op *l = left_out; l->op_type; l++)
         if (!strcmp(l->domain, domain) && !strcmp(l->op_type, op_type)) return l->why;
+    return NULL;
+}
+
+const char *onyx_cpu_type_left_out(int dtype) {
+#if defined(ONYX_MINIMAL_BUILD) && defined(ONYX_MINIMAL_TYPES)
+    if (dtype > 0 && dtype < 64 && !((ONYX_MINIMAL_TYPES) >> dtype & 1))
+        return "this is a minimal build (" ONYX_MINIMAL_DESCRIPTION ") compiled for the element types of its "
+               "list's `types;` line: add the type there or the model to the list";
+#endif
+    (void)dtype;
     return NULL;
 }

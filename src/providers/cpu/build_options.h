@@ -7,5 +7,8 @@
  * build's list): a sentence naming the build option that would include it.
  * NULL otherwise. */
 const char *onyx_cpu_left_out(const char *domain, const char *op_type);
+/* Why this build runs no kernel on element type `dtype` (a minimal build
+ * compiled for its list's types only), or NULL. */
+const char *onyx_cpu_type_left_out(int dtype);
 
 #endif

@@ -7,6 +7,14 @@
 #include "providers/cpu/build_options.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/platform.h"
+#include "providers/cpu/gemm/sgemm_bf16.h"
+#include "core/log.h"
+
+/* The CPU provider's state: what the session configuration asked of it. */
+typedef struct cpu_provider {
+    onyx_provider base;
+    bool bf16_fastmath; /* float32 GEMM weights packed as bfloat16 */
+} cpu_provider;
 
 static int node_type_dtype(const onyx_graph *g, const onyx_node *n, int input) {
     if (input < 0 || (size_t)input >= n->n_in || n->in[input] < 0) return 0;
@@ -44,8 +52,11 @@ static void cpu_why_not(const onyx_provider *p, const onyx_graph *g, const onyx_
                  n->opset, dom);
         return;
     }
-    snprintf(buf, len, "operator %s (opset %d) is not implemented for element type %s", n->op_type,
-             n->opset, onyx_dtype_name(node_type_dtype(g, n, d->type_input)));
+    int dt = node_type_dtype(g, n, d->type_input);
+    const char *type_left_out = onyx_cpu_type_left_out(dt);
+    snprintf(buf, len, "operator %s (opset %d) is not %s for element type %s%s%s", n->op_type, n->opset,
+             type_left_out ? "in this build" : "implemented", onyx_dtype_name(dt), type_left_out ? ": " : "",
+             type_left_out ? type_left_out : "");
 }
 
 static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *g,
@@ -73,9 +84,13 @@ static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *
         .in_types = types, .const_in = consts, .host = p->host,
     };
     /* weight packing runs on the session's threads (the packers read the
-     * init pool: onyx_threadpool_init_pool) */
+     * init pool: onyx_threadpool_init_pool), in bfloat16 under fast-math
+     * except for kernels that run once on constants (folding) */
+    const cpu_provider *cp = p->impl;
     onyx_threadpool *outer = onyx_threadpool_for_init(p->host ? p->host->init_pool : NULL);
+    bool bf16_outer = onyx_bf16_pack_mode(cp && cp->bf16_fastmath && !k->once);
     onyx_status *st = d->init(&info, &k->state);
+    onyx_bf16_pack_mode(bf16_outer);
     onyx_threadpool_for_init(outer);
     free(types);
     free(consts);
@@ -116,7 +131,42 @@ static onyx_infer_fn cpu_schema(const onyx_provider *p, const onyx_graph *g, con
 
 static int cpu_layout_block(const onyx_provider *p) { return onyx_cpu_nchwc_block(); }
 
-static void cpu_destroy(onyx_provider *p) { free(p); }
+static void cpu_destroy(onyx_provider *p) { free(p->impl); }
+
+/* "session.onyx.cpu_isa" = avx512|avx2|neon|generic: the kernels of that
+ * ISA (at most what the CPU has). */
+static onyx_status *apply_isa(const char *name) {
+    if (!name || !*name) return NULL;
+    onyx_cpu_isa isa;
+    if (!onyx_cpu_isa_parse(name, &isa))
+        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': expected avx512, avx2, neon or generic", name);
+    if (!onyx_cpu_force_isa(name))
+        return ONYX_INVALID_ARG("config entry session.onyx.cpu_isa = '%s': this CPU supports at most %s", name,
+                                onyx_cpu_isa_name(onyx_cpu_detected()));
+    return NULL;
+}
+
+/* "session.enable_bf16_fastmath" = "1": float32 GEMM weights packed as
+ * bfloat16 where the CPU has AVX512-BF16; elsewhere ignored, with a log
+ * line. */
+static bool want_bf16(const onyx_env *env, const char *v) {
+    if (!v || strcmp(v, "1")) return false;
+    if (!onyx_bf16_fastmath_available()) {
+        onyx_log(env, ONYX_LOG_WARNING,
+                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
+                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
+        return false;
+    }
+    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
+    return true;
+}
+
+static onyx_status *cpu_configure(onyx_provider *p, const onyx_env *env, onyx_config_get get, const void *src) {
+    cpu_provider *cp = p->impl;
+    ONYX_TRY(apply_isa(get(src, "session.onyx.cpu_isa")));
+    cp->bf16_fastmath = want_bf16(env, get(src, "session.enable_bf16_fastmath"));
+    return NULL;
+}
 
 static const onyx_provider_vtable cpu_vtable = {
     .name = "cpu",
@@ -129,14 +179,18 @@ static const onyx_provider_vtable cpu_vtable = {
     .destroy = cpu_destroy,
     .schema = cpu_schema,
     .layout_block = cpu_layout_block,
+    .configure = cpu_configure,
+    .takes_rest = true,
 };
 
 onyx_status *onyx_cpu_provider_create(const char *const *keys, const char *const *values,
                                       size_t n, onyx_provider **out) {
     for (size_t i = 0; i < n; i++)
         return ONYX_INVALID_ARG("cpu provider: unknown option '%s'", keys[i]);
-    onyx_provider *p = calloc(1, sizeof *p);
-    if (!p) return ONYX_OOM();
+    cpu_provider *cp = calloc(1, sizeof *cp);
+    if (!cp) return ONYX_OOM();
+    onyx_provider *p = &cp->base;
+    p->impl = cp;
     p->vt = &cpu_vtable;
     snprintf(p->name, sizeof p->name, "cpu");
     *out = p;

@@ -77,8 +77,17 @@ static size_t first_def(const char *domain, const char *op) {
     return i;
 }
 
+#ifdef ONYX_MINIMAL_TYPES
+/* a minimal build's kernels are compiled for its list's element types only
+ * (providers/cpu/kernels/minimal_keep.h) */
+#define TYPE_LEFT_OUT(dtype) ((dtype) > 0 && (dtype) < 64 && !((ONYX_MINIMAL_TYPES) >> (dtype) & 1))
+#else
+#define TYPE_LEFT_OUT(dtype) false
+#endif
+
 const onyx_op_def *onyx_cpu_find_kernel(const char *domain, const char *op_type, int opset,
                                         int dtype) {
+    if (TYPE_LEFT_OUT(dtype)) return NULL;
     pthread_once(&once, build_index);
     domain = canonical_domain(domain);
     for (size_t i = first_def(domain, op_type); i < n_defs && same_op(all_defs[i], domain, op_type); i++) {

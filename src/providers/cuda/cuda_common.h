@@ -77,6 +77,8 @@ static inline onyx_status *cu_out(cu_call *c, size_t k, int32_t dtype, int32_t r
 }
 /* Required input k, of element type dtype (0 = any), or an error. */
 onyx_status *cu_need(cu_call *c, size_t k, int32_t dtype, onyx_ep_tensor *t);
+/* Required input k of type float or float16 (and of type like, if not 0). */
+onyx_status *cu_need_float_or_half(cu_call *c, size_t k, int32_t like, onyx_ep_tensor *t);
 
 /* Device scratch memory in stream order. */
 void *cu_scratch(size_t nbytes);
@@ -100,6 +102,7 @@ extern const cu_op cu_ops_nn[];
 extern const cu_op cu_ops_blas[];
 extern const cu_op cu_ops_dnn[];
 extern const cu_op cu_ops_tensor[];
+extern const cu_op cu_ops_resize[];
 
 /* ---- claim helpers (node types from the graph's static types) ---- */
 
@@ -156,6 +159,13 @@ int cu_parse_activation(const onyx_ep_node *n, cu_activation *act);
 /* y[i] = act(y[i] + bias[(i / inner) % channels] + (z ? z[i] : 0)); bias/z may be NULL */
 onyx_status *cu_bias_act(cudaStream_t s, float *y, int64_t n, const float *bias, int64_t channels, int64_t inner,
                          const float *z, cu_activation act);
+/* float16 <-> float32 copies of n values on stream s (scratch for kernels
+ * that compute in float32) */
+onyx_status *cu_widen_half(cudaStream_t s, const __half *x, float *y, int64_t n);
+onyx_status *cu_narrow_float(cudaStream_t s, const float *x, __half *y, int64_t n);
+/* the same epilogue on float16 data (float16 Conv) */
+onyx_status *cu_bias_act(cudaStream_t s, __half *y, int64_t n, const __half *bias, int64_t channels, int64_t inner,
+                         const __half *z, cu_activation act);
 /* row-major GEMM through cuBLAS, batched with strides (batch 1: plain) */
 onyx_status *cu_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                      int64_t sa, const float *B, int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,

@@ -41,23 +41,35 @@ __device__ __forceinline__ float act_apply(float x, cu_act kind, float a, float 
     }
 }
 
-__global__ void k_bias_act(float *y, int64_t n, const float *bias, int64_t channels, int64_t inner, const float *z,
-                           cu_act kind, float a, float b) {
+template <typename T>
+__global__ void k_bias_act(T *y, int64_t n, const T *bias, int64_t channels, int64_t inner, const T *z, cu_act kind,
+                           float a, float b) {
     GRID_LOOP(i, n) {
-        float v = y[i];
-        if (bias) v += bias[(i / inner) % channels];
-        if (z) v += z[i];
-        y[i] = act_apply(v, kind, a, b);
+        float v = cu_ld(&y[i]);
+        if (bias) v += cu_ld(&bias[(i / inner) % channels]);
+        if (z) v += cu_ld(&z[i]);
+        cu_st(&y[i], act_apply(v, kind, a, b));
     }
+}
+
+template <typename T>
+static onyx_status *bias_act(cudaStream_t s, T *y, int64_t n, const T *bias, int64_t channels, int64_t inner, const T *z,
+                             cu_activation act) {
+    if (n <= 0 || (!bias && !z && act.kind == CU_ACT_NONE)) return NULL;
+    k_bias_act<T><<<blocks_for(n), THREADS, 0, s>>>(y, n, bias, channels > 0 ? channels : 1, inner > 0 ? inner : 1, z,
+                                                     act.kind, act.a, act.b);
+    CU_LAUNCHED();
+    return NULL;
 }
 
 onyx_status *cu_bias_act(cudaStream_t s, float *y, int64_t n, const float *bias, int64_t channels, int64_t inner,
                          const float *z, cu_activation act) {
-    if (n <= 0 || (!bias && !z && act.kind == CU_ACT_NONE)) return NULL;
-    k_bias_act<<<blocks_for(n), THREADS, 0, s>>>(y, n, bias, channels > 0 ? channels : 1, inner > 0 ? inner : 1, z,
-                                                  act.kind, act.a, act.b);
-    CU_LAUNCHED();
-    return NULL;
+    return bias_act<float>(s, y, n, bias, channels, inner, z, act);
+}
+
+onyx_status *cu_bias_act(cudaStream_t s, __half *y, int64_t n, const __half *bias, int64_t channels, int64_t inner,
+                         const __half *z, cu_activation act) {
+    return bias_act<__half>(s, y, n, bias, channels, inner, z, act);
 }
 
 int cu_parse_activation(const onyx_ep_node *n, cu_activation *act) {
@@ -133,19 +145,11 @@ static void launch_binary(cudaStream_t st, const onyx_ep_tensor &a, const onyx_e
     }
 }
 
-/* float or float16 input k of the same type as input 0 */
-static onyx_status *need_float_like(cu_call *c, size_t k, int32_t like, onyx_ep_tensor *t) {
-    CU_TRY_STATUS(cu_need(c, k, like, t));
-    if (t->dtype != ONYX_FLOAT && t->dtype != ONYX_FLOAT16)
-        return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "input %zu: float or float16 expected, got type %d", k, t->dtype);
-    return NULL;
-}
-
 /* the op travels as the state pointer's value */
 static onyx_status *binary(cu_call *c, int op) {
     onyx_ep_tensor a, b, y;
-    CU_TRY_STATUS(need_float_like(c, 0, 0, &a));
-    CU_TRY_STATUS(need_float_like(c, 1, a.dtype, &b));
+    CU_TRY_STATUS(cu_need_float_or_half(c, 0, 0, &a));
+    CU_TRY_STATUS(cu_need_float_or_half(c, 1, a.dtype, &b));
     const onyx_ep_tensor *in[2] = {&a, &b};
     cu_strides s;
     int64_t n;
@@ -205,7 +209,7 @@ __global__ void k_unary(const T *x, T *y, int64_t n, int op, cu_act kind, float 
 static onyx_status *unary_compute(cu_call *c, void *sv) {
     const unary_state *u = (const unary_state *)sv;
     onyx_ep_tensor x, y, bias;
-    CU_TRY_STATUS(need_float_like(c, 0, 0, &x));
+    CU_TRY_STATUS(cu_need_float_or_half(c, 0, 0, &x));
     const void *pb = NULL;
     int64_t cols = 1;
     cu_activation act = u->act;
@@ -305,8 +309,8 @@ static int claim_where(const onyx_ep_node *n) {
 static onyx_status *where_compute(cu_call *c, void *st) {
     onyx_ep_tensor cnd, x, y, o;
     CU_TRY_STATUS(cu_need(c, 0, ONYX_BOOL, &cnd));
-    CU_TRY_STATUS(need_float_like(c, 1, 0, &x));
-    CU_TRY_STATUS(need_float_like(c, 2, x.dtype, &y));
+    CU_TRY_STATUS(cu_need_float_or_half(c, 1, 0, &x));
+    CU_TRY_STATUS(cu_need_float_or_half(c, 2, x.dtype, &y));
     const onyx_ep_tensor *in[3] = {&cnd, &x, &y};
     cu_strides s;
     int64_t n;
@@ -359,6 +363,20 @@ __global__ void k_cast_half_bool(const __half *x, bool *y, int64_t n) {
 template <typename S>
 __global__ void k_cast_to_half(const S *x, __half *y, int64_t n) {
     GRID_LOOP(i, n) y[i] = __float2half((float)x[i]);
+}
+
+onyx_status *cu_widen_half(cudaStream_t s, const __half *x, float *y, int64_t n) {
+    if (n <= 0) return NULL;
+    k_cast_from_half<float><<<blocks_for(n), THREADS, 0, s>>>(x, y, n);
+    CU_LAUNCHED();
+    return NULL;
+}
+
+onyx_status *cu_narrow_float(cudaStream_t s, const float *x, __half *y, int64_t n) {
+    if (n <= 0) return NULL;
+    k_cast_to_half<float><<<blocks_for(n), THREADS, 0, s>>>(x, y, n);
+    CU_LAUNCHED();
+    return NULL;
 }
 
 static bool cast_type(int32_t t) {

@@ -196,7 +196,8 @@ static onyx_status *cu_copy(void *p, void *dst, const void *src, size_t n, onyx_
 
 /* ---------------------------------------------------------------- claims */
 
-static const cu_op *const families[] = {cu_ops_elementwise, cu_ops_nn, cu_ops_blas, cu_ops_dnn, cu_ops_tensor};
+static const cu_op *const families[] = {cu_ops_elementwise, cu_ops_nn, cu_ops_blas, cu_ops_dnn, cu_ops_tensor,
+                                        cu_ops_resize};
 
 static const cu_op *find_op(const onyx_ep_node *n) {
     const char *d = cu_host->node_domain(n), *t = cu_host->node_op_type(n);
@@ -300,6 +301,13 @@ onyx_status *cu_need(cu_call *c, size_t k, int32_t dtype, onyx_ep_tensor *t) {
     if (t->rank > CU_MAX_RANK)
         return cu_host->error(ONYX_ERR_NOT_IMPLEMENTED, "input %zu has rank %d; the CUDA kernels take up to %d", k, t->rank,
                               CU_MAX_RANK);
+    return NULL;
+}
+
+onyx_status *cu_need_float_or_half(cu_call *c, size_t k, int32_t like, onyx_ep_tensor *t) {
+    CU_TRY_STATUS(cu_need(c, k, like, t));
+    if (t->dtype != ONYX_FLOAT && t->dtype != ONYX_FLOAT16)
+        return cu_host->error(ONYX_ERR_INVALID_ARGUMENT, "input %zu: float or float16 expected, got type %d", k, t->dtype);
     return NULL;
 }
 

@@ -4,8 +4,11 @@
  * Loop nest of one C tile (rows [m0, m1), columns [n0, n1)):
  *   for jc in columns, step NC          B block of KC x NC lives in L2
  *     for pc in K, step KC              pack B[pc.., jc..] into NR-wide strips
- *       for ir in rows, step MR         pack one MR x KC panel of A (L1)
- *         for jr in block, step NR      micro-kernel on an MR x NR tile of C
+ *       for ic in rows, step MC         pack MC / MR panels of A (MR x KC each)
+ *         for jr in block, step NR      (run_block)
+ *           for ir in ic block, step MR micro-kernel on an MR x NR tile of C
+ * MC is one panel (kept in L1 against the B block in L2) or, where the ISA
+ * says its KC x NR strip fits L1, several (the strip in L1, panels in L2).
  * The first K block stores alpha*AB + beta*C, later ones accumulate, and the
  * last applies bias and activation, so C is written K/KC times at most.
  *
@@ -323,14 +326,21 @@ typedef struct gemm_bufs {
     float *b;       /* KC x NC block in strips */
 } gemm_bufs;
 
-/* Run the micro-kernel over one packed A panel and a block of strips. */
-static void panel_times_block(const gemm_job *job, const float *ap, const float *bblock,
-                              size_t strip_stride, size_t ldb_k, size_t ir, size_t mr, size_t jc,
-                              size_t nc, size_t pc, size_t kc) {
+/* A panels per block (see onyx_gemm_isa.a_panels). */
+static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? isa->a_panels : 1; }
+
+/* The micro-kernel over the packed A panels of rows [ic, ic1) (ablock, kc
+ * x MR each) and a block of B strips: strip outer, panels inner, so each
+ * strip is read from L1 by all the panels. With several panels, the next
+ * packed strip is prefetched into L2 a slice per kernel call: the first
+ * panel to use it would otherwise wait for L3 once per cache line. */
+static void run_block(const gemm_job *job, const float *ablock, const float *bblock, size_t strip_stride,
+                      size_t ldb_k, size_t ic, size_t ic1, size_t jc, size_t nc, size_t pc, size_t kc) {
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
+    const size_t MR = isa->mr, NR = isa->nr;
     onyx_gemm_kargs ka = {
-        .kc = kc, .a = ap, .ldb = ldb_k, .ldc = job->ldc, .mr = mr,
+        .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
         .beta = pc ? 1.0f : job->beta,
         .load_c = pc > 0 || job->beta != 0.0f,
@@ -339,13 +349,24 @@ static void panel_times_block(const gemm_job *job, const float *ap, const float 
         .act_a = ep ? ep->act_a : 0.0f,
         .act_b = ep ? ep->act_b : 0.0f,
     };
-    if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
-    for (size_t jr = 0; jr < nc; jr += isa->nr) {
-        ka.b = bblock + (jr / isa->nr) * strip_stride;
-        ka.c = job->C + ir * job->ldc + jc + jr;
-        ka.nr = nc - jr < isa->nr ? nc - jr : isa->nr;
+    size_t panels = div_up(ic1 - ic, MR);
+    size_t lines = panels > 1 && ldb_k == NR ? kc * NR * sizeof(float) / 64 : 0;
+    size_t lines_per_call = div_up(lines, panels);
+    for (size_t jr = 0; jr < nc; jr += NR) {
+        ka.b = bblock + (jr / NR) * strip_stride;
+        ka.nr = nc - jr < NR ? nc - jr : NR;
         if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) ka.bias_col = ep->bias + jc + jr;
-        isa->kernel(&ka);
+        const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
+        size_t line = 0;
+        for (size_t ir = ic; ir < ic1; ir += MR) {
+            for (size_t e = 0; next && e < lines_per_call && line < lines; e++, line++)
+                __builtin_prefetch(next + line * 64, 0, 2);
+            ka.a = ablock + (ir - ic) / MR * kc * MR;
+            ka.c = job->C + ir * job->ldc + jc + jr;
+            ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
+            if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
+            isa->kernel(&ka);
+        }
     }
 }
 
@@ -386,16 +407,19 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 bblock = buf->b;
                 ldb_k = NR;
             }
-            for (size_t ir = m0; ir < m1; ir += MR) {
-                size_t mr = m1 - ir < MR ? m1 - ir : MR;
-                const float *ap;
+            const size_t mc = a_block_panels(isa) * MR;
+            for (size_t ic = m0; ic < m1; ic += mc) {
+                size_t ic1 = m1 - ic < mc ? m1 : ic + mc;
+                const float *ablock;
                 if (A->packed) {
-                    ap = A->packed->data + pc * A->packed->padded + (ir / MR) * kc * MR;
+                    ablock = A->packed->data + pc * A->packed->padded + (ic / MR) * kc * MR;
                 } else {
-                    pack_a_panel(isa, A->data, A->ld, A->trans, ir, mr, pc, kc, buf->a);
-                    ap = buf->a;
+                    for (size_t ir = ic; ir < ic1; ir += MR)
+                        pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
+                                     buf->a + (ir - ic) / MR * kc * MR);
+                    ablock = buf->a;
                 }
-                panel_times_block(job, ap, bblock, strip_stride, ldb_k, ir, mr, jc, nc, pc, kc);
+                run_block(job, ablock, bblock, strip_stride, ldb_k, ic, ic1, jc, nc, pc, kc);
             }
         }
     }
@@ -467,7 +491,7 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
     gemm_job *job = arg;
     const onyx_gemm_isa *isa = job->isa;
     /* 16 floats (64 bytes) between the parts keep each one aligned */
-    size_t a_n = (isa->mr * job->kcb + 15) / 16 * 16;
+    size_t a_n = (a_block_panels(isa) * isa->mr * job->kcb + 15) / 16 * 16;
     size_t b_n = (job->kcb * isa->nr + STRIP_GAP) * div_up(job->nc_block, isa->nr);
     float *base = thread_scratch(0, a_n + b_n);
     gemm_bufs buf = {.a = base, .b = base + a_n};

@@ -43,6 +43,11 @@ typedef struct onyx_gemm_isa {
     size_t mr, nr;                      /* register tile: panel height of A, strip width of B */
     void (*kernel)(const onyx_gemm_kargs *ka);
     onyx_gemm_transpose8_fn transpose8; /* NULL: scalar loops */
+    /* A panels run against each B strip before the next strip (0 = 1).
+     * 1: one A panel (L1) against the whole B block (L2), for tiles whose
+     * KC x NR strip is too wide for L1. More: the strip stays in L1 while
+     * that many packed panels (L2) stream past it (gemm.c, run_block). */
+    size_t a_panels;
 } onyx_gemm_isa;
 
 extern const onyx_gemm_isa onyx_gemm_isa_generic;

@@ -21,6 +21,7 @@
 #include "core/dtype.h"
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/platform.h"
 
 #define NN_VL 16
@@ -310,6 +311,7 @@ static inline onyx_status *nn_check_float_input(const onyx_value *x, const char 
     if (!nn_is_float_family(x->dtype))
         return ONYX_INVALID_ARG("input %s has element type %s; expected float, double, float16 or bfloat16",
                                 what, onyx_dtype_name(x->dtype));
+    ONYX_CHECK_KEPT_TYPE(x->dtype, what);
     return NULL;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/linalg.h"
 #include "providers/cpu/kernels/nn_math.h"
 
@@ -100,6 +101,7 @@ static void fmm_double(const fmm_shape *s, double alpha, const double *A, const 
 static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *A = ctx->n_in > 0 ? ctx->in[0] : NULL, *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
     if (!onyx_is_tensor(A) || !onyx_is_tensor(B)) return ONYX_INVALID_ARG("inputs A and B must be tensors");
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     const fmm_state *fs = ctx->state;
     bool half_b = fs && fs->half && A->dtype == ONYX_FLOAT && B->dtype == ONYX_FLOAT16;
     if (A->dtype != B->dtype && !half_b)
@@ -112,13 +114,13 @@ static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
     float alpha = onyx_attr_float(ctx->node, "alpha", 1.0f);
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, s.rank, s.dims, &Y));
-    if (A->dtype == ONYX_DOUBLE) {
+    if (ONYX_KEEPS_TYPE(ONYX_DOUBLE) && A->dtype == ONYX_DOUBLE) {
         fmm_double(&s, alpha, A->data, B->data, Y->data);
         return NULL;
     }
     if (half_b && (fs->K != s.K || fs->N != s.N || fs->tb != s.tb || s.b_mats != 1))
         return ONYX_RUNTIME_ERROR("the float16 weight B does not match its packed copy");
-    if (A->dtype == ONYX_FLOAT) return fmm_f32(&s, alpha, A->data, half_b ? NULL : B->data, Y->data, ctx->state, ctx->tp);
+    if (!ONYX_KEEPS_HALVES || A->dtype == ONYX_FLOAT) return fmm_f32(&s, alpha, A->data, half_b ? NULL : B->data, Y->data, ctx->state, ctx->tp);
     const float *a = NULL, *b = NULL;
     float *a_own = NULL, *b_own = NULL, *y = NULL;
     onyx_status *st = la_float_view(A, &a, &a_own);
@@ -187,21 +189,39 @@ static onyx_status *fg_read_act(const onyx_node *node, fg_params *p) {
         return ONYX_NOT_IMPLEMENTED("FusedGemm activation '%s' is not supported (Relu, LeakyRelu, Sigmoid, Tanh, "
                                     "HardSigmoid)", name);
     }
+    bool kept[] = {[FG_RELU] = ONYX_KEEPS_OP(Relu), [FG_LEAKY_RELU] = ONYX_KEEPS_OP(LeakyRelu),
+                   [FG_SIGMOID] = ONYX_KEEPS_OP(Sigmoid), [FG_TANH] = ONYX_KEEPS_OP(Tanh),
+                   [FG_HARD_SIGMOID] = ONYX_KEEPS_OP(HardSigmoid)};
+    if (!kept[p->act])
+        return ONYX_NOT_IMPLEMENTED("FusedGemm activation '%s' is not in this minimal build: add the operator %s "
+                                    "to its list", name, name);
     return NULL;
 }
 
+/* A minimal build compiles only the activations of the operators it keeps
+ * (FusedGemm's activation was one of the model's nodes before the fusion,
+ * so the list names it; fg_read_act refuses the others). */
 #define FG_BODY(T)                                                                                      \
     {                                                                                                   \
         const T a = (T)p->alpha, b = (T)p->beta;                                                        \
         switch (p->act) {                                                                               \
-        case FG_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] > (T)0, y[i], (T)0)); break;                     \
-        case FG_LEAKY_RELU: NN_LOOP(i, n, y[i] = NN_SEL(y[i] >= (T)0, y[i], a * y[i])); break;          \
-        case FG_SIGMOID: NN_LOOP(i, n, y[i] = NN_SIGMOID(y[i])); break;                                 \
-        case FG_TANH: NN_LOOP(i, n, y[i] = NN_TANH(y[i])); break;                                       \
-        case FG_HARD_SIGMOID: {                                                                         \
-            NN_LOOP(i, n, T v = a * y[i] + b; v = NN_SEL(v > (T)0, v, (T)0); y[i] = NN_SEL(v < (T)1, v, (T)1)); \
+        case FG_RELU:                                                                                   \
+            if (ONYX_KEEPS_OP(Relu)) NN_LOOP(i, n, y[i] = NN_SEL(y[i] > (T)0, y[i], (T)0));             \
             break;                                                                                      \
-        }                                                                                               \
+        case FG_LEAKY_RELU:                                                                             \
+            if (ONYX_KEEPS_OP(LeakyRelu)) NN_LOOP(i, n, y[i] = NN_SEL(y[i] >= (T)0, y[i], a * y[i]));   \
+            break;                                                                                      \
+        case FG_SIGMOID:                                                                                \
+            if (ONYX_KEEPS_OP(Sigmoid)) NN_LOOP(i, n, y[i] = NN_SIGMOID(y[i]));                         \
+            break;                                                                                      \
+        case FG_TANH:                                                                                   \
+            if (ONYX_KEEPS_OP(Tanh)) NN_LOOP(i, n, y[i] = NN_TANH(y[i]));                               \
+            break;                                                                                      \
+        case FG_HARD_SIGMOID:                                                                           \
+            if (ONYX_KEEPS_OP(HardSigmoid))                                                             \
+                NN_LOOP(i, n, T v = a * y[i] + b; v = NN_SEL(v > (T)0, v, (T)0);                        \
+                        y[i] = NN_SEL(v < (T)1, v, (T)1));                                              \
+            break;                                                                                      \
         }                                                                                               \
     }
 
@@ -226,6 +246,10 @@ static void fg_state_free(void *p) {
 
 static onyx_status *fg_init(const onyx_kernel_info *info, void **state) {
     *state = NULL;
+#ifdef ONYX_MINIMAL_BUILD
+    fg_params p;   /* an activation outside the build refuses the session, not the first run */
+    ONYX_TRY(fg_read_act(info->node, &p));
+#endif
     int dt = info->n_in > 0 && info->in_types && info->in_types[0] ? info->in_types[0]->dtype : 0;
     const onyx_op_def *d = dt ? onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, dt) : NULL;
     if (!d || !d->init) return NULL;
@@ -260,15 +284,15 @@ typedef struct fg_job {
 static void fg_chunks(void *arg, size_t begin, size_t end) {
     fg_job *j = arg;
     float *buf = NULL;
-    if (nn_needs_conversion(j->dtype) && !(buf = malloc(FG_CHUNK * sizeof *buf))) {
+    if (ONYX_KEEPS_HALVES && nn_needs_conversion(j->dtype) && !(buf = malloc(FG_CHUNK * sizeof *buf))) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         return;
     }
     for (size_t c = begin; c < end; c++) {
         size_t off = c * FG_CHUNK, len = j->n - off < FG_CHUNK ? j->n - off : FG_CHUNK;
-        if (j->dtype == ONYX_DOUBLE) {
+        if (ONYX_KEEPS_TYPE(ONYX_DOUBLE) && j->dtype == ONYX_DOUBLE) {
             fg_apply_double(j->p, (double *)j->y + off, len);
-        } else if (j->dtype == ONYX_FLOAT) {
+        } else if (!ONYX_KEEPS_HALVES || j->dtype == ONYX_FLOAT) {
             fg_apply_float(j->p, (float *)j->y + off, len);
         } else {
             nn_load_f32(j->dtype, j->y, off, len, buf);
@@ -283,6 +307,7 @@ static onyx_status *fg_compute(onyx_kernel_ctx *ctx) {
     const fg_state *s = ctx->state;
     const onyx_value *A = ctx->n_in ? ctx->in[0] : NULL;
     if (!onyx_is_tensor(A)) return ONYX_INVALID_ARG("input A must be a tensor");
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     if (!nn_is_float_family(A->dtype))
         return ONYX_NOT_IMPLEMENTED("FusedGemm: element type %s is not supported (float types)", onyx_dtype_name(A->dtype));
     fg_params p;

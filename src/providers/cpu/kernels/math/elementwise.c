@@ -29,6 +29,7 @@
 
 #include "core/dtype_ext.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/elementwise_impl.h"
 
 #define EW_MAX_IN 3
@@ -160,7 +161,7 @@ static inline double ew_seld(int c, double a, double b) {
 #define DEF_UN(T_, sfx, DT, UT_, op, EXPR) EW_UNARY_ROW(op##_##sfx, T_, T_, UT_, EXPR)
 #define DEF_ACC(T_, sfx, DT, UT_, op, EXPR) EW_ACC_ROW(op##_##sfx, T_, UT_, EXPR)
 #define DEF_UN_BOOL(T_, sfx, DT, UT_, op, EXPR) EW_UNARY_ROW(op##_##sfx, T_, uint8_t, UT_, EXPR)
-#define ROW_ENTRY(T_, sfx, DT, UT_, op, ...) [DT] = op##_##sfx,
+#define ROW_ENTRY(T_, sfx, DT, UT_, op, ...) [DT] = ONYX_TYPE_FN(DT, op##_##sfx),
 
 /* ------------------------------------------------------- binary rows */
 

@@ -14,6 +14,7 @@
 #include "core/dtype_ext.h"
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/linalg.h"
 
 #define L ONYX_OPSET_LATEST
@@ -51,11 +52,11 @@ MM_LOOP(uint64_t, uint64_t)
 
 static mm_loop_fn mm_loop_for(int dtype) {
     switch (dtype) {
-    case ONYX_DOUBLE: return mm_loop_double;
-    case ONYX_INT32: return mm_loop_int32_t;
-    case ONYX_INT64: return mm_loop_int64_t;
-    case ONYX_UINT32: return mm_loop_uint32_t;
-    case ONYX_UINT64: return mm_loop_uint64_t;
+    case ONYX_DOUBLE: return ONYX_TYPE_FN(ONYX_DOUBLE, mm_loop_double);
+    case ONYX_INT32: return ONYX_TYPE_FN(ONYX_INT32, mm_loop_int32_t);
+    case ONYX_INT64: return ONYX_TYPE_FN(ONYX_INT64, mm_loop_int64_t);
+    case ONYX_UINT32: return ONYX_TYPE_FN(ONYX_UINT32, mm_loop_uint32_t);
+    case ONYX_UINT64: return ONYX_TYPE_FN(ONYX_UINT64, mm_loop_uint64_t);
     default: return NULL;
     }
 }
@@ -201,6 +202,7 @@ static onyx_status *matmul_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *A = ctx->in[0], *B = ctx->n_in > 1 ? ctx->in[1] : NULL;
     bool half_b = packed_half_b(A, B, ctx->state);
     if (!half_b) ONYX_TRY(check_same_type(A, B, "MatMul"));
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     mm_shape s;
     ONYX_TRY(mm_shape_of(A->dims, A->rank, B->dims, B->rank, &s));
     onyx_value *Y;
@@ -369,11 +371,11 @@ GEMM_LOOP(uint64_t, uint64_t)
 
 static gemm_loop_fn gemm_loop_for(int dtype) {
     switch (dtype) {
-    case ONYX_DOUBLE: return gemm_loop_double;
-    case ONYX_INT32: return gemm_loop_int32_t;
-    case ONYX_INT64: return gemm_loop_int64_t;
-    case ONYX_UINT32: return gemm_loop_uint32_t;
-    case ONYX_UINT64: return gemm_loop_uint64_t;
+    case ONYX_DOUBLE: return ONYX_TYPE_FN(ONYX_DOUBLE, gemm_loop_double);
+    case ONYX_INT32: return ONYX_TYPE_FN(ONYX_INT32, gemm_loop_int32_t);
+    case ONYX_INT64: return ONYX_TYPE_FN(ONYX_INT64, gemm_loop_int64_t);
+    case ONYX_UINT32: return ONYX_TYPE_FN(ONYX_UINT32, gemm_loop_uint32_t);
+    case ONYX_UINT64: return ONYX_TYPE_FN(ONYX_UINT64, gemm_loop_uint64_t);
     default: return NULL;
     }
 }
@@ -393,7 +395,7 @@ static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
 static onyx_status *gemm_float_family(const gemm_dims *g, const onyx_value *A, const onyx_value *B,
                                       onyx_value *Y, const packed_b *pb, onyx_threadpool *tp) {
     const onyx_value *C = g->C;
-    if (A->dtype == ONYX_FLOAT)
+    if (!ONYX_KEEPS_HALVES || A->dtype == ONYX_FLOAT)   /* a minimal build without halves runs float only */
         return gemm_f32(g, A->data, B->data, C ? C->data : NULL, Y->data, pb, tp);
     const float *a = NULL, *b = NULL, *c = NULL;
     float *a_own = NULL, *b_own = NULL, *c_own = NULL, *y = NULL;
@@ -414,6 +416,7 @@ static onyx_status *gemm_compute(onyx_kernel_ctx *ctx) {
     gemm_dims g;
     ONYX_TRY(gemm_dims_of(ctx, &g));
     const onyx_value *A = ctx->in[0], *B = ctx->in[1];
+    ONYX_CHECK_KEPT_TYPE(A->dtype, "A");
     int64_t dims[2] = {g.M, g.N};
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, A->dtype, 2, dims, &Y));

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 typedef enum red_pre { PRE_ID, PRE_ABS, PRE_SQ, PRE_EXP } red_pre;
@@ -593,6 +594,7 @@ static onyx_status *arg_run(onyx_kernel_ctx *ctx, bool is_max) {
     const onyx_value *x = ctx->n_in ? ctx->in[0] : NULL;
     if (!onyx_is_tensor(x)) return ONYX_INVALID_ARG("input data is missing or not a tensor");
     int dt = x->dtype;
+    ONYX_CHECK_KEPT_TYPE(dt, "data");
     if (!nn_is_float_family(dt) && !onyx_dtype(dt)->is_integer)
         return ONYX_INVALID_ARG("input data has unsupported element type %s", onyx_dtype_name(dt));
     if (x->rank == 0) return ONYX_INVALID_ARG("input data must have rank >= 1");
@@ -615,12 +617,15 @@ static onyx_status *arg_run(onyx_kernel_ctx *ctx, bool is_max) {
     if (len == 0) return ONYX_INVALID_ARG("cannot take %s over axis %d of size 0", is_max ? "ArgMax" : "ArgMin", axis);
     switch (dt) {
     case ONYX_FLOAT: arg_float(x->data, y->data, outer, len, inner, is_max, last); break;
-    case ONYX_DOUBLE: arg_double(x->data, y->data, outer, len, inner, is_max, last); break;
+    case ONYX_DOUBLE:
+        if (ONYX_KEEPS_TYPE(ONYX_DOUBLE)) arg_double(x->data, y->data, outer, len, inner, is_max, last);
+        break;
 #define CASE(T, DT, LO, HI, NEG) \
-    case DT: arg_##T(x->data, y->data, outer, len, inner, is_max, last); break;
+    case DT: if (ONYX_KEEPS_TYPE(DT)) arg_##T(x->data, y->data, outer, len, inner, is_max, last); break;
         RED_INT_TYPES(CASE)
 #undef CASE
     default: {
+        if (!ONYX_KEEPS_HALVES) break;   /* the registry refused them */
         float *tmp = nn_tensor_to_f32(x);
         if (!tmp) return ONYX_OOM();
         arg_float(tmp, y->data, outer, len, inner, is_max, last);

@@ -26,6 +26,7 @@
 #include "providers/cpu/kernels/nn/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 #include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 #include "providers/cpu/platform.h"
 
@@ -243,6 +244,9 @@ typedef struct nconv_state {
     float *w_dw;        /* depthwise: [Cb][KH][KW][blk] */
     float *w_wino;      /* 3x3 stride 1 blocked X: Winograd U (nchwc_winograd.h), or NULL */
     float *bias;        /* Mb * blk (zero padding lanes), when B is constant */
+    /* bf16 fast-math (nchwc_conv_bf16.h): blocked X runs on these instead */
+    const onyx_nchwc_bf16_kernel *bf16k;
+    onyx_nchwc_bf16_w *w_bf16;
 } nconv_state;
 
 static void nconv_free(void *p) {
@@ -253,6 +257,7 @@ static void nconv_free(void *p) {
     onyx_free(st->w_dw);
     onyx_free(st->w_wino);
     onyx_free(st->bias);
+    onyx_nchwc_bf16_free(st->w_bf16);
     free(st);
 }
 
@@ -384,6 +389,12 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         int64_t n = onyx_nchwc_dw_packed_size(&g);
         ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_dw));
         onyx_nchwc_dw_pack(&g, W->data, st->w_dw);
+        return NULL;
+    }
+    /* bf16 fast-math: bfloat16 weights replace the blocked float32 ones */
+    if (xrank != 4 && (st->bf16k = onyx_nchwc_bf16_pick(st->blk))) {
+        ONYX_TRY(onyx_nchwc_bf16_pack(W->data, W->dims, &st->w_bf16));
+        if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, st->blk, &st->w_nchw));
         return NULL;
     }
     /* Winograd F(2,3) where it may apply; compute picks per shape, so the
@@ -694,7 +705,8 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     const float *w = st->depthwise ? st->w_dw : X->rank == 5 ? st->w_blocked : st->w_nchw;
     /* Winograd: where it pays, and always when init packed only its weights */
     const bool wino = !st->depthwise && X->rank == 5 && st->w_wino && (!w || onyx_nchwc_wino_applies(&g, true));
-    if (!w && !wino) return ONYX_RUNTIME_ERROR("no packed weights for X of rank %d", X->rank);
+    const bool bf16 = X->rank == 5 && st->w_bf16;
+    if (!w && !wino && !bf16) return ONYX_RUNTIME_ERROR("no packed weights for X of rank %d", X->rank);
     float *bias_own = NULL;
     const float *bias = st->bias;
     if (B && !bias) {   /* a computed B: padded per run */
@@ -705,7 +717,10 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     onyx_value *Y;
     onyx_status *err = onyx_kernel_output(ctx, 0, ONYX_FLOAT, 5, ydims, &Y);
     if (!err && Y->numel > 0) {
-        if (st->depthwise)
+        if (bf16)
+            err = onyx_nchwc_bf16_conv(st->bf16k, &g, X->data, st->w_bf16, bias, Z ? Z->data : NULL, Y->data,
+                                       &st->a.act, ctx->tp);
+        else if (st->depthwise)
             conv_depthwise(&g, X->data, w, bias, Z ? Z->data : NULL, Y->data, &st->a.act, ctx->tp);
         else if (wino)
             err = onyx_nchwc_wino_conv(&g, pick_tile(st->blk), X->data, st->w_wino, bias, Z ? Z->data : NULL, Y->data,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 /* ------------------------------------------------------------ parameters */
@@ -45,7 +46,7 @@ typedef struct act_kernel {
                     (x, y, n, p), ACT_BODY(float, EXPR))                                        \
     static void name##_double(const double *restrict x, double *restrict y, size_t n,           \
                               const act_params *p) ACT_BODY(double, EXPR)                       \
-    static const act_kernel name##_kernel = {name##_float, name##_double};
+    static const act_kernel name##_kernel = {name##_float, ONYX_TYPE_FN(ONYX_DOUBLE, name##_double)};
 
 /* Typed constant for the element type of v. */
 #define K(c) ((__typeof__(v))(c))
@@ -98,9 +99,10 @@ static void act_range(void *arg, size_t begin, size_t end) {
         j->k->f32((const float *)j->x + begin, (float *)j->y + begin, end - begin, &j->p);
         break;
     case ONYX_DOUBLE:
-        j->k->f64((const double *)j->x + begin, (double *)j->y + begin, end - begin, &j->p);
+        if (ONYX_KEEPS_TYPE(ONYX_DOUBLE)) j->k->f64((const double *)j->x + begin, (double *)j->y + begin, end - begin, &j->p);
         break;
     default: {
+        if (!ONYX_KEEPS_HALVES) break;   /* the registry refused them */
         float in[ACT_CHUNK], out[ACT_CHUNK];
         for (size_t i = begin; i < end; i += ACT_CHUNK) {
             size_t n = end - i < ACT_CHUNK ? end - i : ACT_CHUNK;
@@ -233,6 +235,7 @@ static onyx_status *relu_compute(onyx_kernel_ctx *ctx) {
     act_params p = {0, 0, 0};
     if (x && nn_is_float_family(x->dtype)) return act_run(ctx, &relu_kernel, &p);
     ONYX_TRY(check_int_input(x, "Relu"));
+    ONYX_CHECK_KEPT_TYPE(x->dtype, "X");
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
     switch (x->dtype) {

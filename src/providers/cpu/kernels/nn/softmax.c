@@ -13,9 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 typedef enum sm_kind { SM_SOFTMAX, SM_LOG_SOFTMAX, SM_HARDMAX } sm_kind;
+
+/* Whether a slab of `kind` is Hardmax / Softmax (else LogSoftmax), as
+ * constants where a minimal build left the other operators out. */
+#define SM_IS_HARDMAX(kind) (ONYX_KEEPS_OP(Hardmax) && (kind) == SM_HARDMAX)
+#define SM_IS_SOFTMAX(kind) (!ONYX_KEEPS_OP(LogSoftmax) || (kind) == SM_SOFTMAX)
 
 /* ------------------------------------------------------------ row kernels */
 
@@ -79,19 +85,19 @@ typedef enum sm_kind { SM_SOFTMAX, SM_LOG_SOFTMAX, SM_HARDMAX } sm_kind;
     {                                                                                   \
         if (n == 0) return;                                                             \
         T m = sm_row_max_##T(x, n);                                                     \
-        if (kind == SM_SOFTMAX) {                                                       \
-            T s = sm_row_exp_##T(x, y, n, m);                                           \
-            T inv = (T)1 / s;                                                           \
-            NN_LOOP(i, n, y[i] *= inv);                                                 \
-        } else if (kind == SM_LOG_SOFTMAX) {                                            \
-            T shift = m + NN_LOG(sm_row_expsum_##T(x, n, m));                           \
-            NN_LOOP(i, n, y[i] = x[i] - shift);                                         \
-        } else {                                                                        \
+        if (SM_IS_HARDMAX(kind)) {                                                      \
             size_t at = 0;                                                              \
             for (size_t i = 1; i < n; i++)                                              \
                 if (x[i] > x[at]) at = i;                                               \
             memset(y, 0, n * sizeof(T));                                                \
             y[at] = 1;                                                                  \
+        } else if (SM_IS_SOFTMAX(kind)) {                                               \
+            T s = sm_row_exp_##T(x, y, n, m);                                           \
+            T inv = (T)1 / s;                                                           \
+            NN_LOOP(i, n, y[i] *= inv);                                                 \
+        } else {                                                                        \
+            T shift = m + NN_LOG(sm_row_expsum_##T(x, n, m));                           \
+            NN_LOOP(i, n, y[i] = x[i] - shift);                                         \
         }                                                                               \
     }
 #define SM_ROW(T)                                                                       \
@@ -114,7 +120,7 @@ static void sm_row_double(sm_kind kind, const double *restrict x, double *restri
     {                                                                                     \
         if (len == 0) return;                                                             \
         T *m = work, *s = work + inner;                                                   \
-        if (kind == SM_HARDMAX) {                                                         \
+        if (SM_IS_HARDMAX(kind)) {                                                        \
             /* one-hot at the first maximum of each column */                             \
             memset(y, 0, len * inner * sizeof(T));                                        \
             for (size_t k = 0; k < inner; k++) {                                          \
@@ -134,12 +140,12 @@ static void sm_row_double(sm_kind kind, const double *restrict x, double *restri
         for (size_t j = 0; j < len; j++) {                                                \
             const T *xj = x + j * inner;                                                  \
             T *yj = y + j * inner;                                                        \
-            if (kind == SM_SOFTMAX)                                                       \
+            if (SM_IS_SOFTMAX(kind))                                                      \
                 NN_LOOP(k, inner, T e = NN_EXP(xj[k] - m[k]); yj[k] = e; s[k] += e);      \
             else                                                                          \
                 NN_LOOP(k, inner, s[k] += NN_EXP(xj[k] - m[k]));                          \
         }                                                                                 \
-        if (kind == SM_SOFTMAX) {                                                         \
+        if (SM_IS_SOFTMAX(kind)) {                                                        \
             NN_LOOP(k, inner, s[k] = (T)1 / s[k]);                                        \
             for (size_t j = 0; j < len; j++) {                                            \
                 T *yj = y + j * inner;                                                    \
@@ -175,7 +181,7 @@ typedef struct sm_job {
 static void sm_slabs(void *arg, size_t begin, size_t end) {
     sm_job *j = arg;
     size_t slab = j->len * j->inner;
-    bool convert = j->dtype != ONYX_FLOAT && j->dtype != ONYX_DOUBLE;
+    bool convert = ONYX_KEEPS_HALVES && j->dtype != ONYX_FLOAT && j->dtype != ONYX_DOUBLE;
     size_t es = j->dtype == ONYX_DOUBLE ? sizeof(double) : sizeof(float);
     size_t need = (j->inner > 1 ? 2 * j->inner : 0) + (convert ? 2 * slab : 0);
     void *work = NULL;
@@ -188,7 +194,7 @@ static void sm_slabs(void *arg, size_t begin, size_t end) {
     }
     for (size_t o = begin; o < end; o++) {
         size_t off = o * slab;
-        if (j->dtype == ONYX_DOUBLE) {
+        if (ONYX_KEEPS_TYPE(ONYX_DOUBLE) && j->dtype == ONYX_DOUBLE) {
             const double *x = (const double *)j->x + off;
             double *y = (double *)j->y + off;
             if (j->inner == 1) sm_row_double(j->kind, x, y, j->len);

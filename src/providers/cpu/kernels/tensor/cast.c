@@ -22,6 +22,7 @@
 
 #include "core/dtype_ext.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/elementwise_impl.h"
 
 /* Elements per parallel block: a multiple of 4 so packed sub-byte outputs
@@ -113,13 +114,22 @@ PLAIN_TYPES_A(PLAIN_ROW, ~)
  * it keeps those loops; the other pairs take the generic path (same
  * values), and their loops are not compiled in. */
 #if defined(ONYX_MINIMAL_BUILD) && !defined(ONYX_MINIMAL_KEEPS_Cast) && !defined(ONYX_MINIMAL_KEEPS_CastLike)
-#define PLAIN_TO_FLOAT(T, DT, ...) [DT] = cast_##DT##_to_ONYX_FLOAT,
-#define PLAIN_FROM_FLOAT(T, DT, ...) [DT] = cast_ONYX_FLOAT_to_##DT,
+#define PLAIN_TO_FLOAT(T, DT, ...) [DT] = ONYX_TYPE_FN(DT, cast_##DT##_to_ONYX_FLOAT),
+#define PLAIN_FROM_FLOAT(T, DT, ...) [DT] = ONYX_TYPE_FN(DT, cast_ONYX_FLOAT_to_##DT),
 static const plain_cast_fn plain_to_float[ONYX_DTYPE_COUNT] = {PLAIN_TYPES_A(PLAIN_TO_FLOAT, ~)};
 static const plain_cast_fn plain_from_float[ONYX_DTYPE_COUNT] = {PLAIN_TYPES_A(PLAIN_FROM_FLOAT, ~)};
 static plain_cast_fn plain_cast_of(int sdt, int ddt) {
     return ddt == ONYX_FLOAT ? plain_to_float[sdt] : sdt == ONYX_FLOAT ? plain_from_float[ddt] : NULL;
 }
+#ifdef ONYX_MINIMAL_TYPES
+/* With float and at most one other element type (ONYX_MINIMAL_TYPES), all
+ * with direct loops, every pair of kept types has its loop above: the
+ * widen-and-narrow path is not compiled in. */
+#define PLAIN_BIT(T, DT, ...) | ONYX_T(DT)
+#define CAST_KEPT_OTHERS ((ONYX_MINIMAL_TYPES) & ~ONYX_T(ONYX_FLOAT))
+#define CAST_NEEDS_GENERIC \
+    (((ONYX_MINIMAL_TYPES) & ~(0 PLAIN_TYPES_A(PLAIN_BIT, ~))) || (CAST_KEPT_OTHERS & (CAST_KEPT_OTHERS - 1)))
+#endif
 #else
 #define PLAIN_ENTRY(DT, DDT, DLD, DSK, DDK, ST, SDT, SLD, SSK, SDK) [DDT] = cast_##SDT##_to_##DDT,
 #define PLAIN_TABLE_ROW(ST, SDT, SLD, SSK, SDK, ...) \
@@ -335,6 +345,9 @@ static void cast_range(const cast_job *j, int64_t begin, int64_t end) {
         plain((const char *)j->src + begin * ss, (char *)j->dst + begin * ds, end - begin);
         return;
     }
+#ifdef CAST_NEEDS_GENERIC
+    if (!CAST_NEEDS_GENERIC) return;
+#endif
     bool ints = is_integral(j->sdt) && is_integral(j->ddt);
     for (int64_t i = begin; i < end; i += CAST_CHUNK) {
         int n = (int)(end - i < CAST_CHUNK ? end - i : CAST_CHUNK);
