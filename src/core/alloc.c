@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "core/value.h"
 
 #define ONYX_ALIGN 64
@@ -107,4 +108,13 @@ void onyx_free(void *p) {
     size_t n = malloc_usable_size(p);
     if (n >= RECYCLE_MIN && n <= RECYCLE_MAX && recycle_keep(p, n)) return;
     free(p);
+}
+
+void onyx_release_file_pages(const void *p, size_t n) {
+#if defined(MADV_DONTNEED) && !defined(__EMSCRIPTEN__)
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = ((uintptr_t)p + page - 1) & ~(page - 1), end = ((uintptr_t)p + n) & ~(page - 1);
+    if (p && end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED);
+#else
+    (void)p, (void)n;
+#endif
 }

@@ -24,6 +24,10 @@ enum {
      * tables stay in the file's pages, of which only the rows read become
      * resident. */
     ONYX_VALUE_UNALIGNED = 4,
+    /* data is borrowed from a file mapping of external data (format/
+     * tensor_proto.c): its pages come in from the file when first read, and
+     * onyx_release_file_pages may give them back at any time */
+    ONYX_VALUE_MAPPED = 8,
 };
 
 struct onyx_value {
@@ -70,6 +74,10 @@ void onyx_free(void *p);
  * The last end frees what is left. (core/alloc.c) */
 void onyx_alloc_recycle_begin(void);
 void onyx_alloc_recycle_end(void);
+/* Give back the whole pages inside [p, p + n) of a read-only file mapping
+ * (ONYX_VALUE_MAPPED data): a later read faults them in from the file again.
+ * Never for other memory, whose contents would be lost. (core/alloc.c) */
+void onyx_release_file_pages(const void *p, size_t n);
 /* Shape helpers. */
 onyx_status *onyx_shape_numel(const int64_t *dims, int rank, int64_t *numel);
 

@@ -493,8 +493,10 @@ static onyx_status *map_external(const onyx_model *model, int fd, const tshape *
     if (base == MAP_FAILED) return NULL;   /* read it instead */
     m->ext_maps[m->n_ext_maps++] = (onyx_ext_mapping){base, len};
     *mapped = true;
-    return from_bytes(model, s, name, "external data", (const uint8_t *)base + (offset - start), length,
-                      BYTES_BORROW_ANY, out);
+    ONYX_TRY(from_bytes(model, s, name, "external data", (const uint8_t *)base + (offset - start), length,
+                        BYTES_BORROW_ANY, out));
+    if (!((*out)->flags & ONYX_VALUE_OWNS_DATA)) (*out)->flags |= ONYX_VALUE_MAPPED;
+    return NULL;
 #else
     (void)model, (void)fd, (void)s, (void)name, (void)offset, (void)length, (void)out;
     return NULL;

@@ -386,7 +386,7 @@ static onyx_status *align_constants(onyx_graph *g) {
         memcpy(d, c->data, c->nbytes);
         onyx_release_mapped(g->model, c->data, c->nbytes);
         c->data = d;
-        c->flags = (uint8_t)((c->flags | ONYX_VALUE_OWNS_DATA) & ~ONYX_VALUE_UNALIGNED);
+        c->flags = (uint8_t)((c->flags | ONYX_VALUE_OWNS_DATA) & ~(ONYX_VALUE_UNALIGNED | ONYX_VALUE_MAPPED));
     }
     for (size_t i = 0; i < g->n_nodes; i++)
         for (size_t k = 0; k < g->nodes[i].n_subgraphs; k++) ONYX_TRY(align_constants(g->nodes[i].subgraphs[k]));

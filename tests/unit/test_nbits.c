@@ -105,6 +105,29 @@ static int compare_dequant(onyx_nbits_dequant_fn fn, const data *d, const char *
     return bad;
 }
 
+/* Float32 rows streamed (f32_rows): fn against a double-precision sum for
+ * k rows (4 at a time and a remainder) and n columns (vectors and a tail),
+ * B with a row stride wider than n; y starts nonzero (the kernels add). */
+static int compare_f32_rows(onyx_f32_rows_fn fn, size_t k, size_t n, const char *what) {
+    size_t ldb = n + 3;
+    float *a = malloc(k * sizeof(float)), *B = malloc(k * ldb * sizeof(float)), *y = malloc(n * sizeof(float));
+    for (size_t i = 0; i < k; i++) a[i] = testlib_frand();
+    for (size_t i = 0; i < k * ldb; i++) B[i] = testlib_frand();
+    for (size_t j = 0; j < n; j++) y[j] = (float)j * 0.25f;
+    fn(a, B, ldb, k, n, y);
+    int bad = 0;
+    for (size_t j = 0; j < n && !bad; j++) {
+        double want = (double)j * 0.25, mag = fabs(want);
+        for (size_t t = 0; t < k; t++) want += (double)a[t] * B[t * ldb + j], mag += fabs((double)a[t] * B[t * ldb + j]);
+        if (fabs(y[j] - want) > 1e-5 * (mag + 1)) {
+            fprintf(stderr, "%s f32_rows k %zu n %zu: y[%zu] = %g, expected %g\n", what, k, n, j, (double)y[j], want);
+            bad = 1;
+        }
+    }
+    free(a), free(B), free(y);
+    return bad;
+}
+
 int main(void) {
     const onyx_nbits_isa *gen = &onyx_nbits_isa_generic;
     const onyx_nbits_isa *isas[2] = {0};
@@ -129,6 +152,12 @@ int main(void) {
                 runs++;
             }
             release(&d);
+        }
+    static const size_t rows_k[] = {1, 3, 4, 9, 64}, rows_n[] = {1, 7, 16, 37, 300};
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++) {
+            CHECK(!compare_f32_rows(gen->f32_rows, rows_k[a], rows_n[b], gen->name));
+            for (int i = 0; i < n_isa; i++) CHECK(!compare_f32_rows(isas[i]->f32_rows, rows_k[a], rows_n[b], isas[i]->name));
         }
     printf("test_nbits: %d kernel sets compared on %d ISA tables\n", runs, n_isa);
     return testlib_finish("test_nbits");

@@ -50,12 +50,19 @@ typedef void (*onyx_nbits_gemv_fn)(const onyx_nbits_gemv *g);
  * prefill GEMM multiplies the rows as a transposed B (matmul_nbits.c). */
 typedef void (*onyx_nbits_dequant_fn)(const onyx_nbits_gemv *g, float *w, size_t ldw);
 
+/* y[j] += sum over t < k of a[t] * B[t * ldb + j] for j < n: float32 weights
+ * streamed row by row where they lie (MatMul's single-row calls on a weight
+ * mapped from the model file, kernels/math/matmul.c); each weight is read
+ * once, in address order. */
+typedef void (*onyx_f32_rows_fn)(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y);
+
 typedef struct onyx_nbits_isa {
     const char *name;
     onyx_nbits_gemv_fn gemv_f32;   /* float A */
     onyx_nbits_gemv_fn gemv_i8;    /* int8 A, without VNNI */
     onyx_nbits_gemv_fn gemv_vnni;  /* int8 A on VNNI dot products; NULL: none for this ISA */
     onyx_nbits_dequant_fn dequant; /* weights to float rows (prefill) */
+    onyx_f32_rows_fn f32_rows;     /* float32 weights, one row of A (decode) */
 } onyx_nbits_isa;
 
 /* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */

@@ -62,4 +62,14 @@ static void dequant(const onyx_nbits_gemv *g, float *w, size_t ldw) {
     }
 }
 
-const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL, dequant};
+static void f32_rows(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y) {
+    size_t t = 0;
+    for (; t + 4 <= k; t += 4) {
+        const float *b0 = B + t * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        for (size_t j = 0; j < n; j++) y[j] += a[t] * b0[j] + a[t + 1] * b1[j] + a[t + 2] * b2[j] + a[t + 3] * b3[j];
+    }
+    for (; t < k; t++)
+        for (size_t j = 0; j < n; j++) y[j] += a[t] * B[t * ldb + j];
+}
+
+const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL, dequant, f32_rows};

@@ -71,4 +71,6 @@ TARGET static void tile_amx(const uint16_t *a, const uint16_t *b, int64_t steps,
 
 const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_amx = {"amx-bf16", amx_begin, amx_end, tile_amx, convert32_avx512};
 
+#else
+typedef int onyx_nchwc_bf16_amx_unused; /* ISO C wants a declaration in every file */
 #endif
