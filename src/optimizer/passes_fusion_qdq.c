@@ -459,9 +459,9 @@ static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     ONYX_TRY(fu_begin(&f, ctx->g));
     onyx_graph *g = ctx->g;
     onyx_status *st = NULL;
-    /* the patterns start at a Conv or an Add: without either only the
-     * folding below has work */
-    static const char *const roots[] = {"Conv", "Add", NULL};
+    /* the patterns start at a Conv, Add, MaxPool, Concat or Gemm: without
+     * one only the folding below has work */
+    static const char *const roots[] = {"Conv", "Add", "MaxPool", "Concat", "Gemm", NULL};
     size_t n0 = onyx_opt_has_any_op(ctx, roots) ? g->n_nodes : 0;
     for (uint32_t i = 0; i < n0 && !st; i++) {
         qdq_conv c;
