@@ -39,7 +39,7 @@ static bool qdq_weights(const onyx_graph *g, const onyx_node *n) {
     size_t count;
     const uint32_t *r = onyx_use_readers(g, n->out[0], &count);
     for (size_t k = 0; k < count; k++)
-        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv")) return true;
+        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv") || onyx_opt_is_op(&g->nodes[r[k]], "", "Gemm")) return true;
     return false;
 }
 
