@@ -37,3 +37,12 @@ add_test(NAME data.harden.test_timeout
 set_tests_properties(data.harden.test_timeout PROPERTIES
                      PASS_REGULAR_EXPRESSION "ERROR test_loop_forever: .*the run was terminated: it exceeded its timeout.*0 passed, 1 failed"
                      TIMEOUT 60)
+
+# Linear-time loading (issue 10): a 100k-node chain loads in under 2 s. Release builds only
+# (a sanitizer build is slower by design); the 1M/100k scaling is bench/chain_load.sh's.
+if(CMAKE_BUILD_TYPE STREQUAL "Release")
+  add_test(NAME harden.chain_load_100k
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/harden/chain_load.sh $<TARGET_FILE:onyx> 2000
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(harden.chain_load_100k PROPERTIES TIMEOUT 120)
+endif()

@@ -229,15 +229,37 @@ static onyx_status *resolve_name(onyx_graph *g, const char *name, int32_t *id) {
     return NULL;
 }
 
-static onyx_status *add_node_inputs(onyx_graph *g, const onyx_node_proto *np, onyx_node *n) {
+/* An input the first build loop could not resolve yet: a name defined by a
+ * later node, captured from an enclosing graph, or missing. */
+enum { INPUT_PENDING = -2 };
+
+/* First loop: the inputs already defined in this graph, which in a file in
+ * topological order are nearly all, while their name-table slots are still
+ * in the cache from the definitions; the rest stay INPUT_PENDING. (A second
+ * walk resolving every input found the table of a big graph evicted and
+ * paid a cache miss per input.) */
+static onyx_status *add_known_inputs(onyx_graph *g, const onyx_node_proto *np, onyx_node *n) {
     n->n_in = np->n_inputs;
     n->in = malloc((np->n_inputs + 1) * sizeof *n->in);
     if (!n->in) return ONYX_OOM();
     n->in[np->n_inputs] = -1;
     for (size_t j = 0; j < np->n_inputs; j++) {
         const char *name = np->inputs[j];
-        n->in[j] = -1;
-        if (!name || !name[0]) continue;
+        if (!name || !name[0]) {
+            n->in[j] = -1;
+            continue;
+        }
+        int32_t id = onyx_graph_find_value(g, name);
+        n->in[j] = id >= 0 ? id : INPUT_PENDING;
+    }
+    return NULL;
+}
+
+/* Second loop: the pending inputs, from this graph or an enclosing one. */
+static onyx_status *add_node_inputs(onyx_graph *g, const onyx_node_proto *np, onyx_node *n) {
+    for (size_t j = 0; j < np->n_inputs; j++) {
+        const char *name = np->inputs[j];
+        if (n->in[j] != INPUT_PENDING) continue;
         ONYX_TRY(resolve_name(g, name, &n->in[j]));
         if (n->in[j] < 0) {
             char d[300];
@@ -328,11 +350,27 @@ static onyx_status *init_node(onyx_graph *g, const onyx_node_proto *np, onyx_nod
     return NULL;
 }
 
+/* Does every node read only values made by nodes before it? Then the order
+ * is topological already, and Kahn's algorithm below would keep it as it is
+ * (it takes ready nodes smallest index first): one walk instead of its
+ * consumer lists and heap, for a model file in order and after every pass
+ * that only removed nodes. */
+static bool in_order(const onyx_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *nd = &g->nodes[i];
+        for (size_t k = 0; k < nd->n_in + nd->n_implicit; k++) {
+            int32_t v = k < nd->n_in ? nd->in[k] : nd->implicit[k - nd->n_in];
+            if (v >= 0 && g->values[v].producer >= 0 && (size_t)g->values[v].producer >= i) return false;
+        }
+    }
+    return true;
+}
+
 /* Kahn's algorithm; ready nodes are taken in file order so the result is
  * stable and equals the file order when that is already topological. */
 onyx_status *onyx_graph_toposort(onyx_graph *g) {
     size_t n = g->n_nodes;
-    if (!n) return NULL;
+    if (!n || in_order(g)) return NULL;
     uint32_t *pending = calloc(n, sizeof *pending);
     uint32_t *order = malloc(n * sizeof *order);
     uint32_t *heap = malloc(n * sizeof *heap);
@@ -495,14 +533,17 @@ static onyx_status *build_graph(const onyx_model *model, const onyx_graph_proto 
     onyx_strmap ops = {0};
     if (!g->nodes || !onyx_strmap_init(&ops, 64)) st = ONYX_OOM();
     for (size_t i = 0; !st && i < nodes.n; i++) {
-        if (i + NAME_PREFETCH_AHEAD < nodes.n) prefetch_names(g, &nodes.nodes[i + NAME_PREFETCH_AHEAD], false);
+        if (i + NAME_PREFETCH_AHEAD < nodes.n) {
+            prefetch_names(g, &nodes.nodes[i + NAME_PREFETCH_AHEAD], false);
+            prefetch_names(g, &nodes.nodes[i + NAME_PREFETCH_AHEAD], true);
+        }
         g->n_nodes = i + 1;
         st = init_node(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i, nodes.opsets ? nodes.opsets[i] : -1, &ops);
+        if (!st) st = add_known_inputs(g, &nodes.nodes[i], &g->nodes[i]);
         if (!st) st = add_node_outputs(g, &nodes.nodes[i], &g->nodes[i], (uint32_t)i);
     }
     onyx_strmap_free(&ops);
     for (size_t i = 0; !st && i < nodes.n; i++) {
-        if (i + NAME_PREFETCH_AHEAD < nodes.n) prefetch_names(g, &nodes.nodes[i + NAME_PREFETCH_AHEAD], true);
         st = add_node_inputs(g, &nodes.nodes[i], &g->nodes[i]);
         if (!st) st = onyx_check_node_arity(&g->nodes[i]);
         if (!st) st = build_subgraphs(g, &nodes.nodes[i], &g->nodes[i]);

@@ -1,5 +1,6 @@
 /* Operator input/output counts and newest opsets (see op_arity.h). */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "ir/op_arity.h"
@@ -17,8 +18,30 @@ static int cmp_key(const onyx_op_arity *e, const char *domain, const char *op) {
     return c ? c : strcmp(e->op_type, op);
 }
 
+/* The answers for a few (op, opset) pairs, per thread, by the op_type's
+ * address (a graph shares one string per operator): the graph build asks
+ * for every node, and a binary search is about ten string comparisons. An
+ * answer is checked by content (the table's strings are static), never
+ * trusted by pointer. */
+enum { ARITY_MEMO_SLOTS = 8 };
+static _Thread_local struct { const onyx_op_arity *entry; int opset; } arity_memo[ARITY_MEMO_SLOTS];
+
+static const onyx_op_arity *search(const char *domain, const char *op_type, int opset);
+
 const onyx_op_arity *onyx_op_arity_find(const char *domain, const char *op_type, int opset) {
     domain = canonical(domain);
+    size_t slot = ((uintptr_t)op_type >> 4) % ARITY_MEMO_SLOTS;
+    const onyx_op_arity *e = arity_memo[slot].entry;
+    if (e && arity_memo[slot].opset == opset && !cmp_key(e, domain, op_type)) return e;
+    e = search(domain, op_type, opset);
+    if (e) {
+        arity_memo[slot].entry = e;
+        arity_memo[slot].opset = opset;
+    }
+    return e;
+}
+
+static const onyx_op_arity *search(const char *domain, const char *op_type, int opset) {
     size_t lo = 0, hi = N_ARITY;
     while (lo < hi) { /* first entry >= (domain, op) */
         size_t mid = lo + (hi - lo) / 2;

@@ -48,10 +48,12 @@ static onyx_status *run_level(onyx_opt_ctx *ctx, int level, const char *disabled
         for (size_t p = 0; p < N_PASSES; p++) {
             const onyx_pass *pass = all_passes[p];
             if (pass->level != level || !in_phase(pass, phase) || is_disabled(disabled, pass->name)) continue;
+            if (pass->anchors && !onyx_opt_has_any_op(ctx, pass->anchors)) continue;
             size_t changes = 0;
             onyx_status *st = pass->run(ctx, &changes);
             if (st) return onyx_error_wrap(st, "optimizer pass '%s': ", pass->name);
             if (!changes) continue;
+            onyx_opt_census_invalidate(ctx);
             ONYX_TRY(onyx_graph_compact(ctx->g));
             if (ctx->svc->schemas) onyx_infer_graph_types(ctx->g, ctx->svc->schemas);
             onyx_log(ctx->env, ONYX_LOG_VERBOSE, "optimizer: %s rewrote %zu node(s), %zu nodes now", pass->name,
@@ -92,6 +94,7 @@ onyx_status *onyx_optimize_phase(onyx_graph *g, const onyx_opt_services *svc, in
         st = run_level(&ctx, levels[l], disabled, phase, fired);
     }
     onyx_graph_untrack_uses(g);
+    onyx_opt_census_free(&ctx);
     if (st) return st;
     if (phase != ONYX_OPT_PHASE_LAYOUT) ONYX_TRY(optimize_subgraphs(g, svc, level, disabled));
     if (report) {   /* a second phase adds to the first's report */
@@ -154,7 +157,7 @@ const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, 
  * calls without a strcmp. */
 bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type) {
     if (n->dead || n->op_type[0] != op_type[0] || strcmp(n->op_type, op_type)) return false;
-    const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+    const char *d = n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") ? n->domain : "";
     const char *want = domain ? domain : "";
     return d[0] == want[0] && (!d[0] || !strcmp(d, want));
 }

@@ -13,6 +13,7 @@
 #include "ir/graph.h"
 #include "ir/graph_edit.h"
 #include "ir/infer.h"
+#include "ir/strmap.h"
 
 /* What the optimiser needs from the layers above it, passed in by the
  * session, so that it never includes the session or a provider. */
@@ -29,6 +30,18 @@ typedef struct onyx_opt_services {
     int layout_block;
 } onyx_opt_services;
 
+/* The operator types of a graph's live nodes (optimizer/op_census.c), taken
+ * once and again only after a pass changed the graph: passes whose pattern
+ * needs an operator the graph does not use are skipped without a walk over
+ * every node (on a graph of a million nodes each walk is a million cache
+ * misses, and thirty passes walked it). */
+typedef struct onyx_op_census {
+    onyx_strmap ops;            /* op_type -> 1 */
+    const char *seen[64];       /* op_type pointers already in ops (a cache: op types are interned) */
+    size_t n_nodes;             /* g->n_nodes when taken: a node added since retakes it */
+    bool valid, failed;         /* failed: out of memory, every operator counts as present */
+} onyx_op_census;
+
 typedef struct onyx_opt_ctx {
     onyx_graph *g;
     const onyx_env *env;
@@ -39,6 +52,7 @@ typedef struct onyx_opt_ctx {
     /* constant folding leaves DequantizeLinear of constant weights read by
      * a Conv for the extended level's qdq_conv_fusion (which folds the rest) */
     bool keep_qdq_weights;
+    onyx_op_census census;      /* onyx_opt_has_op; the manager retakes it after changes */
 } onyx_opt_ctx;
 
 typedef struct onyx_pass {
@@ -51,6 +65,10 @@ typedef struct onyx_pass {
     /* A layout rewrite for this machine's CPU (the blocked-channel layout):
      * kept out of saved models, which must run anywhere. */
     bool layout;
+    /* The op_types (any domain) a rewrite of this pass starts from: with no
+     * live node of any of them the pass could change nothing, and the
+     * manager skips it. NULL-terminated; NULL: the pass always runs. */
+    const char *const *anchors;
 } onyx_pass;
 
 /* Per-pass counts of the last optimisation. */
@@ -93,6 +111,14 @@ bool onyx_opt_is_const(const onyx_graph *g, int32_t v);
 /* The constant value feeding input k of node n, or NULL. */
 const onyx_value *onyx_opt_const_input(const onyx_graph *g, const onyx_node *n, size_t k);
 bool onyx_opt_is_op(const onyx_node *n, const char *domain, const char *op_type);
+/* Does a live node of ctx->g have this op_type (any domain)? From the
+ * census, retaken when the graph changed (optimizer/op_census.c). */
+bool onyx_opt_has_op(onyx_opt_ctx *ctx, const char *op_type);
+/* Any of a NULL-terminated list. */
+bool onyx_opt_has_any_op(onyx_opt_ctx *ctx, const char *const *op_types);
+/* The graph changed: the next question retakes the census. */
+void onyx_opt_census_invalidate(onyx_opt_ctx *ctx);
+void onyx_opt_census_free(onyx_opt_ctx *ctx);
 /* Float value of a one-element constant, if any. */
 bool onyx_opt_scalar(const onyx_graph *g, int32_t v, double *out);
 /* a and b have the same static shape: equal known rank, every dim known

@@ -34,4 +34,5 @@ ONYX_PASS(matmul_scale_fusion)
 ONYX_PASS(dynamic_quant_matmul_fusion) /* passes_fusion_quant.c */
 ONYX_PASS(extended_cleanup)
 /* all (passes_layout.c): the blocked-channel layout, last, on the fused graph */
+ONYX_PASS(qlinear_nhwc_layout)   /* passes_layout_qnhwc.c: 8-bit chains channels-last */
 ONYX_PASS(nchwc_layout)

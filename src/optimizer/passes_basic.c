@@ -16,12 +16,15 @@ static bool nondeterministic(const onyx_node *n) {
 }
 
 static bool foldable(const onyx_graph *g, const onyx_node *n) {
-    if (n->dead || n->n_subgraphs || nondeterministic(n)) return false;
+    if (n->dead || n->n_subgraphs) return false;
+    /* constant inputs first: the test that rejects most nodes, before the
+     * string compares */
+    for (size_t k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0 && (!onyx_opt_is_const(g, n->in[k]) || onyx_opt_half_stored(g, n->in[k]))) return false;
+    if (nondeterministic(n)) return false;
     /* Identity of a constant: identity_elimination drops it without a copy */
     if (!strcmp(n->op_type, "Identity") && n->out[0] >= 0 && !g->values[n->out[0]].is_output) return false;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "ai.onnx.ml")) return false;
-    for (size_t k = 0; k < n->n_in; k++)
-        if (n->in[k] >= 0 && (!onyx_opt_is_const(g, n->in[k]) || onyx_opt_half_stored(g, n->in[k]))) return false;
     for (size_t k = 0; k < n->n_out; k++)
         if (n->out[k] >= 0 && onyx_graph_value_captured(g, n->out[k])) return false;
     return true;
@@ -39,7 +42,7 @@ static bool qdq_weights(const onyx_graph *g, const onyx_node *n) {
     size_t count;
     const uint32_t *r = onyx_use_readers(g, n->out[0], &count);
     for (size_t k = 0; k < count; k++)
-        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv")) return true;
+        if (onyx_opt_is_op(&g->nodes[r[k]], "", "Conv") || onyx_opt_is_op(&g->nodes[r[k]], "", "Gemm")) return true;
     return false;
 }
 
@@ -123,8 +126,10 @@ static onyx_status *identity_elimination(onyx_opt_ctx *ctx, size_t *changes) {
     return NULL;
 }
 
+static const char *const identity_elimination_anchors[] = {"Identity", "Dropout", "Cast", "Reshape", "Squeeze", "Unsqueeze", "Expand", "Flatten", NULL};
 const onyx_pass onyx_pass_identity_elimination = {"identity_elimination", ONYX_OPT_BASIC,
-                                                  identity_elimination};
+                                                  identity_elimination,
+    .anchors = identity_elimination_anchors};
 
 /* ------------------------------------------------- dead node elimination */
 

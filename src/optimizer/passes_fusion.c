@@ -117,7 +117,9 @@ static onyx_status *gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_gelu_fusion = {"gelu_fusion", ONYX_OPT_EXTENDED, gelu_fusion};
+static const char *const gelu_fusion_anchors[] = {"Erf", NULL};
+const onyx_pass onyx_pass_gelu_fusion = {"gelu_fusion", ONYX_OPT_EXTENDED, gelu_fusion,
+    .anchors = gelu_fusion_anchors};
 
 /* x^3 as Pow(x, 3), x * (x * x) or (x * x) * x, single-use; its nodes go
  * to nodes[0..1]. */
@@ -176,7 +178,9 @@ static onyx_status *fast_gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_fast_gelu_fusion = {"fast_gelu_fusion", ONYX_OPT_EXTENDED, fast_gelu_fusion};
+static const char *const fast_gelu_fusion_anchors[] = {"Tanh", NULL};
+const onyx_pass onyx_pass_fast_gelu_fusion = {"fast_gelu_fusion", ONYX_OPT_EXTENDED, fast_gelu_fusion,
+    .anchors = fast_gelu_fusion_anchors};
 
 /* Add(x, b) where b is a 1-D float of x's static last dimension (so the
  * sum has x's shape): returns x and sets *bias; -1 otherwise. */
@@ -218,7 +222,9 @@ static onyx_status *bias_gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_bias_gelu_fusion = {"bias_gelu_fusion", ONYX_OPT_EXTENDED, bias_gelu_fusion};
+static const char *const bias_gelu_fusion_anchors[] = {"Gelu", "FastGelu", NULL};
+const onyx_pass onyx_pass_bias_gelu_fusion = {"bias_gelu_fusion", ONYX_OPT_EXTENDED, bias_gelu_fusion,
+    .anchors = bias_gelu_fusion_anchors};
 
 /* ------------------------------------------------------------ layer norms */
 
@@ -375,7 +381,9 @@ static onyx_status *layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_layer_norm_fusion = {"layer_norm_fusion", ONYX_OPT_EXTENDED, layer_norm_fusion};
+static const char *const layer_norm_fusion_anchors[] = {"ReduceMean", NULL};
+const onyx_pass onyx_pass_layer_norm_fusion = {"layer_norm_fusion", ONYX_OPT_EXTENDED, layer_norm_fusion,
+    .anchors = layer_norm_fusion_anchors};
 
 static onyx_status *simplified_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     fu_ctx f;
@@ -402,8 +410,10 @@ static onyx_status *simplified_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *chan
     return st;
 }
 
+static const char *const simplified_layer_norm_fusion_anchors[] = {"ReduceMean", NULL};
 const onyx_pass onyx_pass_simplified_layer_norm_fusion = {"simplified_layer_norm_fusion", ONYX_OPT_EXTENDED,
-                                                          simplified_layer_norm_fusion};
+                                                          simplified_layer_norm_fusion,
+    .anchors = simplified_layer_norm_fusion_anchors};
 
 /* ------------------------------------------------------------ SkipLayerNormalization */
 
@@ -484,8 +494,11 @@ static onyx_status *skip_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
+static const char *const skip_layer_norm_fusion_anchors[] = {"LayerNormalization", "SimplifiedLayerNormalization",
+                                                              NULL};
 const onyx_pass onyx_pass_skip_layer_norm_fusion = {"skip_layer_norm_fusion", ONYX_OPT_EXTENDED,
-                                                    skip_layer_norm_fusion};
+                                                    skip_layer_norm_fusion,
+    .anchors = skip_layer_norm_fusion_anchors};
 
 /* ------------------------------------------------------------ activations */
 
@@ -596,8 +609,12 @@ static onyx_status *gemm_activation_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return activation_fusion(ctx, changes, false);
 }
 
-const onyx_pass onyx_pass_conv_activation_fusion = {"conv_activation_fusion", ONYX_OPT_EXTENDED, conv_activation_fusion};
-const onyx_pass onyx_pass_gemm_activation_fusion = {"gemm_activation_fusion", ONYX_OPT_EXTENDED, gemm_activation_fusion};
+static const char *const conv_activation_fusion_anchors[] = {"Conv", NULL};
+const onyx_pass onyx_pass_conv_activation_fusion = {"conv_activation_fusion", ONYX_OPT_EXTENDED, conv_activation_fusion,
+    .anchors = conv_activation_fusion_anchors};
+static const char *const gemm_activation_fusion_anchors[] = {"Gemm", NULL};
+const onyx_pass onyx_pass_gemm_activation_fusion = {"gemm_activation_fusion", ONYX_OPT_EXTENDED, gemm_activation_fusion,
+    .anchors = gemm_activation_fusion_anchors};
 
 /* ------------------------------------------------------------ FusedMatMul */
 
@@ -671,8 +688,10 @@ static onyx_status *matmul_transpose_fusion(onyx_opt_ctx *ctx, size_t *changes) 
     return st;
 }
 
+static const char *const matmul_transpose_fusion_anchors[] = {"MatMul", "FusedMatMul", NULL};
 const onyx_pass onyx_pass_matmul_transpose_fusion = {"matmul_transpose_fusion", ONYX_OPT_EXTENDED,
-                                                     matmul_transpose_fusion};
+                                                     matmul_transpose_fusion,
+    .anchors = matmul_transpose_fusion_anchors};
 
 /* Mul(v, c), Mul(c, v) or Div(v, c) with a scalar constant c: v and the
  * factor applied to v (c or 1/c); -1 otherwise. */
@@ -729,7 +748,9 @@ static onyx_status *matmul_scale_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_matmul_scale_fusion = {"matmul_scale_fusion", ONYX_OPT_EXTENDED, matmul_scale_fusion};
+static const char *const matmul_scale_fusion_anchors[] = {"MatMul", "FusedMatMul", NULL};
+const onyx_pass onyx_pass_matmul_scale_fusion = {"matmul_scale_fusion", ONYX_OPT_EXTENDED, matmul_scale_fusion,
+    .anchors = matmul_scale_fusion_anchors};
 
 /* ------------------------------------------------------------ cleanup */
 

@@ -528,4 +528,6 @@ static onyx_status *attention_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_attention_fusion = {"attention_fusion", ONYX_OPT_EXTENDED, attention_fusion};
+static const char *const attention_fusion_anchors[] = {"Softmax", NULL};
+const onyx_pass onyx_pass_attention_fusion = {"attention_fusion", ONYX_OPT_EXTENDED, attention_fusion,
+    .anchors = attention_fusion_anchors};

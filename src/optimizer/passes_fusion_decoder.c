@@ -233,7 +233,9 @@ static onyx_status *rotary_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_rotary_fusion = {"rotary_fusion", ONYX_OPT_EXTENDED, rotary_fusion};
+static const char *const rotary_fusion_anchors[] = {"Add", NULL};
+const onyx_pass onyx_pass_rotary_fusion = {"rotary_fusion", ONYX_OPT_EXTENDED, rotary_fusion,
+    .anchors = rotary_fusion_anchors};
 
 /* ------------------------------------------------------------ SiLU */
 
@@ -262,4 +264,6 @@ static onyx_status *silu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_silu_fusion = {"silu_fusion", ONYX_OPT_EXTENDED, silu_fusion};
+static const char *const silu_fusion_anchors[] = {"Sigmoid", NULL};
+const onyx_pass onyx_pass_silu_fusion = {"silu_fusion", ONYX_OPT_EXTENDED, silu_fusion,
+    .anchors = silu_fusion_anchors};

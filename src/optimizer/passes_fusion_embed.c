@@ -291,5 +291,7 @@ static onyx_status *embed_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) 
     return st;
 }
 
+static const char *const embed_layer_norm_fusion_anchors[] = {"LayerNormalization", NULL};
 const onyx_pass onyx_pass_embed_layer_norm_fusion = {"embed_layer_norm_fusion", ONYX_OPT_EXTENDED,
-                                                     embed_layer_norm_fusion};
+                                                     embed_layer_norm_fusion,
+    .anchors = embed_layer_norm_fusion_anchors};

@@ -22,7 +22,21 @@
  * The residual connections take the same route: DequantizeLinear x2 ->
  * Add [-> Relu] -> QuantizeLinear becomes com.microsoft QLinearAdd
  * (kernels/quant/qlinear_add.c) when both operands and the output are
- * per-tensor 8-bit of one type and the operands have one static shape. */
+ * per-tensor 8-bit of one type and the operands have one static shape.
+ *
+ * Between the convolutions the tensors stay 8-bit too:
+ *   DequantizeLinear -> MaxPool -> QuantizeLinear with the input's scale
+ *     and zero point becomes MaxPool on the bytes (opset 12: exact, max
+ *     commutes with the monotone requantisation);
+ *   DequantizeLinear x n -> Concat -> QuantizeLinear (per tensor, one
+ *     8-bit type) becomes com.microsoft QLinearConcat
+ *     (kernels/quant/qlinear_nhwc.c).
+ *
+ * A classifier head DequantizeLinear(a 8-bit) , DequantizeLinear(w 8-bit
+ * constant, per tensor or per output column) -> Gemm (alpha = beta = 1,
+ * float bias) with a float output becomes com.microsoft
+ * MatMulIntegerToFloat on the integer GEMM (its weights packed at load:
+ * a quarter of the float weights' bytes to stream per run). */
 #include <stdlib.h>
 #include "optimizer/fusion_util.h"
 
@@ -276,6 +290,168 @@ static onyx_status *rewrite_add(onyx_graph *g, const qdq_add *c) {
     return fu_add(g, "QLinearAdd", FU_MS, name, c->in, 8, &c->y, 1, 0, &idx);
 }
 
+/* ------------------------------------------------------------ MaxPool, Concat */
+
+static bool same_scalar_const(const onyx_graph *g, int32_t a, int32_t b) {
+    if (a == b) return true;
+    const onyx_value *x = g->values[a].constant, *y = g->values[b].constant;
+    return x && y && x->dtype == y->dtype && x->numel == 1 && y->numel == 1 &&
+           x->nbytes == y->nbytes && !memcmp(x->data, y->data, x->nbytes);
+}
+
+/* DequantizeLinear(x_q, s, z) -> MaxPool (one output) -> QuantizeLinear(s, z). */
+typedef struct qdq_pool {
+    int32_t pool, q, x, y;
+} qdq_pool;
+
+static bool match_maxpool(const fu_ctx *f, uint32_t i, qdq_pool *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 1) || !onyx_opt_is_op(n, "", "MaxPool") || n->n_in != 1 || n->n_subgraphs) return false;
+    if (n->n_out > 1 && n->out[1] >= 0) return false;   /* Indices */
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear"), in[3];
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if ((dt != ONYX_UINT8 && dt != ONYX_INT8) || !match_dq_scalar(g, n->in[0], dt, in)) return false;
+    qdq_tail t;
+    if (!match_tail(f, n->out[0], dt, &t) || t.act >= 0) return false;
+    if (!same_scalar_const(g, t.ys, in[1]) || !same_scalar_const(g, t.yz, in[2])) return false;
+    *c = (qdq_pool){(int32_t)i, t.q, in[0], t.y};
+    return true;
+}
+
+static onyx_status *rewrite_maxpool(onyx_graph *g, const qdq_pool *c) {
+    const onyx_node *n = &g->nodes[c->pool];
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name);
+    size_t n_attrs = n->n_attrs;
+    const onyx_attr_proto *attrs = n->attrs;
+    int opset = fu_opset(g, "");
+    int32_t nodes[2] = {c->q, c->pool};
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    ONYX_TRY(onyx_graph_new_node(g, "MaxPool", "", opset < 12 ? 12 : opset, name, &c->x, 1, &c->y, 1, n_attrs, &idx));
+    for (size_t k = 0; k < n_attrs; k++) onyx_graph_copy_attr(&g->nodes[idx], k, &attrs[k]);
+    return NULL;
+}
+
+#define QCONCAT_MAX_INPUTS 64
+
+typedef struct qdq_concat {
+    int32_t concat, q, y;
+    int32_t in[2 + 3 * QCONCAT_MAX_INPUTS];
+    size_t n_in;
+} qdq_concat;
+
+static bool match_concat(const fu_ctx *f, uint32_t i, qdq_concat *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 1) || !onyx_opt_is_op(n, "", "Concat") || n->n_in > QCONCAT_MAX_INPUTS || n->n_out != 1)
+        return false;
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear");
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if (dt != ONYX_UINT8 && dt != ONYX_INT8) return false;
+    for (size_t k = 0; k < n->n_in; k++)
+        if (!match_dq_scalar(g, n->in[k], dt, c->in + 2 + 3 * k)) return false;
+    qdq_tail t;
+    if (!match_tail(f, n->out[0], dt, &t) || t.act >= 0) return false;
+    c->concat = (int32_t)i;
+    c->q = t.q;
+    c->y = t.y;
+    c->in[0] = t.ys;
+    c->in[1] = t.yz;
+    c->n_in = 2 + 3 * n->n_in;
+    return true;
+}
+
+static onyx_status *rewrite_concat(onyx_graph *g, const qdq_concat *c) {
+    const onyx_node *n = &g->nodes[c->concat];
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name);
+    int64_t axis = onyx_attr_int(n, "axis", 0);
+    int32_t nodes[2] = {c->q, c->concat};
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    ONYX_TRY(fu_add(g, "QLinearConcat", FU_MS, name, c->in, c->n_in, &c->y, 1, 1, &idx));
+    onyx_graph_set_attr_int(g, &g->nodes[idx], 0, "axis", axis);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ Gemm */
+
+typedef struct qdq_gemm {
+    int32_t gemm, y;
+    int32_t a[3];             /* a_q, a_scale, a_zero_point */
+    int32_t wq, ws, wz;       /* wz -1: absent */
+    int32_t bias;             /* -1: none */
+    bool trans_b;
+} qdq_gemm;
+
+static bool match_gemm(const fu_ctx *f, uint32_t i, qdq_gemm *c) {
+    const onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    if (!fu_node_ok(n, 2) || !onyx_opt_is_op(n, "", "Gemm") || n->n_in > 3 || n->n_out != 1 || !fu_is_f32(g, n->out[0]))
+        return false;
+    if (onyx_attr_float(n, "alpha", 1.0f) != 1.0f || onyx_attr_int(n, "transA", 0) != 0) return false;
+    bool has_c = n->n_in > 2 && n->in[2] >= 0;
+    if (has_c && onyx_attr_float(n, "beta", 1.0f) != 1.0f) return false;
+    *c = (qdq_gemm){.gemm = (int32_t)i, .y = n->out[0], .wz = -1, .bias = -1,
+                    .trans_b = onyx_attr_int(n, "transB", 0) != 0};
+    int32_t p = fu_prod(g, n->in[0], "DequantizeLinear");
+    if (p < 0 || g->nodes[p].n_in < 1) return false;
+    int dt = fu_type(g, g->nodes[p].in[0])->dtype;
+    if ((dt != ONYX_UINT8 && dt != ONYX_INT8) || !match_dq_scalar(g, n->in[0], dt, c->a)) return false;
+    int32_t d = fu_prod(g, n->in[1], "DequantizeLinear");
+    if (d < 0) return false;
+    const onyx_node *dq = &g->nodes[d];
+    const onyx_value *w = onyx_opt_const_input(g, dq, 0);
+    if (!w || w->kind != ONYX_VALUE_TENSOR || w->rank != 2 || (w->dtype != ONYX_INT8 && w->dtype != ONYX_UINT8))
+        return false;
+    const int64_t N = w->dims[c->trans_b ? 0 : 1];
+    const onyx_value *s = dq->n_in > 1 ? const_param(g, dq->in[1], ONYX_FLOAT, N) : NULL;
+    if (!s || N < 1) return false;
+    int64_t axis = onyx_attr_int(dq, "axis", 1);
+    if (axis < 0) axis += 2;
+    if (s->numel > 1 && axis != (c->trans_b ? 0 : 1)) return false;   /* per output column only */
+    if (dq->n_in > 2 && dq->in[2] >= 0) {
+        const onyx_value *z = const_param(g, dq->in[2], w->dtype, N);
+        if (!z || z->numel != s->numel) return false;
+        c->wz = dq->in[2];
+    }
+    if (has_c) {
+        const onyx_value *b = onyx_opt_const_input(g, n, 2);
+        if (!b || b->kind != ONYX_VALUE_TENSOR || b->dtype != ONYX_FLOAT || b->numel != N || b->rank > 2 ||
+            (b->rank == 2 && b->dims[0] != 1))
+            return false;
+        c->bias = n->in[2];
+    }
+    c->wq = dq->in[0];
+    c->ws = dq->in[1];
+    return true;
+}
+
+static onyx_status *rewrite_gemm(onyx_graph *g, const qdq_gemm *c) {
+    int32_t b = c->wq;
+    if (c->trans_b) {   /* MatMulIntegerToFloat's B is [K, N] */
+        const onyx_value *w = g->values[c->wq].constant;
+        int64_t N = w->dims[0], K = w->dims[1], dims[2] = {K, N};
+        onyx_value *t;
+        ONYX_TRY(onyx_tensor_new(w->dtype, 2, dims, &t));
+        const uint8_t *src = w->data;
+        uint8_t *dst = t->data;
+        for (int64_t nn = 0; nn < N; nn++)
+            for (int64_t k = 0; k < K; k++) dst[k * N + nn] = src[nn * K + k];
+        ONYX_TRY(onyx_graph_new_constant(g, "gemm_b_kn", t, &b));
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s", g->nodes[c->gemm].name);
+    onyx_graph_remove_node(g, (uint32_t)c->gemm);
+    int32_t in[7] = {c->a[0], b, c->a[1], c->ws, c->a[2], c->wz, c->bias};
+    uint32_t idx;
+    return fu_add(g, "MatMulIntegerToFloat", FU_MS, name, in, c->bias >= 0 ? 7 : c->wz >= 0 ? 6 : 5, &c->y, 1, 0, &idx);
+}
+
 /* ------------------------------------------------------------ the pass */
 
 static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
@@ -283,12 +459,21 @@ static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     ONYX_TRY(fu_begin(&f, ctx->g));
     onyx_graph *g = ctx->g;
     onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
+    /* the patterns start at a Conv, Add, MaxPool, Concat or Gemm: without
+     * one only the folding below has work */
+    static const char *const roots[] = {"Conv", "Add", "MaxPool", "Concat", "Gemm", NULL};
+    size_t n0 = onyx_opt_has_any_op(ctx, roots) ? g->n_nodes : 0;
     for (uint32_t i = 0; i < n0 && !st; i++) {
         qdq_conv c;
         qdq_add a;
+        qdq_pool p;
+        qdq_concat cc;
+        qdq_gemm gm;
         if (match(&f, i, &c)) st = rewrite(g, &c);
         else if (match_add(&f, i, &a)) st = rewrite_add(g, &a);
+        else if (match_maxpool(&f, i, &p)) st = rewrite_maxpool(g, &p);
+        else if (match_concat(&f, i, &cc)) st = rewrite_concat(g, &cc);
+        else if (match_gemm(&f, i, &gm)) st = rewrite_gemm(g, &gm);
         else continue;
         (*changes)++;
     }

@@ -104,5 +104,7 @@ static onyx_status *dynamic_quant_matmul_fusion(onyx_opt_ctx *ctx, size_t *chang
     return st;
 }
 
+static const char *const dynamic_quant_matmul_fusion_anchors[] = {"MatMulInteger", NULL};
 const onyx_pass onyx_pass_dynamic_quant_matmul_fusion = {"dynamic_quant_matmul_fusion", ONYX_OPT_EXTENDED,
-                                                         dynamic_quant_matmul_fusion};
+                                                         dynamic_quant_matmul_fusion,
+    .anchors = dynamic_quant_matmul_fusion_anchors};

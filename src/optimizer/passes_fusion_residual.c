@@ -57,5 +57,7 @@ static onyx_status *conv_add_relu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
+static const char *const conv_add_activation_fusion_anchors[] = {"Conv", NULL};
 const onyx_pass onyx_pass_conv_add_activation_fusion = {"conv_add_activation_fusion", ONYX_OPT_EXTENDED,
-                                                        conv_add_relu_fusion};
+                                                        conv_add_relu_fusion,
+    .anchors = conv_add_activation_fusion_anchors};

@@ -303,4 +303,6 @@ static onyx_status *nchwc_layout(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_nchwc_layout = {"nchwc_layout", ONYX_OPT_ALL, nchwc_layout, .layout = true};
+static const char *const nchwc_layout_anchors[] = {"Conv", "FusedConv", NULL};
+const onyx_pass onyx_pass_nchwc_layout = {"nchwc_layout", ONYX_OPT_ALL, nchwc_layout, .layout = true,
+    .anchors = nchwc_layout_anchors};

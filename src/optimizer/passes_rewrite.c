@@ -68,7 +68,9 @@ static onyx_status *shape_folding(onyx_opt_ctx *ctx, size_t *changes) {
     return NULL;
 }
 
-const onyx_pass onyx_pass_shape_folding = {"shape_folding", ONYX_OPT_BASIC, shape_folding};
+static const char *const shape_folding_anchors[] = {"Shape", "Size", NULL};
+const onyx_pass onyx_pass_shape_folding = {"shape_folding", ONYX_OPT_BASIC, shape_folding,
+    .anchors = shape_folding_anchors};
 
 /* -------------------------------------------- common subexpression elimination */
 
@@ -295,7 +297,9 @@ static onyx_status *conv_fold(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_conv_fold = {"conv_bn_add_mul_fusion", ONYX_OPT_BASIC, conv_fold};
+static const char *const conv_fold_anchors[] = {"Conv", NULL};
+const onyx_pass onyx_pass_conv_fold = {"conv_bn_add_mul_fusion", ONYX_OPT_BASIC, conv_fold,
+    .anchors = conv_fold_anchors};
 
 /* ------------------------------------------------------- MatMul + Add -> Gemm */
 
@@ -334,7 +338,9 @@ static onyx_status *matmul_add_to_gemm(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_matmul_add_fusion = {"matmul_add_fusion", ONYX_OPT_BASIC, matmul_add_to_gemm};
+static const char *const matmul_add_fusion_anchors[] = {"MatMul", NULL};
+const onyx_pass onyx_pass_matmul_add_fusion = {"matmul_add_fusion", ONYX_OPT_BASIC, matmul_add_to_gemm,
+    .anchors = matmul_add_fusion_anchors};
 
 /* --------------------------------------------------- transpose cancellation */
 
@@ -375,7 +381,9 @@ static onyx_status *transpose_cancel(onyx_opt_ctx *ctx, size_t *changes) {
     return NULL;
 }
 
-const onyx_pass onyx_pass_transpose_cancellation = {"transpose_optimizer", ONYX_OPT_BASIC, transpose_cancel};
+static const char *const transpose_cancellation_anchors[] = {"Transpose", NULL};
+const onyx_pass onyx_pass_transpose_cancellation = {"transpose_optimizer", ONYX_OPT_BASIC, transpose_cancel,
+    .anchors = transpose_cancellation_anchors};
 
 /* ----------------------------------------------------- Pad folding into Conv */
 
@@ -451,4 +459,6 @@ static onyx_status *pad_into_conv(onyx_opt_ctx *ctx, size_t *changes) {
     return st;
 }
 
-const onyx_pass onyx_pass_pad_fusion = {"pad_fusion", ONYX_OPT_BASIC, pad_into_conv};
+static const char *const pad_fusion_anchors[] = {"Pad", NULL};
+const onyx_pass onyx_pass_pad_fusion = {"pad_fusion", ONYX_OPT_BASIC, pad_into_conv,
+    .anchors = pad_fusion_anchors};

@@ -10,7 +10,17 @@
  *   QuantizeLinear into QLinearConv (and leaves a Relu that the output's
  *   zero point does not imply), and DequantizeLinear x2 -> Add -> Relu ->
  *   QuantizeLinear into com.microsoft QLinearAdd, within one quantisation
- *   step of the float QDQ graph. */
+ *   step of the float QDQ graph;
+ * - level all keeps 8-bit chains channels-last (optimizer/
+ *   passes_layout_qnhwc.c): each QLinearConv model's channels-last node
+ *   equals the reference; qdq_cnn.onnx (Conv, MaxPool, Concat of two
+ *   scales, depthwise on 37 channels, Add) runs with one Transpose at each
+ *   end and gives the NCHW fused graph's bytes, on every dispatch table;
+ *   DequantizeLinear -> MaxPool / Concat -> QuantizeLinear fuse at the
+ *   extended level within a step or two of the float graph;
+ * - a QDQ Gemm head becomes MatMulIntegerToFloat (transB 1 per column, 0
+ *   per tensor with a zero point); QuantizeLinear matches round half to
+ *   even on its vector path and tail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +71,106 @@ static void run(onyx_session *s, const onyx_value *x, size_t n_out, onyx_value *
     CHECK_OK(onyx_session_run(s, NULL, &in_name, &x, 1, names, n_out, out));
 }
 
-static const char *qlinearconv_models[] = {"3x3", "1x1", "7x7s2", "3x3s2_dil", "dw3x3", "dw3x3s2"};
+static const char *qlinearconv_models[] = {"3x3",    "1x1",     "7x7s2",     "3x3s2_dil",
+                                           "dw3x3",  "dw3x3s2", "dw5x5_c37", "dw3x3_c13_dil2"};
+
+/* Largest difference between two 8-bit outputs (in units) and how many differ. */
+static int byte_diff(onyx_value *a, onyx_value *b, int64_t *differ) {
+    int64_t n = onyx_tensor_element_count(a);
+    CHECK(n == onyx_tensor_element_count(b) && n > 0);
+    bool s8 = onyx_tensor_element_type(a) == ONYX_INT8;
+    const uint8_t *p = onyx_tensor_data(a), *q = onyx_tensor_data(b);
+    int worst = 0;
+    *differ = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int d = s8 ? abs((int8_t)p[k] - (int8_t)q[k]) : abs(p[k] - q[k]);
+        *differ += d != 0;
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* Level all: both QLinearConvs (the Identity'd parameters fold) run
+ * channels-last between a Transpose in and one out each; the result equals
+ * the reference path's, unoptimised. */
+static void test_qlinearconv_nhwc(const char *isa) {
+    for (size_t m = 0; m < sizeof qlinearconv_models / sizeof *qlinearconv_models; m++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/data/qlinearconv_%s.onnx", qlinearconv_models[m]);
+        onyx_session *ref = open_at(path, ONYX_OPT_DISABLED), *all = open_at(path, ONYX_OPT_ALL);
+        CHECK(count_op(all, "QLinearConv") == 2 && count_op(all, "Transpose") == 3);
+        if (!ref || !all) continue;
+        onyx_value *x = random_input(ref), *a[2] = {0}, *b[2] = {0};
+        run(ref, x, 2, a);
+        run(all, x, 2, b);
+        if (a[1] && b[0] && b[1]) {
+            int64_t n = onyx_tensor_element_count(a[1]), differ, differ2;
+            int worst = byte_diff(a[1], b[0], &differ), worst2 = byte_diff(a[1], b[1], &differ2);
+            if (worst > 1 || differ * 100 > n || worst2 > 1)
+                fprintf(stderr, "%s channels-last on %s: %lld of %lld differ, by up to %d\n", path, isa,
+                        (long long)differ, (long long)n, worst);
+            CHECK(worst <= 1 && differ * 100 <= n && worst2 <= 1);
+        }
+        onyx_value_free(x);
+        for (int k = 0; k < 2; k++) {
+            onyx_value_free(a[k]);
+            onyx_value_free(b[k]);
+        }
+        onyx_session_free(ref);
+        onyx_session_free(all);
+    }
+}
+
+/* Float outputs a and b: the largest difference and how many differ. */
+static float float_diff(onyx_value *a, onyx_value *b, int64_t *differ) {
+    int64_t n = onyx_tensor_element_count(a);
+    CHECK(n == onyx_tensor_element_count(b) && n > 0);
+    const float *p = onyx_tensor_data(a), *q = onyx_tensor_data(b);
+    float worst = 0;
+    *differ = 0;
+    for (int64_t k = 0; k < n; k++) {
+        float d = fabsf(p[k] - q[k]);
+        *differ += d > 0;
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* qdq_cnn.onnx at levels basic (float QDQ), extended (NCHW integer ops)
+ * and all (channels-last). */
+static void test_cnn_nhwc(const char *isa) {
+    const char *path = "tests/data/qdq_cnn.onnx";
+    onyx_session *basic = open_at(path, ONYX_OPT_BASIC), *ext = open_at(path, ONYX_OPT_EXTENDED),
+                 *all = open_at(path, ONYX_OPT_ALL);
+    CHECK(count_op(ext, "QLinearConv") == 4 && count_op(ext, "QLinearConcat") == 1 && count_op(ext, "MaxPool") == 1);
+    CHECK(count_op(ext, "QLinearAdd") == 1 && count_op(ext, "Conv") == 0 && count_op(ext, "Concat") == 0);
+    CHECK(count_op(all, "QLinearConv") == 4 && count_op(all, "NhwcMaxPool") == 1);
+    CHECK(count_op(all, "QLinearConcat") == 1 && count_op(all, "QLinearAdd") == 1);
+    CHECK(count_op(all, "Transpose") == 2); /* one in, one out */
+    if (basic && ext && all) {
+        onyx_value *x = random_input(basic), *yb = NULL, *ye = NULL, *ya = NULL;
+        run(basic, x, 1, &yb);
+        run(ext, x, 1, &ye);
+        run(all, x, 1, &ya);
+        if (yb && ye && ya) {
+            int64_t n = onyx_tensor_element_count(yb), d_ext, d_float;
+            const float step = 12.0f / 255;
+            float w_ext = float_diff(ye, ya, &d_ext), w_float = float_diff(yb, ya, &d_float);
+            if (w_ext > step * 1.01f || d_ext * 100 > n || w_float > 3 * step || d_float * 5 > n)
+                fprintf(stderr, "%s on %s: vs extended %lld of %lld differ (up to %g), vs float %lld (up to %g)\n",
+                        path, isa, (long long)d_ext, (long long)n, w_ext, (long long)d_float, w_float);
+            CHECK(w_ext <= step * 1.01f && d_ext * 100 <= n);      /* the same integers, but for a rounding at .5 */
+            CHECK(w_float <= 3 * step && d_float * 5 <= n);         /* bias rounding moves a step, per layer */
+        }
+        onyx_value_free(x);
+        onyx_value_free(yb);
+        onyx_value_free(ye);
+        onyx_value_free(ya);
+    }
+    onyx_session_free(basic);
+    onyx_session_free(ext);
+    onyx_session_free(all);
+}
 
 /* Outputs fast and ref of every qlinearconv model: equal but for a
  * rounding of the float requantisation at .5 (one unit, rarely). */
@@ -139,6 +248,98 @@ static void test_fusion(void) {
     check_fusion("add", "QLinearAdd", "Add", 1, 8.0f / 255);
 }
 
+/* Malformed 8-bit operators refuse with a message naming the problem. */
+static void test_bad_8bit_ops(void) {
+    onyx_session *s = open_at("tests/data/bad_qlinearconcat.onnx", ONYX_OPT_DISABLED);
+    if (s) {
+        int64_t da[4] = {1, 2, 3, 3}, db[4] = {1, 2, 4, 3};
+        onyx_value *in[2] = {NULL, NULL}, *out = NULL;
+        CHECK_OK(onyx_tensor_create(ONYX_UINT8, da, 4, &in[0]));
+        CHECK_OK(onyx_tensor_create(ONYX_UINT8, db, 4, &in[1]));
+        const char *names[2] = {"a", "b"}, *y = "y";
+        CHECK_ERR(onyx_session_run(s, NULL, names, (const onyx_value *const *)in, 2, &y, 1, &out), "differ off the axis");
+        onyx_value_free(in[0]);
+        onyx_value_free(in[1]);
+        onyx_value_free(out);
+        onyx_session_free(s);
+    }
+    s = open_at("tests/data/bad_nhwcmaxpool.onnx", ONYX_OPT_DISABLED);
+    if (s) {
+        int64_t d[3] = {1, 5, 3};
+        onyx_value *in = NULL, *out = NULL;
+        CHECK_OK(onyx_tensor_create(ONYX_UINT8, d, 3, &in));
+        const char *name = "a", *y = "y";
+        CHECK_ERR(onyx_session_run(s, NULL, &name, (const onyx_value *const *)&in, 1, &y, 1, &out), "must be a 4-D");
+        onyx_value_free(in);
+        onyx_value_free(out);
+        onyx_session_free(s);
+    }
+}
+
+/* QuantizeLinear float -> 8-bit per tensor (16 at a time on SSE2, then the
+ * tail) equals saturate(round-half-even(x / 0.05) + zp) for values at and
+ * near .5 steps, huge ones, infinities and NaN (which saturates low). */
+static void test_quantize_linear(const char *name, bool s8, int zp) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/%s.onnx", name);
+    onyx_session *s = open_at(path, ONYX_OPT_DISABLED);
+    if (!s) return;
+    int64_t n = 1003;
+    onyx_value *x = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT, &n, 1, &x));
+    if (!x) return;
+    float *xv = onyx_tensor_data(x);
+    for (int64_t k = 0; k < n; k++) {
+        float v = (float)(k % 200 - 100) * 0.025f;   /* every other one a .5 step exactly */
+        if (k % 7 == 3) v = 20.0f * testlib_frand();
+        xv[k] = v;
+    }
+    xv[5] = INFINITY, xv[6] = -INFINITY, xv[7] = NAN, xv[8] = 3e9f, xv[9] = -3e9f, xv[1001] = NAN;
+    run(s, x, 1, &y);
+    if (y) {
+        const uint8_t *yv = onyx_tensor_data(y);
+        int bad = 0;
+        for (int64_t k = 0; k < n; k++) {
+            float q = isnan(xv[k]) ? -INFINITY : nearbyintf(xv[k] / 0.05f) + (float)zp;
+            float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+            q = q < lo ? lo : (q > hi ? hi : q);
+            int want = (int)q, got = s8 ? (int8_t)yv[k] : yv[k];
+            if (want != got && bad++ < 3)
+                fprintf(stderr, "%s: x[%lld] = %g gives %d, want %d\n", name, (long long)k, xv[k], got, want);
+        }
+        CHECK(bad == 0);
+    }
+    onyx_value_free(x);
+    onyx_value_free(y);
+    onyx_session_free(s);
+}
+
+/* A QDQ Gemm head at level extended runs as MatMulIntegerToFloat and
+ * gives the float graph's result up to float rounding. */
+static void test_gemm(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/%s.onnx", name);
+    onyx_session *ref = open_at(path, ONYX_OPT_BASIC), *opt = open_at(path, ONYX_OPT_EXTENDED);
+    CHECK(count_op(opt, "MatMulIntegerToFloat") == 1 && count_op(opt, "Gemm") == 0);
+    CHECK(count_op(ref, "Gemm") == 1);
+    if (ref && opt) {
+        onyx_value *x = random_input(ref), *a = NULL, *b = NULL;
+        run(ref, x, 1, &a);
+        run(opt, x, 1, &b);
+        if (a && b) {
+            int64_t differ;
+            float worst = float_diff(a, b, &differ);
+            if (worst > 1e-4f) fprintf(stderr, "%s: differs from the float Gemm by up to %g\n", path, worst);
+            CHECK(worst <= 1e-4f);
+        }
+        onyx_value_free(x);
+        onyx_value_free(a);
+        onyx_value_free(b);
+    }
+    onyx_session_free(ref);
+    onyx_session_free(opt);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     char before[16];
@@ -147,10 +348,17 @@ int main(void) {
     for (size_t i = 0; i < sizeof isas / sizeof *isas; i++) {
         if (!onyx_cpu_force_isa(isas[i])) continue; /* above this CPU (or not this architecture) */
         test_qlinearconv(isas[i]);
+        test_qlinearconv_nhwc(isas[i]);
+        test_cnn_nhwc(isas[i]);
     }
     CHECK(onyx_cpu_force_isa(before));
     test_qlinearconv(before);
     test_fusion();
+    test_bad_8bit_ops();
+    test_gemm("qdq_gemm");
+    test_gemm("qdq_gemm_nt");
+    test_quantize_linear("quantize_u8", false, 113);
+    test_quantize_linear("quantize_s8", true, -7);
     onyx_env_free(env);
     return testlib_finish("test_qdq");
 }

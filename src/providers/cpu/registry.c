@@ -64,16 +64,19 @@ static bool same_op(const onyx_op_def *d, const char *domain, const char *op) {
 
 /* The first entry of (domain, op), remembered per thread: type inference,
  * partitioning and kernel creation ask for each node in turn, and graphs
- * repeat operators, so one comparison with the last answer usually replaces
- * the binary search (about ten string comparisons). The entry is checked
- * by content, never trusted by pointer. */
-static _Thread_local size_t last_first = SIZE_MAX;
+ * repeat operators, so one comparison with a remembered answer usually
+ * replaces the binary search (about ten string comparisons). A few answers,
+ * by the op_type's address (graphs share one string per operator), so that
+ * operators that alternate (Conv, Relu, Conv, ...) each keep theirs. The
+ * entry is checked by content, never trusted by pointer. */
+enum { FIRST_DEF_SLOTS = 8 };
+static _Thread_local size_t first_plus1[FIRST_DEF_SLOTS];   /* entry index + 1; 0: none */
 
 static size_t first_def(const char *domain, const char *op) {
-    size_t i = last_first;
+    size_t slot = ((uintptr_t)op >> 4) % FIRST_DEF_SLOTS, i = first_plus1[slot] - 1;
     if (i < n_defs && same_op(all_defs[i], domain, op)) return i;   /* i was the lower bound of this op */
     i = lower_bound(domain, op);
-    if (i < n_defs && same_op(all_defs[i], domain, op)) last_first = i;
+    if (i < n_defs && same_op(all_defs[i], domain, op)) first_plus1[slot] = i + 1;
     return i;
 }
 

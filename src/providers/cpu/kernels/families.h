@@ -45,5 +45,6 @@ ONYX_FAMILY(ml_preprocess) /* ai.onnx.ml Scaler, Normalizer, Binarizer, Imputer,
 ONYX_FAMILY(qlinear)       /* MatMulInteger, ConvInteger, QLinearMatMul (int8 and float8), QLinearConv */
 ONYX_FAMILY(quant_contrib) /* com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat (integer GEMM) */
 ONYX_FAMILY(qlinear_add)   /* com.microsoft QLinearAdd (from the QDQ fusion) */
+ONYX_FAMILY(qlinear_nhwc)  /* com.microsoft NhwcMaxPool, QLinearConcat (8-bit pools and concats) */
 ONYX_FAMILY(nchwc_conv)    /* ai.onyx.nchwc Conv on the blocked-channel layout (layout pass, level all) */
 ONYX_FAMILY(nchwc_pool)    /* ai.onyx.nchwc MaxPool, AveragePool, Global*Pool, ReorderInput/Output */

@@ -521,6 +521,11 @@ static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
 static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     if (ctx->state) return onyx_qconv_igemm_run(ctx); /* constant weights on the integer GEMM */
     const char *op = "QLinearConv";
+    if (onyx_qconv_channels_last(ctx->node))
+        return ONYX_NOT_IMPLEMENTED("QLinearConv with channels_last = 1 (node '%s'): only the integer path runs it, "
+                                    "which needs 2-D uint8 x, constant weights (group 1 or depthwise, at most 256 "
+                                    "taps) and constant per-tensor x and y scales and zero points",
+                                    ctx->node->name ? ctx->node->name : "");
     const onyx_value *in[9] = {0};
     for (size_t i = 0; i < 9 && i < ctx->n_in; i++) in[i] = ctx->in[i];
     const onyx_value *X = in[0], *xs = in[1], *xzp = in[2], *W = in[3], *ws = in[4], *wzp = in[5];
@@ -646,7 +651,29 @@ static onyx_status *conv_integer_infer(onyx_infer_ctx *ctx) {
 static onyx_status *qlinear_conv_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
     const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL, *yz = ctx->n_in > 7 ? ctx->in[7] : NULL;
-    infer_conv(ctx, 3, yz ? yz->dtype : x ? x->dtype : 0);
+    if (!onyx_qconv_channels_last(ctx->node) || !x || x->rank != 4) {
+        infer_conv(ctx, 3, yz ? yz->dtype : x ? x->dtype : 0);
+        return NULL;
+    }
+    /* channels_last: the NCHW rule on x's dims permuted, the result permuted back */
+    onyx_type xt = *x;
+    xt.dims[1] = x->dims[3];
+    xt.dims[2] = x->dims[1];
+    xt.dims[3] = x->dims[2];
+    const onyx_type *in[9] = {0};
+    for (size_t k = 0; k < ctx->n_in && k < 9; k++) in[k] = ctx->in[k];
+    in[0] = &xt;
+    onyx_infer_ctx permuted = *ctx;
+    permuted.in = in;
+    permuted.n_in = ctx->n_in < 9 ? ctx->n_in : 9;
+    infer_conv(&permuted, 3, yz ? yz->dtype : x->dtype);
+    onyx_type *y = &ctx->out[0];
+    if (y->rank == 4) {
+        int64_t m = y->dims[1];
+        y->dims[1] = y->dims[2];
+        y->dims[2] = y->dims[3];
+        y->dims[3] = m;
+    }
     return NULL;
 }
 
@@ -658,6 +685,9 @@ const onyx_op_def onyx_ops_qlinear[] = {
     {"", "QLinearMatMul", 10, 20, Q8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
     {"", "QLinearMatMul", 21, L, Q8 | F8, 0, NULL, NULL, qlinear_matmul_compute, qlinear_matmul_infer},
     {"", "QLinearConv", 10, L, Q8, 0, onyx_qconv_igemm_init, onyx_qconv_igemm_free, qlinear_conv_compute,
+     qlinear_conv_infer, onyx_qconv_igemm_consumes},
+    /* com.microsoft's, with channels_last (the layout pass writes it) */
+    {"com.microsoft", "QLinearConv", 1, L, Q8, 0, onyx_qconv_igemm_init, onyx_qconv_igemm_free, qlinear_conv_compute,
      qlinear_conv_infer, onyx_qconv_igemm_consumes},
     {0},
 };

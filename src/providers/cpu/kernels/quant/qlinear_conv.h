@@ -26,5 +26,8 @@ onyx_status *onyx_qconv_igemm_init(const onyx_kernel_info *info, void **state);
 void onyx_qconv_igemm_free(void *state);
 bool onyx_qconv_igemm_consumes(const void *state, size_t k);
 onyx_status *onyx_qconv_igemm_run(onyx_kernel_ctx *ctx);
+/* com.microsoft QLinearConv with channels_last = 1: x and y are
+ * N x H x W x C (only the integer path runs it). */
+bool onyx_qconv_channels_last(const onyx_node *node);
 
 #endif

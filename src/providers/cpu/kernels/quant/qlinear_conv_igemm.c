@@ -19,6 +19,11 @@
  * rows in float (exact: integers below 2^24; the weights with their zero
  * point removed) and requantises each row.
  *
+ * channels_last (com.microsoft QLinearConv, written by the layout pass
+ * optimizer/passes_layout_qnhwc.c between quantised ops): x and y are
+ * N x H x W x C already, so the transposes go; depthwise runs on the
+ * channels-last micro-kernels of qdw_nhwc.h (channels as vector lanes).
+ *
  * Requantisation multiplies in float (the reference multiplies in double):
  * a product within a float rounding of .5 can round the other way, one
  * unit of y; ONNX Runtime's integer kernels do the same. */
@@ -27,7 +32,9 @@
 #include <string.h>
 #include "core/checked.h"
 #include "providers/cpu/gemm/igemm.h"
+#include "providers/cpu/kernels/quant/qdw_nhwc.h"
 #include "providers/cpu/kernels/quant/qlinear_conv.h"
+#include "providers/cpu/kernels/tensor/transpose_bytes.h"
 #include "providers/cpu/platform.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -35,12 +42,15 @@
 
 typedef struct qconv_fast {
     bool depthwise;
+    bool nhwc;                  /* channels_last: x, y are N x H x W x C */
     int ydt;                    /* ONYX_UINT8 or ONYX_INT8 */
     int32_t xzp, yzp;
     int64_t M, C, kh, kw;
     int64_t wdims[4];           /* w's shape, for the geometry (the bytes are released) */
     onyx_igemm_b b;             /* group 1: B[(i, j, c)][m] */
-    int16_t *dw;                /* depthwise: [m][i][j], w - w_zero_point */
+    int16_t *dw;                /* depthwise NCHW: [m][i][j], w - w_zero_point */
+    float *dwf;                 /* depthwise channels-last: [i][j][Cp], w - w_zero_point */
+    int64_t Cp;                 /* M rounded up to ONYX_QDW_CHANNEL_PAD (mult, bias are that long) */
     float *mult;                /* per m: x_scale * w_scale[m] / y_scale */
     int32_t *bias;              /* per m (0 when absent) */
 } qconv_fast;
@@ -50,6 +60,7 @@ void onyx_qconv_igemm_free(void *p) {
     if (!s) return;
     onyx_igemm_b_free(&s->b);
     free(s->dw);
+    free(s->dwf);
     free(s->mult);
     free(s->bias);
     free(s);
@@ -73,6 +84,11 @@ static float f32_at(const onyx_value *v, int64_t i) {
     float f;
     memcpy(&f, (const uint8_t *)v->data + 4 * (v->numel == 1 ? 0 : i), 4);
     return f;
+}
+
+/* Whether node is QLinearConv with channels_last = 1 (com.microsoft's). */
+bool onyx_qconv_channels_last(const onyx_node *node) {
+    return node->domain && !strcmp(node->domain, "com.microsoft") && onyx_attr_int(node, "channels_last", 0) != 0;
 }
 
 static int32_t q8_at(const onyx_value *v, int64_t i) {
@@ -131,6 +147,16 @@ static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qcon
 
 static onyx_status *depthwise_weights(const onyx_value *w, const onyx_value *wz, qconv_fast *s) {
     const int64_t kk = s->kh * s->kw;
+    if (s->nhwc) {   /* [tap][Cp] floats, zero in the padding channels */
+        if (!(s->dwf = calloc((size_t)(kk * s->Cp), sizeof *s->dwf))) return ONYX_OOM();
+        for (int64_t m = 0; m < s->M; m++)
+            for (int64_t q = 0; q < kk; q++) {
+                int32_t v = w->dtype == ONYX_INT8 ? ((const int8_t *)w->data)[m * kk + q]
+                                                  : ((const uint8_t *)w->data)[m * kk + q];
+                s->dwf[q * s->Cp + m] = (float)(v - q8_at(wz, m));
+            }
+        return NULL;
+    }
     if (!(s->dw = malloc((size_t)(s->M * kk) * sizeof *s->dw))) return ONYX_OOM();
     for (int64_t m = 0; m < s->M; m++)
         for (int64_t q = 0; q < kk; q++) {
@@ -153,13 +179,15 @@ onyx_status *onyx_qconv_igemm_init(const onyx_kernel_info *info, void **state) {
     s->kh = w->dims[2];
     s->kw = w->dims[3];
     s->depthwise = onyx_attr_int(info->node, "group", 1) > 1;
+    s->nhwc = onyx_qconv_channels_last(info->node);
+    s->Cp = (s->M + ONYX_QDW_CHANNEL_PAD - 1) / ONYX_QDW_CHANNEL_PAD * ONYX_QDW_CHANNEL_PAD;
     s->C = s->depthwise ? s->M : w->dims[1];
     memcpy(s->wdims, w->dims, sizeof s->wdims);
     s->xzp = q8_at(xz, 0);
     s->yzp = q8_at(yz, 0);
     s->ydt = yz ? yz->dtype : ONYX_UINT8;
-    s->mult = malloc((size_t)s->M * sizeof *s->mult);
-    s->bias = calloc((size_t)s->M, sizeof *s->bias);
+    s->mult = calloc((size_t)s->Cp, sizeof *s->mult);
+    s->bias = calloc((size_t)s->Cp, sizeof *s->bias);
     onyx_status *st = !s->mult || !s->bias ? ONYX_OOM() : NULL;
     for (int64_t m = 0; !st && m < s->M; m++) {
         float p = f32_at(xs, 0) * f32_at(ws, m); /* as the reference: the product, then the quotient, in float */
@@ -173,52 +201,6 @@ onyx_status *onyx_qconv_igemm_init(const onyx_kernel_info *info, void **state) {
     }
     *state = s;
     return NULL;
-}
-
-/* ------------------------------------------------------------ byte transposes */
-
-#if defined(__SSE2__)
-/* 16 x 16 bytes: four rounds of interleaving row i with row i + 8 rotate
- * the 8-bit (row, column) index left by one bit each; four make the
- * transpose. */
-static void transpose16(const uint8_t *src, size_t lds, uint8_t *dst, size_t ldd) {
-    __m128i r[16], n[16];
-    for (int i = 0; i < 16; i++) r[i] = _mm_loadu_si128((const __m128i *)(src + i * lds));
-    for (int round = 0; round < 4; round++) {
-        for (int i = 0; i < 8; i++) {
-            n[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
-            n[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
-        }
-        memcpy(r, n, sizeof r);
-    }
-    for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)(dst + i * ldd), r[i]);
-}
-#endif
-
-typedef struct tr_job {
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t rows, cols;   /* of src; dst is cols x rows */
-} tr_job;
-
-/* Rows [16 begin, 16 end) of src to columns of dst. */
-static void transpose_range(void *arg, size_t begin, size_t end) {
-    const tr_job *j = arg;
-    size_t r0 = begin * 16, r1 = end * 16 < j->rows ? end * 16 : j->rows;
-    size_t c = 0;
-#if defined(__SSE2__)
-    if (r1 - r0 == (end - begin) * 16)
-        for (; c + 16 <= j->cols; c += 16)
-            for (size_t r = r0; r < r1; r += 16) transpose16(j->src + r * j->cols + c, j->cols, j->dst + c * j->rows + r, j->rows);
-#endif
-    for (size_t r = r0; r < r1; r++)
-        for (size_t cc = c; cc < j->cols; cc++) j->dst[cc * j->rows + r] = j->src[r * j->cols + cc];
-}
-
-static void transpose_u8(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst, onyx_threadpool *tp) {
-    tr_job j = {src, dst, rows, cols};
-    size_t blocks = (rows + 15) / 16, per = 16 * cols;
-    onyx_parallel_for(tp, blocks, per >= 16384 ? 1 : 16384 / (per ? per : 1), transpose_range, &j);
 }
 
 /* ------------------------------------------------------------ group 1 */
@@ -267,21 +249,26 @@ static onyx_status *conv_gemm(const qconv_fast *s, const qconv_geom *g, const ui
     const size_t HW = (size_t)g->in_size, P = (size_t)g->out_size, C = (size_t)g->C, M = (size_t)g->M;
     const bool pw = is_pointwise(g);
     const size_t ld = ((size_t)g->K + 63) & ~(size_t)63;
-    uint8_t *xt = onyx_alloc(HW * C + 64), *col = pw ? NULL : onyx_alloc(P * ld + 64), *yt = onyx_alloc(P * M + 64);
-    onyx_status *st = !xt || (!pw && !col) || !yt ? ONYX_OOM() : NULL;
+    /* channels-last: x and y are the GEMM's A and C as they are */
+    uint8_t *xt = s->nhwc ? NULL : onyx_alloc(HW * C + 64), *col = pw ? NULL : onyx_alloc(P * ld + 64);
+    uint8_t *yt = s->nhwc ? NULL : onyx_alloc(P * M + 64);
+    onyx_status *st = (!s->nhwc && (!xt || !yt)) || (!pw && !col) ? ONYX_OOM() : NULL;
     onyx_igemm_out o = {.kind = s->ydt == ONYX_INT8 ? ONYX_IGEMM_OUT_S8 : ONYX_IGEMM_OUT_U8, .c = yt, .ldc = M,
                         .scale = 1.0f, .scale_col = s->mult, .zy = s->yzp, .bias_i32 = s->bias};
     for (int64_t n = 0; !st && n < g->N; n++) {
-        transpose_u8(x + (size_t)n * C * HW, C, HW, xt, tp);
-        onyx_igemm_a a = {.data = xt, .lda = C, .za = s->xzp};
+        const uint8_t *xn = x + (size_t)n * C * HW;
+        if (s->nhwc) o.c = y + (size_t)n * M * P;
+        else onyx_transpose_bytes(xn, C, HW, xt, tp);
+        const uint8_t *xa = s->nhwc ? xn : xt;
+        onyx_igemm_a a = {.data = xa, .lda = C, .za = s->xzp};
         if (!pw) {
-            im2col_job j = {g, xt, col, ld, (uint8_t)s->xzp};
+            im2col_job j = {g, xa, col, ld, (uint8_t)s->xzp};
             size_t grain = 4096 / (ld ? ld : 1) + 1;
             onyx_parallel_for(tp, P, grain, im2col_range, &j);
             a = (onyx_igemm_a){.data = col, .lda = ld, .za = s->xzp, .padded = true};
         }
         st = onyx_igemm(&a, P, &s->b, &o, tp);
-        if (!st) transpose_u8(yt, P, M, y + (size_t)n * M * P, tp);
+        if (!st && !s->nhwc) onyx_transpose_bytes(yt, P, M, y + (size_t)n * M * P, tp);
     }
     onyx_free(xt);
     onyx_free(col);
@@ -438,25 +425,113 @@ static onyx_status *conv_depthwise(const qconv_fast *s, const qconv_geom *g, con
     return NULL;
 }
 
+/* ------------------------------------------------------------ depthwise, channels-last */
+
+typedef struct dwl_job {
+    onyx_qdw_geom geom;
+    onyx_qdw_params params;
+    const onyx_qdw_isa *isa;
+    const qconv_geom *g;
+    const uint8_t *x;
+    uint8_t *y;
+    int32_t xzp;
+    int64_t Wp, slots;   /* widened row width (with the padding columns), rows kept */
+} dwl_job;
+
+/* Output rows [begin, end) over all images (row u: image u / OH). The
+ * widened input rows are kept in a ring of `slots` rows, enough for one
+ * output row's window plus the stride, so each input row is widened about
+ * once per range. */
+static void dwl_range(void *arg, size_t begin, size_t end) {
+    const dwl_job *j = arg;
+    const qconv_geom *g = j->g;
+    const int64_t H = g->in[0], W = g->in[1], C = g->C, OH = g->out[0], Cp = j->geom.Cp;
+    const size_t row_floats = (size_t)(j->Wp * Cp);
+    float *ring = calloc((size_t)j->slots * row_floats, sizeof *ring);
+    int64_t *tag = malloc((size_t)j->slots * sizeof *tag);
+    const float **rows = malloc((size_t)g->k[0] * sizeof *rows);
+    if (ring && tag && rows) { /* the caller's preflight allocation of the same sizes succeeded */
+        int64_t image = -1;
+        for (size_t u = begin; u < end; u++) {
+            int64_t n = (int64_t)u / OH, oh = (int64_t)u % OH;
+            if (n != image) {
+                for (int64_t k = 0; k < j->slots; k++) tag[k] = -1;
+                image = n;
+            }
+            const uint8_t *xn = j->x + n * H * W * C;
+            for (int64_t i = 0; i < g->k[0]; i++) {
+                int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+                if (ih < 0 || ih >= H) {
+                    rows[i] = NULL;
+                    continue;
+                }
+                int64_t k = ih % j->slots;
+                float *slot = ring + (size_t)k * row_floats;
+                if (tag[k] != ih) {
+                    j->isa->widen(xn + ih * W * C, W, C, Cp, j->xzp, slot + g->pb[1] * Cp);
+                    tag[k] = ih;
+                }
+                rows[i] = slot;
+            }
+            j->isa->row(&j->geom, &j->params, rows, j->y + (n * OH + oh) * g->out[1] * g->M);
+        }
+    }
+    free(ring);
+    free(tag);
+    free(rows);
+}
+
+static onyx_status *conv_depthwise_nhwc(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+                                        onyx_threadpool *tp) {
+    int64_t need = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;   /* columns the taps reach */
+    dwl_job j = {.geom = {g->C, g->out[1], g->k[0], g->k[1], g->s[1], g->d[1], s->Cp},
+                 .params = {s->dwf, s->bias, s->mult, s->yzp, s->ydt != ONYX_INT8},
+                 .isa = onyx_qdw(), .g = g, .x = x, .y = y, .xzp = s->xzp,
+                 .Wp = g->in[1] + g->pb[1] > need ? g->in[1] + g->pb[1] : need,
+                 .slots = (g->k[0] - 1) * g->d[0] + 1 + g->s[0]};
+    /* each worker's ring: fail here, not in a worker */
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)(j.slots * j.Wp), (size_t)s->Cp * sizeof(float), &bytes)) return ONYX_OOM();
+    void *probe = malloc(bytes);
+    if (!probe) return ONYX_OOM();
+    free(probe);
+    size_t per = (size_t)(g->out[1] * g->C * g->k_size);
+    onyx_parallel_for(tp, (size_t)(g->N * g->out[0]), per >= 16384 ? 1 : 16384 / (per ? per : 1), dwl_range, &j);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ run */
 
 onyx_status *onyx_qconv_igemm_run(onyx_kernel_ctx *ctx) {
     const qconv_fast *s = ctx->state;
     const onyx_value *X = ctx->in[0];
-    if (!onyx_is_tensor(X) || X->dtype != ONYX_UINT8 || X->rank != 4 || X->dims[1] != s->C) {
+    if (!onyx_is_tensor(X) || X->dtype != ONYX_UINT8 || X->rank != 4 || X->dims[s->nhwc ? 3 : 1] != s->C) {
         char sx[200];
-        return ONYX_INVALID_ARG("QLinearConv: x %s must be uint8 of shape (N, %lld, H, W)",
-                                X ? onyx_shape_str(X->dims, X->rank, sx, sizeof sx) : "(absent)", (long long)s->C);
+        return ONYX_INVALID_ARG("QLinearConv: x %s must be uint8 of shape %s", X ? onyx_shape_str(X->dims, X->rank, sx, sizeof sx) : "(absent)",
+                                s->nhwc ? "(N, H, W, C) (channels_last)" : "(N, C, H, W)");
     }
     onyx_value wv = {.kind = ONYX_VALUE_TENSOR, .rank = 4};
     memcpy(wv.dims, s->wdims, sizeof s->wdims);
+    onyx_value xv = *X;   /* the geometry reads x as N, C, H, W */
+    if (s->nhwc) {
+        xv.dims[1] = X->dims[3];
+        xv.dims[2] = X->dims[1];
+        xv.dims[3] = X->dims[2];
+    }
     qconv_geom g;
-    ONYX_TRY(onyx_qconv_channels(ctx->node, X, &wv, &g));
+    ONYX_TRY(onyx_qconv_channels(ctx->node, &xv, &wv, &g));
     ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
     int64_t dims[4] = {g.N, g.M, g.out[0], g.out[1]};
+    if (s->nhwc) {
+        dims[1] = g.out[0];
+        dims[2] = g.out[1];
+        dims[3] = g.M;
+    }
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, s->ydt, 4, dims, &Y));
     if (Y->numel == 0) return NULL;
-    return s->depthwise ? conv_depthwise(s, &g, X->data, Y->data, ctx->tp)
-                        : conv_gemm(s, &g, X->data, Y->data, ctx->tp);
+    if (s->depthwise)
+        return s->nhwc ? conv_depthwise_nhwc(s, &g, X->data, Y->data, ctx->tp)
+                       : conv_depthwise(s, &g, X->data, Y->data, ctx->tp);
+    return conv_gemm(s, &g, X->data, Y->data, ctx->tp);
 }

@@ -18,6 +18,9 @@
  * elements, so packed 4-bit and 2-bit outputs never share a byte between
  * threads. */
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,12 +286,42 @@ typedef struct quant_job {
     int64_t numel;
 } quant_job;
 
+#if defined(__SSE2__)
+/* y[0..n) = saturate(rint(x / s) + z), 16 at a time; returns the count
+ * done. The quotient is clamped to +-1e9 first (NaN to the low end, as
+ * below), then rounded half to even by the conversion: the scalar loop's
+ * result for every input. */
+static int64_t quant_f32_q8_sse2(const float *x, int64_t n, float s, int32_t z, bool s8, uint8_t *y) {
+    const __m128 sv = _mm_set1_ps(s), lo = _mm_set1_ps(-1e9f), hi = _mm_set1_ps(1e9f);
+    const __m128i zv = _mm_set1_epi32(z);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m128i q[4];
+        for (int v = 0; v < 4; v++) {
+            __m128 t = _mm_div_ps(_mm_loadu_ps(x + k + 4 * v), sv);
+            t = _mm_min_ps(_mm_max_ps(t, lo), hi);   /* max(NaN, lo) is lo */
+            q[v] = _mm_add_epi32(_mm_cvtps_epi32(t), zv);
+        }
+        __m128i a = _mm_packs_epi32(q[0], q[1]), b = _mm_packs_epi32(q[2], q[3]);
+        _mm_storeu_si128((__m128i *)(y + k), s8 ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b));
+    }
+    return k;
+}
+#endif
+
 /* float x, float precision, per-run parameters, int8/uint8 output. */
 static void quant_run_f32_q8(const quant_job *j, int64_t i, int64_t len, int64_t p, int step) {
     const float *x = (const float *)j->x->data + i;
     const float lo = (float)j->lo, hi = (float)j->hi;
     if (step == 0) {
         const float s = (float)j->scale[p], z = (float)j->zp[p];
+#if defined(__SSE2__)
+        /* the default rounding mode (the conversion's) is the one rint_f32 assumes */
+        int64_t done = quant_f32_q8_sse2(x, len, s, (int32_t)z, j->ydt == ONYX_INT8, (uint8_t *)j->y + i);
+        x += done;
+        i += done;
+        len -= done;
+#endif
         if (j->ydt == ONYX_INT8) {
             int8_t *y = (int8_t *)j->y + i;
             for (int64_t k = 0; k < len; k++) {

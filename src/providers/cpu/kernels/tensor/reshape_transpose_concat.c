@@ -9,6 +9,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
+#include "providers/cpu/kernels/tensor/transpose_bytes.h"
 
 /* ------------------------------------------------------------ shared bits */
 
@@ -534,6 +535,21 @@ static onyx_status *permute_copy(onyx_kernel_ctx *ctx, const onyx_value *x, onyx
     return tk_view_finish(&vs, &vd, y, st);
 }
 
+/* 8-bit NCHW <-> NHWC (the quantised layout pass's boundaries): per image
+ * one byte matrix transpose. False when x is not that case. */
+static bool byte_nchw_nhwc(onyx_kernel_ctx *ctx, const onyx_value *x, onyx_value *y, const int *perm) {
+    if ((x->dtype != ONYX_UINT8 && x->dtype != ONYX_INT8) || x->rank != 4 || !x->data || x->numel == 0 || perm[0] != 0)
+        return false;
+    size_t rows, cols, image = (size_t)(x->numel / x->dims[0]);
+    if (perm[1] == 2 && perm[2] == 3 && perm[3] == 1) rows = (size_t)x->dims[1];   /* C x HW -> HW x C */
+    else if (perm[1] == 3 && perm[2] == 1 && perm[3] == 2) rows = (size_t)(x->dims[1] * x->dims[2]);
+    else return false;
+    cols = image / rows;
+    for (int64_t n = 0; n < x->dims[0]; n++)
+        onyx_transpose_bytes((const uint8_t *)x->data + n * image, rows, cols, (uint8_t *)y->data + n * image, ctx->tp);
+    return true;
+}
+
 static onyx_status *transpose_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *x;
     ONYX_TRY(tk_tensor_in(ctx, 0, "data", &x));
@@ -543,6 +559,7 @@ static onyx_status *transpose_compute(onyx_kernel_ctx *ctx) {
     for (int i = 0; i < x->rank; i++) dims[i] = x->dims[perm[i]];
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, x->dtype, x->rank, dims, &y));
+    if (byte_nchw_nhwc(ctx, x, y, perm)) return NULL;
     return permute_copy(ctx, x, y, x->rank, x->dims, perm);
 }
 

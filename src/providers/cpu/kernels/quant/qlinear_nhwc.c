@@ -1,0 +1,234 @@
+/* The 8-bit operators that keep quantised CNNs in integers between their
+ * convolutions (the QDQ fusion and the channels-last layout pass write
+ * them; ONNX Runtime's com.microsoft schemas):
+ *
+ *   NhwcMaxPool(x uint8|int8, N x H x W x C): MaxPool's attributes on a
+ *     channels-last tensor. Max commutes with the monotone requantisation,
+ *     so DequantizeLinear -> MaxPool -> QuantizeLinear with one scale and
+ *     zero point is MaxPool on the bytes, exactly.
+ *   QLinearConcat(y_scale, y_zero_point, (x, x_scale, x_zero_point)...):
+ *     Concat of 8-bit tensors into y's quantisation; an input with y's
+ *     scale and zero point is copied, any other goes through a 256-entry
+ *     table of QuantizeLinear(DequantizeLinear(byte)), computed as the
+ *     float graph computes it, so the fused graph gives the unfused one's
+ *     bytes. Any axis, so NCHW (axis 1) and NHWC (axis 3) alike. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/nn/pool_geom.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define MS "com.microsoft"
+#define Q8 (ONYX_T(ONYX_UINT8) | ONYX_T(ONYX_INT8))
+
+/* ------------------------------------------------------------ NhwcMaxPool */
+
+typedef struct nmp_job {
+    const onyx_pool_geom *g;
+    const uint8_t *x;
+    uint8_t *y;
+    int64_t C, OH;
+    bool s8;
+} nmp_job;
+
+/* dst = max(dst, src) over n bytes; int8 compares with the sign bit
+ * flipped (then as unsigned). */
+static void max_bytes(uint8_t *dst, const uint8_t *src, int64_t n, bool s8) {
+    int64_t c = 0;
+#if defined(__SSE2__)
+    const __m128i flip = _mm_set1_epi8(s8 ? (char)0x80 : 0);
+    for (; c + 16 <= n; c += 16) {
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(dst + c)), flip);
+        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + c)), flip);
+        _mm_storeu_si128((__m128i *)(dst + c), _mm_xor_si128(_mm_max_epu8(a, b), flip));
+    }
+#endif
+    for (; c < n; c++) {
+        if (s8) dst[c] = (int8_t)src[c] > (int8_t)dst[c] ? src[c] : dst[c];
+        else dst[c] = src[c] > dst[c] ? src[c] : dst[c];
+    }
+}
+
+static void nmp_range(void *arg, size_t begin, size_t end) {
+    const nmp_job *j = arg;
+    const onyx_pool_geom *g = j->g;
+    const int64_t H = g->in[0], W = g->in[1], OW = g->out[1], C = j->C;
+    for (size_t u = begin; u < end; u++) {
+        int64_t n = (int64_t)u / j->OH, oh = (int64_t)u % j->OH;
+        const uint8_t *xn = j->x + n * H * W * C;
+        onyx_pool_tap th = onyx_pool_tap_of(g, 0, oh);
+        for (int64_t ow = 0; ow < OW; ow++) {
+            uint8_t *yo = j->y + ((n * j->OH + oh) * OW + ow) * C;
+            memset(yo, j->s8 ? 0x80 : 0, (size_t)C);   /* the type's minimum (no window is empty: pads < kernel) */
+            onyx_pool_tap tw = onyx_pool_tap_of(g, 1, ow);
+            for (int64_t a = th.j0; a < th.j1; a++) {
+                int64_t ih = th.start + a * g->d[0];
+                for (int64_t b = tw.j0; b < tw.j1; b++) max_bytes(yo, xn + (ih * W + tw.start + b * g->d[1]) * C, C, j->s8);
+            }
+        }
+    }
+}
+
+static onyx_status *nhwc_max_pool_compute(onyx_kernel_ctx *ctx) {
+    const onyx_value *X = ctx->n_in > 0 ? ctx->in[0] : NULL;
+    if (!onyx_is_tensor(X) || (X->dtype != ONYX_UINT8 && X->dtype != ONYX_INT8) || X->rank != 4) {
+        char sx[200];
+        return ONYX_INVALID_ARG("NhwcMaxPool: x %s must be a 4-D uint8 or int8 tensor (N, H, W, C)",
+                                X ? onyx_shape_str(X->dims, X->rank, sx, sizeof sx) : "(absent)");
+    }
+    if (ctx->n_out > 1 && ctx->out_used && ctx->out_used[1])
+        return ONYX_NOT_IMPLEMENTED("NhwcMaxPool: the Indices output");
+    onyx_pool_geom g;
+    int64_t in[2] = {X->dims[1], X->dims[2]};
+    ONYX_TRY(onyx_pool_geometry(ctx->node, "NhwcMaxPool", 2, in, true, true, &g));
+    int64_t dims[4] = {X->dims[0], g.out[0], g.out[1], X->dims[3]};
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, X->dtype, 4, dims, &Y));
+    if (Y->numel == 0) return NULL;
+    nmp_job j = {&g, X->data, Y->data, X->dims[3], g.out[0], X->dtype == ONYX_INT8};
+    size_t per = (size_t)(g.out[1] * X->dims[3] * g.k[0] * g.k[1]);
+    onyx_parallel_for(ctx->tp, (size_t)(X->dims[0] * g.out[0]), per >= 16384 ? 1 : 16384 / (per ? per : 1), nmp_range, &j);
+    return NULL;
+}
+
+static onyx_status *nhwc_max_pool_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_out < 1 || ctx->n_in < 1 || !ctx->in[0]) return NULL;
+    const onyx_type *x = ctx->in[0];
+    onyx_type *y = &ctx->out[0];
+    *y = *x;
+    if (x->rank != 4) return NULL;
+    int64_t in[2] = {x->dims[1], x->dims[2]};
+    onyx_pool_geom g;
+    onyx_status *st = onyx_pool_geometry(ctx->node, "NhwcMaxPool", 2, in, true, true, &g);
+    if (st) {   /* compute reports it with the real shapes */
+        onyx_status_free(st);
+        y->dims[1] = y->dims[2] = ONYX_DIM_UNKNOWN;
+        return NULL;
+    }
+    y->dims[1] = g.out[0];
+    y->dims[2] = g.out[1];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ QLinearConcat */
+
+static onyx_status *scale_of(const onyx_value *v, const char *what, size_t k, float *out) {
+    if (!onyx_is_tensor(v) || v->dtype != ONYX_FLOAT || v->numel != 1)
+        return ONYX_INVALID_ARG("QLinearConcat: %s (input %zu) must be one float (per-tensor scales only)", what, k);
+    memcpy(out, v->data, 4);
+    if (!(*out > 0) || !isfinite(*out))
+        return ONYX_INVALID_ARG("QLinearConcat: %s (input %zu) = %g is not positive and finite", what, k, *out);
+    return NULL;
+}
+
+static onyx_status *zero_point_of(const onyx_value *v, int dtype, const char *what, size_t k, int32_t *out) {
+    if (!onyx_is_tensor(v) || v->dtype != dtype || v->numel != 1)
+        return ONYX_INVALID_ARG("QLinearConcat: %s (input %zu) must be one value of the tensors' 8-bit type", what, k);
+    *out = dtype == ONYX_INT8 ? ((const int8_t *)v->data)[0] : ((const uint8_t *)v->data)[0];
+    return NULL;
+}
+
+/* table[b] = QuantizeLinear(DequantizeLinear(b, sx, zx), sy, zy) as the
+ * float operators compute it. */
+static void requant_table(bool s8, float sx, int32_t zx, float sy, int32_t zy, uint8_t *table) {
+    const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+    for (int b = 0; b < 256; b++) {
+        int32_t q = s8 ? (int8_t)b : b;
+        float x = (float)(q - zx) * sx;
+        float v = nearbyintf(x / sy) + (float)zy;
+        v = v < lo ? lo : (v > hi ? hi : v);
+        table[b] = s8 ? (uint8_t)(int8_t)v : (uint8_t)v;
+    }
+}
+
+static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
+    if (ctx->n_in < 5 || (ctx->n_in - 2) % 3)
+        return ONYX_INVALID_ARG("QLinearConcat: takes y_scale, y_zero_point and then (x, x_scale, x_zero_point) "
+                                "triples; got %zu inputs", ctx->n_in);
+    const size_t n = (ctx->n_in - 2) / 3;
+    const onyx_value *X0 = ctx->in[2];
+    if (!onyx_is_tensor(X0) || (X0->dtype != ONYX_UINT8 && X0->dtype != ONYX_INT8) || X0->rank < 1)
+        return ONYX_INVALID_ARG("QLinearConcat: the first tensor (input 2) must be uint8 or int8 of rank >= 1");
+    const int dt = X0->dtype, r = X0->rank;
+    int64_t axis = onyx_attr_int(ctx->node, "axis", 0);
+    if (axis < -r || axis >= r)
+        return ONYX_INVALID_ARG("QLinearConcat: axis %lld is out of range for rank %d", (long long)axis, r);
+    if (axis < 0) axis += r;
+    float sy;
+    int32_t zy;
+    ONYX_TRY(scale_of(ctx->in[0], "y_scale", 0, &sy));
+    ONYX_TRY(zero_point_of(ctx->in[1], dt, "y_zero_point", 1, &zy));
+    int64_t dims[ONYX_MAX_RANK];
+    memcpy(dims, X0->dims, sizeof(int64_t) * (size_t)r);
+    dims[axis] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const onyx_value *X = ctx->in[2 + 3 * i];
+        if (!onyx_is_tensor(X) || X->dtype != dt || X->rank != r)
+            return ONYX_INVALID_ARG("QLinearConcat: tensor %zu (input %zu) must have the first one's type and rank", i,
+                                    2 + 3 * i);
+        for (int d = 0; d < r; d++)
+            if (d != axis && X->dims[d] != X0->dims[d]) {
+                char a[200], b[200];
+                return ONYX_INVALID_ARG("QLinearConcat: tensor %zu %s and tensor 0 %s differ off the axis %lld", i,
+                                        onyx_shape_str(X->dims, r, a, sizeof a),
+                                        onyx_shape_str(X0->dims, r, b, sizeof b), (long long)axis);
+            }
+        dims[axis] += X->dims[axis];
+    }
+    onyx_value *Y;
+    ONYX_TRY(onyx_kernel_output(ctx, 0, dt, r, dims, &Y));
+    if (Y->numel == 0) return NULL;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; d++) outer *= dims[d];
+    for (int d = axis + 1; d < r; d++) inner *= dims[d];
+    const int64_t row = dims[axis] * inner;   /* bytes of y per outer index */
+    int64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const onyx_value *X = ctx->in[2 + 3 * i];
+        float sx;
+        int32_t zx;
+        ONYX_TRY(scale_of(ctx->in[3 + 3 * i], "x_scale", 3 + 3 * i, &sx));
+        ONYX_TRY(zero_point_of(ctx->in[4 + 3 * i], dt, "x_zero_point", 4 + 3 * i, &zx));
+        const int64_t chunk = X->dims[axis] * inner;
+        const uint8_t *src = X->data;
+        uint8_t *dst = (uint8_t *)Y->data + at;
+        if (sx == sy && zx == zy) {
+            for (int64_t o = 0; o < outer; o++) memcpy(dst + o * row, src + o * chunk, (size_t)chunk);
+        } else {
+            uint8_t table[256];
+            requant_table(dt == ONYX_INT8, sx, zx, sy, zy, table);
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t e = 0; e < chunk; e++) dst[o * row + e] = table[src[o * chunk + e]];
+        }
+        at += chunk;
+    }
+    return NULL;
+}
+
+static onyx_status *qlinear_concat_infer(onyx_infer_ctx *ctx) {
+    if (ctx->n_out < 1 || ctx->n_in < 5 || (ctx->n_in - 2) % 3 || !ctx->in[2]) return NULL;
+    const onyx_type *x0 = ctx->in[2];
+    onyx_type *y = &ctx->out[0];
+    *y = *x0;
+    if (x0->rank < 1) return NULL;
+    int64_t axis = onyx_attr_int(ctx->node, "axis", 0);
+    if (axis < -x0->rank || axis >= x0->rank) return NULL;
+    if (axis < 0) axis += x0->rank;
+    int64_t sum = 0;
+    for (size_t k = 2; k < ctx->n_in; k += 3) {
+        const onyx_type *x = ctx->in[k];
+        if (!x || x->rank != x0->rank || !onyx_dim_known(x->dims[axis]) || sum < 0) sum = -1;
+        else sum += x->dims[axis];
+    }
+    y->dims[axis] = sum >= 0 ? sum : ONYX_DIM_UNKNOWN;
+    return NULL;
+}
+
+const onyx_op_def onyx_ops_qlinear_nhwc[] = {
+    {MS, "NhwcMaxPool", 1, ONYX_OPSET_LATEST, Q8, 0, NULL, NULL, nhwc_max_pool_compute, nhwc_max_pool_infer},
+    {MS, "QLinearConcat", 1, ONYX_OPSET_LATEST, Q8, 2, NULL, NULL, qlinear_concat_compute, qlinear_concat_infer},
+    {0},
+};
