@@ -1,8 +1,10 @@
 /* SGEMM engine of the CPU provider: row-major single-precision matrix
  * multiply in the BLIS/MLAS style. Operands are packed into panels that
  * match the register tile of the micro-kernel (MR rows of A times NR columns
- * of B), the work is blocked so a K-slice of B stays in L2 while one A panel
- * stays in L1, and the C matrix is split into tiles run on the thread pool.
+ * of B), the work is blocked so a K-slice of B stays in L2 (on AVX2, one
+ * L1-sized B strip runs against up to a_panels packed A panels instead: see
+ * the loop nest in gemm.c), and the C matrix is split into tiles run on the
+ * thread pool.
  *
  * The micro-kernel is picked once, from CPUID: AVX-512F, AVX2+FMA, or a
  * portable C kernel. The epilogue (bias per row or per column, then an
