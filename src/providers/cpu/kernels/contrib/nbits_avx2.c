@@ -127,29 +127,7 @@ TARGET INLINE void store_dq16(__m128i q, __m256 z, __m256 sc, float *o) {
 
 NBITS_DEQUANT(TARGET, dequant, __m256, _mm256_set1_ps, store_dq16)
 
-/* Four rows of B per pass over y: four loads of B, one load and one store
- * of y, four FMAs per vector; the tail of y (fewer than 8 columns) and of
- * the rows run scalar. */
-TARGET static void f32_rows(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y) {
-    size_t t = 0, nv = n / 8 * 8;
-    for (; t + 4 <= k; t += 4) {
-        const float *b0 = B + t * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-        __m256 a0 = _mm256_set1_ps(a[t]), a1 = _mm256_set1_ps(a[t + 1]), a2 = _mm256_set1_ps(a[t + 2]), a3 = _mm256_set1_ps(a[t + 3]);
-        for (size_t j = 0; j < nv; j += 8) {
-            __m256 v = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b0 + j), _mm256_loadu_ps(y + j));
-            v = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b1 + j), v);
-            v = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b2 + j), v);
-            _mm256_storeu_ps(y + j, _mm256_fmadd_ps(a3, _mm256_loadu_ps(b3 + j), v));
-        }
-        for (size_t j = nv; j < n; j++) y[j] += a[t] * b0[j] + a[t + 1] * b1[j] + a[t + 2] * b2[j] + a[t + 3] * b3[j];
-    }
-    for (; t < k; t++) {
-        const float *b0 = B + t * ldb;
-        __m256 a0 = _mm256_set1_ps(a[t]);
-        for (size_t j = 0; j < nv; j += 8) _mm256_storeu_ps(y + j, _mm256_fmadd_ps(a0, _mm256_loadu_ps(b0 + j), _mm256_loadu_ps(y + j)));
-        for (size_t j = nv; j < n; j++) y[j] += a[t] * b0[j];
-    }
-}
+NBITS_F32_ROWS(TARGET, f32_rows, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps)
 
 const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni, dequant, f32_rows};
 #endif

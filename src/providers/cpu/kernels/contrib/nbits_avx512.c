@@ -103,29 +103,7 @@ TARGET INLINE void store_dq16(__m128i q, __m512 z, __m512 sc, float *o) {
 NBITS_DEQUANT(TARGET, dequant, __m512, _mm512_set1_ps, store_dq16)
 
 /* Without VNNI, the AVX2 kernel's VPMADDUBSW path serves (same registers). */
-/* Four rows of B per pass over y: four loads of B, one load and one store
- * of y, four FMAs per vector; the tail of y (fewer than 16 columns) and of
- * the rows run scalar. */
-TARGET static void f32_rows(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y) {
-    size_t t = 0, nv = n / 16 * 16;
-    for (; t + 4 <= k; t += 4) {
-        const float *b0 = B + t * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-        __m512 a0 = _mm512_set1_ps(a[t]), a1 = _mm512_set1_ps(a[t + 1]), a2 = _mm512_set1_ps(a[t + 2]), a3 = _mm512_set1_ps(a[t + 3]);
-        for (size_t j = 0; j < nv; j += 16) {
-            __m512 v = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b0 + j), _mm512_loadu_ps(y + j));
-            v = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b1 + j), v);
-            v = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b2 + j), v);
-            _mm512_storeu_ps(y + j, _mm512_fmadd_ps(a3, _mm512_loadu_ps(b3 + j), v));
-        }
-        for (size_t j = nv; j < n; j++) y[j] += a[t] * b0[j] + a[t + 1] * b1[j] + a[t + 2] * b2[j] + a[t + 3] * b3[j];
-    }
-    for (; t < k; t++) {
-        const float *b0 = B + t * ldb;
-        __m512 a0 = _mm512_set1_ps(a[t]);
-        for (size_t j = 0; j < nv; j += 16) _mm512_storeu_ps(y + j, _mm512_fmadd_ps(a0, _mm512_loadu_ps(b0 + j), _mm512_loadu_ps(y + j)));
-        for (size_t j = nv; j < n; j++) y[j] += a[t] * b0[j];
-    }
-}
+NBITS_F32_ROWS(TARGET, f32_rows, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps)
 
 const onyx_nbits_isa onyx_nbits_isa_avx512 = {"avx512", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_vnni, dequant, f32_rows};
 #endif

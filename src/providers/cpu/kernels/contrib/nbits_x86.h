@@ -60,4 +60,32 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
         }                                                                                                  \
     }
 
+/* One row of A against a float32 B read in place (the f32_rows kernel of
+ * nbits.h), written once for both instruction sets: four rows of B per pass
+ * over y (four loads of B, one load and one store of y, four FMAs per
+ * vector); the tail of y (fewer than W columns) and of the rows run scalar.
+ * VT is the vector type of W floats; set1/load/store/fmadd its intrinsics. */
+#define NBITS_F32_ROWS(TGT, name, VT, W, set1, load, store, fmadd)                                        \
+    TGT static void name(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y) {       \
+        size_t t = 0, nv = n / (W) * (W);                                                                  \
+        for (; t + 4 <= k; t += 4) {                                                                       \
+            const float *b0 = B + t * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;                 \
+            VT a0 = set1(a[t]), a1 = set1(a[t + 1]), a2 = set1(a[t + 2]), a3 = set1(a[t + 3]);             \
+            for (size_t j = 0; j < nv; j += (W)) {                                                         \
+                VT v = fmadd(a0, load(b0 + j), load(y + j));                                               \
+                v = fmadd(a1, load(b1 + j), v);                                                            \
+                v = fmadd(a2, load(b2 + j), v);                                                            \
+                store(y + j, fmadd(a3, load(b3 + j), v));                                                  \
+            }                                                                                              \
+            for (size_t j = nv; j < n; j++)                                                                \
+                y[j] += a[t] * b0[j] + a[t + 1] * b1[j] + a[t + 2] * b2[j] + a[t + 3] * b3[j];             \
+        }                                                                                                  \
+        for (; t < k; t++) {                                                                               \
+            const float *b0 = B + t * ldb;                                                                 \
+            VT a0 = set1(a[t]);                                                                            \
+            for (size_t j = 0; j < nv; j += (W)) store(y + j, fmadd(a0, load(b0 + j), load(y + j)));       \
+            for (size_t j = nv; j < n; j++) y[j] += a[t] * b0[j];                                          \
+        }                                                                                                  \
+    }
+
 #endif
