@@ -15,6 +15,7 @@
 #include "format/model.h"
 #include "format/pb_wire.h"
 #include "testlib.h"
+#include "testlib_onnx.h"
 
 static char dir[256];
 
@@ -37,13 +38,6 @@ typedef struct ext_spec {
     int64_t n;              /* float elements in the tensor */
 } ext_spec;
 
-static void put_entry(pb_buf *b, const char *key, const char *value) {
-    size_t e = pb_begin_message(b, 13);
-    pb_put_string_field(b, 1, key);
-    pb_put_string_field(b, 2, value);
-    pb_end_message(b, e);
-}
-
 /* ModelProto with one float initializer "W" of shape [n] in external data. */
 static void build_model(pb_buf *b, const ext_spec *s) {
     pb_buf_init(b);
@@ -56,9 +50,9 @@ static void build_model(pb_buf *b, const ext_spec *s) {
     pb_put_varint_field(b, 1, (uint64_t)s->n);
     pb_put_varint_field(b, 2, ONYX_FLOAT);
     pb_put_string_field(b, 8, "W");
-    if (s->location) put_entry(b, "location", s->location);
-    if (s->offset) put_entry(b, "offset", s->offset);
-    if (s->length) put_entry(b, "length", s->length);
+    if (s->location) testlib_put_string_entry(b, 13, "location", s->location);
+    if (s->offset) testlib_put_string_entry(b, 13, "offset", s->offset);
+    if (s->length) testlib_put_string_entry(b, 13, "length", s->length);
     pb_put_varint_field(b, 14, 1);  /* data_location = EXTERNAL */
     pb_end_message(b, t);
     pb_put_string_field(b, 2, "g");

@@ -14,6 +14,7 @@
 #include "format/pb_wire.h"
 #include "onyx.h"
 #include "testlib.h"
+#include "testlib_onnx.h"
 
 enum { K = 515, N = 511 };   /* 1 MB of weights: mapped (>= 64 KiB), odd sizes, split over 2 threads */
 
@@ -38,13 +39,6 @@ static void put_tensor_type(pb_buf *b, uint32_t field, const char *name, const c
     pb_end_message(b, vi);
 }
 
-static void put_entry(pb_buf *b, const char *key, const char *value) {
-    size_t e = pb_begin_message(b, 13);
-    pb_put_string_field(b, 1, key);
-    pb_put_string_field(b, 2, value);
-    pb_end_message(b, e);
-}
-
 /* Y = MatMul(X, W) with X [rows, K]; W [K, N] in weights.bin (external) or inline. */
 static void write_model(const char *path, bool external) {
     pb_buf b;
@@ -67,8 +61,8 @@ static void write_model(const char *path, bool external) {
     pb_put_varint_field(&b, 2, 1);
     pb_put_string_field(&b, 8, "W");
     if (external) {
-        put_entry(&b, "location", "weights.bin");
-        put_entry(&b, "offset", "4096");
+        testlib_put_string_entry(&b, 13, "location", "weights.bin");
+        testlib_put_string_entry(&b, 13, "offset", "4096");
         pb_put_varint_field(&b, 14, 1);
     } else {
         pb_put_bytes_field(&b, 9, W, sizeof W);
