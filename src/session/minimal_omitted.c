@@ -56,12 +56,10 @@ onyx_status *onyx_graph_save(const onyx_graph *g, const onyx_model *m, const cha
 
 bool onyx_bf16_amx_usable(void) { return false; }
 bool onyx_bf16_fastmath_available(void) { return false; }
-bool onyx_bf16_pack_mode(bool on) { return (void)on, false; }
-bool onyx_bf16_pack_mode_on(void) { return false; }
 
-onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
-                              size_t ldb, onyx_bf16_mat **out) {
-    (void)isa, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
+                              const float *B, size_t ldb, onyx_bf16_mat **out) {
+    (void)isa, (void)pool, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
 }
 
@@ -75,10 +73,13 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
 }
 
-const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) { return (void)blk, NULL; }
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk) {
+    return (void)pk, (void)blk, NULL;
+}
 void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w) { (void)w; }
-onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
-    (void)w, (void)wdims, (void)out;
+onyx_status *onyx_nchwc_bf16_pack(onyx_threadpool *pool, const float *w, const int64_t wdims[4],
+                                  onyx_nchwc_bf16_w **out) {
+    (void)pool, (void)w, (void)wdims, (void)out;
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
 }
 onyx_status *onyx_nchwc_bf16_conv(const onyx_nchwc_bf16_kernel *k, const onyx_nchwc_geom *g, const float *x,
