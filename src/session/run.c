@@ -227,6 +227,7 @@ void onyx_session_free_memplans(onyx_session *s) {
 }
 
 static void run_state_free(onyx_run_state *rs, size_t n_values) {
+    onyx_outer_copies_free(rs);   /* the bodies' copies of this run's values */
     if (rs->slots)
         for (size_t v = 0; v < n_values; v++)
             if (rs->owned[v]) onyx_value_destroy(rs->slots[v]);
@@ -309,6 +310,11 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
     for (size_t i = 0; !st && hooks && i < hooks->n_preset; i++) rs.slots[hooks->preset_ids[i]] = hooks->preset[i];
+    /* the providers' per-run pair brackets everything the run allocates */
+    void **pstates = st ? NULL : calloc(s->n_providers + 1, sizeof *pstates);
+    bool *pbegun = st ? NULL : calloc(s->n_providers + 1, sizeof *pbegun);
+    if (!st && (!pstates || !pbegun)) st = ONYX_OOM();
+    if (!st) st = onyx_run_begin_providers(s, &rs, hooks, pstates, pbegun);
     int64_t *sig = NULL;
     size_t sig_len = 0;
     if (!st && !s->memplan_disabled) {
@@ -341,6 +347,7 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         onyx_status_free(bst);
     }
     free(sig);
+    if (pbegun) st = onyx_run_end_providers(s, pstates, pbegun, st);   /* may fail the run */
     if (st) {
         for (size_t i = 0; i < n_outputs; i++) {
             /* outputs handed over before the failure are owned by the caller's array;
@@ -362,6 +369,8 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     }
     run_state_free(&rs, g->n_values); /* before the arena goes back */
     release_plan(s, &rs);
+    free(pstates);
+    free(pbegun);
     if (s->profiler) onyx_profiler_session_event(s->profiler, "model_run", t_start, onyx_now_ns());
     free(given);
     free(by_id);
