@@ -18,6 +18,9 @@
  *     profiler that records nothing, and ending the profile says why;
  *   I/O binding (session/io_binding.c): creating a binding fails, so the
  *     other entry points only ever see NULL (device tensors stay);
+ *   what only device providers use (session/run_providers.c,
+ *     session/outer_copies.c): no provider here has a per-run pair or a
+ *     device to copy outer values to;
  *   the body runner of control-flow kernels (session/subgraph.c), when no
  *     kept kernel has a graph attribute (ONYX_MINIMAL_OMITS_subgraphs);
  *   the constructors of sequences, maps and optionals (core/value_compose.c),
@@ -35,6 +38,7 @@
 #include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 #include "providers/provider.h"
 #include "session/profiler.h"
+#include "session/session.h"
 #include "session/subgraph.h"
 
 #define NOT_IN_MINIMAL "is not in this minimal build (docs/build_options.md): build without ONYX_OPS_CONFIG / " \
@@ -147,6 +151,20 @@ onyx_status *onyx_session_run_with_binding(onyx_session *s, const onyx_run_optio
     return (void)s, (void)run_opts, (void)b, no_binding();
 }
 size_t onyx_io_binding_output_count(const onyx_io_binding *b) { return (void)b, 0; }
+
+onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
+                                      onyx_run_pair *pair) {
+    return (void)s, (void)rs, (void)hooks, (void)pair, NULL;
+}
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st) {
+    return (void)s, (void)pair, st;
+}
+onyx_status *onyx_plan_find_outer_copies(onyx_plan *plan) { return (void)plan, NULL; }
+bool onyx_outer_copy_reuse(onyx_run_state *rs, size_t i, const onyx_value *src) {
+    return (void)rs, (void)i, (void)src, false;
+}
+void onyx_outer_copy_keep(onyx_run_state *rs, size_t i, const onyx_value *src) { (void)rs, (void)i, (void)src; }
+void onyx_outer_copies_free(onyx_run_state *rs) { (void)rs; }
 const char *onyx_io_binding_output_name(const onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
 onyx_value *onyx_io_binding_output(onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
 

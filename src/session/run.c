@@ -311,10 +311,8 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
     for (size_t i = 0; !st && hooks && i < hooks->n_preset; i++) rs.slots[hooks->preset_ids[i]] = hooks->preset[i];
     /* the providers' per-run pair brackets everything the run allocates */
-    void **pstates = st ? NULL : calloc(s->n_providers + 1, sizeof *pstates);
-    bool *pbegun = st ? NULL : calloc(s->n_providers + 1, sizeof *pbegun);
-    if (!st && (!pstates || !pbegun)) st = ONYX_OOM();
-    if (!st) st = onyx_run_begin_providers(s, &rs, hooks, pstates, pbegun);
+    onyx_run_pair pair = {0};
+    if (!st) st = onyx_run_begin_providers(s, &rs, hooks, &pair);
     int64_t *sig = NULL;
     size_t sig_len = 0;
     if (!st && !s->memplan_disabled) {
@@ -347,7 +345,7 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         onyx_status_free(bst);
     }
     free(sig);
-    if (pbegun) st = onyx_run_end_providers(s, pstates, pbegun, st);   /* may fail the run */
+    st = onyx_run_end_providers(s, &pair, st);   /* may fail the run */
     if (st) {
         for (size_t i = 0; i < n_outputs; i++) {
             /* outputs handed over before the failure are owned by the caller's array;
@@ -369,8 +367,6 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     }
     run_state_free(&rs, g->n_values); /* before the arena goes back */
     release_plan(s, &rs);
-    free(pstates);
-    free(pbegun);
     if (s->profiler) onyx_profiler_session_event(s->profiler, "model_run", t_start, onyx_now_ns());
     free(given);
     free(by_id);

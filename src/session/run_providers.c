@@ -16,14 +16,14 @@ static const char *bound_name(const onyx_graph *g, int32_t id) {
 }
 
 onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
-                                      void **states, bool *begun) {
+                                      onyx_run_pair *pair) {
     const onyx_graph *g = s->graph;
     bool any = false;
-    for (size_t p = 0; p < s->n_providers; p++) {
-        begun[p] = false;
-        any |= s->providers[p]->vt->begin_run != NULL;
-    }
+    for (size_t p = 0; p < s->n_providers; p++) any |= s->providers[p]->vt->begin_run != NULL;
     if (!any) return NULL;
+    void **states = pair->states = calloc(s->n_providers, sizeof *states);
+    bool *begun = pair->begun = calloc(s->n_providers, sizeof *begun);
+    if (!states || !begun) return ONYX_OOM();
     size_t n_preset = hooks ? hooks->n_preset : 0, cap = g->n_inputs + n_preset + 1, n = 0;
     const char **names = malloc(cap * sizeof *names);
     const onyx_value **vals = malloc(cap * sizeof *vals);
@@ -50,13 +50,16 @@ onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_stat
     return st;
 }
 
-onyx_status *onyx_run_end_providers(const onyx_session *s, void **states, const bool *begun, onyx_status *st) {
-    for (size_t p = s->n_providers; p-- > 0;) {
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st) {
+    for (size_t p = s->n_providers; pair->begun && p-- > 0;) {
         const onyx_provider *pv = s->providers[p];
-        if (!begun[p] || !pv->vt->end_run) continue;
-        onyx_status *est = pv->vt->end_run(pv, states[p], st != NULL);
+        if (!pair->begun[p] || !pv->vt->end_run) continue;
+        onyx_status *est = pv->vt->end_run(pv, pair->states[p], st != NULL);
         if (est && !st) st = onyx_error_wrap(est, "execution provider '%s': ", pv->name);
         else onyx_status_free(est);
     }
+    free(pair->states);
+    free(pair->begun);
+    *pair = (onyx_run_pair){0};
     return st;
 }

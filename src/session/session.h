@@ -182,12 +182,17 @@ bool onyx_outer_copy_reuse(onyx_run_state *rs, size_t i, const onyx_value *src);
 void onyx_outer_copy_keep(onyx_run_state *rs, size_t i, const onyx_value *src);
 void onyx_outer_copies_free(onyx_run_state *rs);
 
-/* The providers' begin_run/end_run around one run (run_providers.c):
- * states[] and begun[] hold n_providers entries; end returns st, or the
- * first end_run error when st is NULL. */
+/* The providers' begin_run/end_run around one run (run_providers.c): begin
+ * fills the pair (allocated only when some provider has the entries); end
+ * ends what began, frees the pair and returns st, or the first end_run
+ * error when st is NULL. */
+typedef struct onyx_run_pair {
+    void **states;                  /* per provider */
+    bool *begun;
+} onyx_run_pair;
 onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
-                                      void **states, bool *begun);
-onyx_status *onyx_run_end_providers(const onyx_session *s, void **states, const bool *begun, onyx_status *st);
+                                      onyx_run_pair *pair);
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st);
 
 /* Execute a plan with slots already holding inputs and constants. */
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);
