@@ -100,9 +100,10 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
 # provider plugins, saving models, bfloat16 fast-math.
 # I/O binding (device tensors stay: device_tensor.c), profiling and the
-# partitioner (device providers come only from plugins) too.
+# partitioner (device providers come only from plugins) too, and what only
+# device providers use (the per-run pair, outer values' copies).
 set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
-    session/partition.c
+    session/partition.c session/run_providers.c session/outer_copies.c
     providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
     providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c)
 # Common-core features left out when no kept kernel needs them (the script's

@@ -21,6 +21,9 @@
  *   the partitioner (session/partition.c): device providers come only from
  *     provider libraries, so every provider here runs on the host and there
  *     is nothing to group or copy;
+ *   what only device providers use (session/run_providers.c,
+ *     session/outer_copies.c): no provider here has a per-run pair or a
+ *     device to copy outer values to;
  *   the body runner of control-flow kernels (session/subgraph.c), when no
  *     kept kernel has a graph attribute (ONYX_MINIMAL_OMITS_subgraphs);
  *   the constructors of sequences, maps and optionals (core/value_compose.c),
@@ -43,6 +46,7 @@
 #include "ir/function_inline.h"
 #include "session/partition.h"
 #include "session/profiler.h"
+#include "session/session.h"
 #include "session/subgraph.h"
 
 /* the advice each error ends with, stored once ("%s" in NOT_IN_MINIMAL) */
@@ -65,12 +69,10 @@ onyx_status *onyx_graph_save(const onyx_graph *g, const onyx_model *m, const cha
 
 bool onyx_bf16_amx_usable(void) { return false; }
 bool onyx_bf16_fastmath_available(void) { return false; }
-bool onyx_bf16_pack_mode(bool on) { return (void)on, false; }
-bool onyx_bf16_pack_mode_on(void) { return false; }
 
-onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
-                              size_t ldb, onyx_bf16_mat **out) {
-    (void)isa, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
+                              const float *B, size_t ldb, onyx_bf16_mat **out) {
+    (void)isa, (void)pool, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 
@@ -84,10 +86,13 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 
-const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) { return (void)blk, NULL; }
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk) {
+    return (void)pk, (void)blk, NULL;
+}
 void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w) { (void)w; }
-onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
-    (void)w, (void)wdims, (void)out;
+onyx_status *onyx_nchwc_bf16_pack(onyx_threadpool *pool, const float *w, const int64_t wdims[4],
+                                  onyx_nchwc_bf16_w **out) {
+    (void)pool, (void)w, (void)wdims, (void)out;
     return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 onyx_status *onyx_nchwc_bf16_conv(const onyx_nchwc_bf16_kernel *k, const onyx_nchwc_geom *g, const float *x,
@@ -155,6 +160,20 @@ onyx_status *onyx_session_run_with_binding(onyx_session *s, const onyx_run_optio
     return (void)s, (void)run_opts, (void)b, no_binding();
 }
 size_t onyx_io_binding_output_count(const onyx_io_binding *b) { return (void)b, 0; }
+
+onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
+                                      onyx_run_pair *pair) {
+    return (void)s, (void)rs, (void)hooks, (void)pair, NULL;
+}
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st) {
+    return (void)s, (void)pair, st;
+}
+onyx_status *onyx_plan_find_outer_copies(onyx_plan *plan) { return (void)plan, NULL; }
+bool onyx_outer_copy_reuse(onyx_run_state *rs, size_t i, const onyx_value *src) {
+    return (void)rs, (void)i, (void)src, false;
+}
+void onyx_outer_copy_keep(onyx_run_state *rs, size_t i, const onyx_value *src) { (void)rs, (void)i, (void)src; }
+void onyx_outer_copies_free(onyx_run_state *rs) { (void)rs; }
 const char *onyx_io_binding_output_name(const onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
 onyx_value *onyx_io_binding_output(onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
 
