@@ -194,9 +194,10 @@ done:
 
 /* Every mode and transpose on sizes that cross the K, M and N blocks. */
 static void test_blocks(onyx_threadpool *tp) {
-    /* 205 rows: more A panels than one block of them (onyx_gemm_isa.a_panels), a short last one */
+    /* 205 rows: more A panels than one block of them (onyx_gemm_isa.a_panels), a short last one;
+     * 130 x 1100 x 600: one A block packed once for three NC blocks (gemm.c, plan_a_once) */
     static const size_t shapes[][3] = {{24, 1000, 520}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300},
-                                       {205, 70, 300}};
+                                       {205, 70, 300}, {130, 1100, 600}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int mode = 0; mode < MODE_COUNT; mode++)
             for (int t = 0; t < 4; t++)

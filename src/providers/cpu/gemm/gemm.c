@@ -317,6 +317,7 @@ typedef struct gemm_job {
     const onyx_gemm_epilogue *ep;
     size_t nt_m, nt_n;        /* tile grid */
     size_t panels, strips;    /* M in MR panels, N in NR strips */
+    bool a_once;              /* each tile packs its A once for all its NC blocks (plan_a_once) */
     atomic_bool failed;       /* a task could not get its buffers */
 } gemm_job;
 
@@ -413,6 +414,13 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 const float *ablock;
                 if (A->packed) {
                     ablock = A->packed->data + pc * A->packed->padded + (ic / MR) * kc * MR;
+                } else if (job->a_once) {   /* one A block: K block pc at pc * mc, packed by the first NC block */
+                    float *dst = buf->a + pc * mc;
+                    if (jc == n0)
+                        for (size_t ir = ic; ir < ic1; ir += MR)
+                            pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
+                                         dst + (ir - ic) / MR * kc * MR);
+                    ablock = dst;
                 } else {
                     for (size_t ir = ic; ir < ic1; ir += MR)
                         pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
@@ -491,7 +499,7 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
     gemm_job *job = arg;
     const onyx_gemm_isa *isa = job->isa;
     /* 16 floats (64 bytes) between the parts keep each one aligned */
-    size_t a_n = (a_block_panels(isa) * isa->mr * job->kcb + 15) / 16 * 16;
+    size_t a_n = (a_block_panels(isa) * isa->mr * (job->a_once ? job->K : job->kcb) + 15) / 16 * 16;
     size_t b_n = (job->kcb * isa->nr + STRIP_GAP) * div_up(job->nc_block, isa->nr);
     float *base = thread_scratch(0, a_n + b_n);
     gemm_bufs buf = {.a = base, .b = base + a_n};
@@ -583,6 +591,20 @@ static void plan_tiles(gemm_job *job, int threads) {
     }
 }
 
+/* A plain A is packed once per NC block of columns; when every tile's rows
+ * are one A block (a_panels panels, e.g. M = 128 on AVX2) and its columns
+ * span several NC blocks, the tile packs all of K once instead (mc x K
+ * floats, at most A_ONCE_MAX_FLOATS) and reuses it: a 768 x 50257 LM head
+ * packed its 128 x 768 A 99 times. */
+#define A_ONCE_MAX_FLOATS ((size_t)1 << 20)
+static void plan_a_once(gemm_job *job) {
+    const size_t mc = a_block_panels(job->isa) * job->isa->mr;
+    size_t tile_rows = div_up(job->panels, job->nt_m) * job->isa->mr;
+    size_t tile_cols = job->strips / job->nt_n * job->isa->nr;
+    job->a_once = !job->A->packed && tile_rows <= mc && tile_cols > job->nc_block &&
+                  job->K <= A_ONCE_MAX_FLOATS / mc;
+}
+
 /* C = epilogue(beta * C) for the degenerate K == 0 or alpha == 0 case. */
 static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc,
                        const onyx_gemm_epilogue *ep) {
@@ -645,6 +667,7 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
     };
     atomic_init(&job.failed, false);
     plan_tiles(&job, onyx_threadpool_threads(tp));
+    plan_a_once(&job);
     size_t tiles = job.nt_m * job.nt_n;
     if (tiles == 1) run_tiles(&job, 0, 1);
     else onyx_parallel_for(tp, tiles, 1, run_tiles, &job);
