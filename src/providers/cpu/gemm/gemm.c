@@ -194,7 +194,7 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
 }
 
 /* Packing B by (K block, column range) items, on the session's threads
- * while it loads (onyx_threadpool_init_pool). */
+ * while it loads (the pack context's pool). */
 #define PACK_B_COLUMN_PARTS 4
 typedef struct pack_b_job {
     const onyx_gemm_isa *isa;
@@ -217,11 +217,11 @@ static void pack_b_items(void *arg, size_t begin, size_t end) {
 }
 
 /* bf16 fast-math (sgemm_bf16.h): the weights as bfloat16 pairs. */
-static onyx_status *pack_b_bf16(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+static onyx_status *pack_b_bf16(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                 onyx_packed_mat **out) {
     onyx_packed_mat *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
-    onyx_status *st = onyx_bf16_pack_b(NULL, transB, K, N, B, ldb, &p->bf16);
+    onyx_status *st = onyx_bf16_pack_b(NULL, onyx_pack_pool(pk), transB, K, N, B, ldb, &p->bf16);
     if (st) {
         free(p);
         return st;
@@ -235,9 +235,9 @@ static onyx_status *pack_b_bf16(bool transB, size_t K, size_t N, const float *B,
     return NULL;
 }
 
-onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+onyx_status *onyx_sgemm_pack_b(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                onyx_packed_mat **out) {
-    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) return pack_b_bf16(transB, K, N, B, ldb, out);
+    if (pk && pk->bf16 && onyx_bf16_fastmath_available()) return pack_b_bf16(pk, transB, K, N, B, ldb, out);
     const onyx_gemm_isa *isa = current_isa();
     /* pack_b_block writes every element, padding strips included */
     ONYX_TRY(packed_new(isa, true, N, K, false, false, out));
@@ -247,7 +247,7 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
     size_t strips = (N + isa->nr - 1) / isa->nr;
     pack_b_job j = {isa, &op, p, K, N, (strips + PACK_B_COLUMN_PARTS - 1) / PACK_B_COLUMN_PARTS};
     size_t kblocks = (K + p->kcb - 1) / p->kcb;
-    onyx_parallel_for(onyx_threadpool_init_pool(), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
+    onyx_parallel_for(onyx_pack_pool(pk), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
     return NULL;
 }
 
@@ -263,19 +263,19 @@ static onyx_status *pack_b_half(const onyx_gemm_isa *isa, bool transB, size_t K,
     return NULL;
 }
 
-onyx_status *onyx_sgemm_pack_b_half(bool transB, size_t K, size_t N, const void *B, size_t ldb,
-                                    onyx_packed_mat **out) {
+onyx_status *onyx_sgemm_pack_b_half(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const void *B,
+                                    size_t ldb, onyx_packed_mat **out) {
     *out = NULL;
     size_t n, bytes;
     if (onyx_mul_overflow_size(K, N, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
         bytes > ONYX_MAX_TENSOR_BYTES)
         return ONYX_INVALID_ARG("gemm: float16 matrix of %zu x %zu too large to pack", K, N);
-    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) {
+    if (pk && pk->bf16 && onyx_bf16_fastmath_available()) {
         /* bf16 fast-math rounds the weights to bfloat16: through float32 once */
         float *wide = onyx_alloc(bytes ? bytes : sizeof(float));
         if (!wide) return ONYX_OOM();
         onyx_half_widen_bytes(B, n, wide);
-        onyx_status *st = pack_b_bf16(transB, K, N, wide, ldb, out);
+        onyx_status *st = pack_b_bf16(pk, transB, K, N, wide, ldb, out);
         onyx_free(wide);
         return st;
     }
@@ -321,6 +321,7 @@ typedef struct gemm_job {
     size_t nt_m, nt_n;        /* tile grid */
     size_t panels, strips;    /* M in MR panels, N in NR strips */
     bool a_shared;            /* A packed once for all tiles (share_a) */
+    bool a_once;              /* each tile packs its A once for all its NC blocks (plan_a_once) */
     atomic_bool failed;       /* a task could not get its buffers */
 } gemm_job;
 
@@ -457,6 +458,13 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 const float *ablock;
                 if (A->packed) {
                     ablock = A->packed->data + pc * A->packed->padded + (ic / MR) * kc * MR;
+                } else if (job->a_once) {   /* one A block: K block pc at pc * mc, packed by the first NC block */
+                    float *dst = buf->a + pc * mc;
+                    if (jc == n0)
+                        for (size_t ir = ic; ir < ic1; ir += MR)
+                            pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
+                                         dst + (ir - ic) / MR * kc * MR);
+                    ablock = dst;
                 } else {
                     for (size_t ir = ic; ir < ic1; ir += MR)
                         pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
@@ -536,7 +544,7 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
     gemm_job *job = arg;
     const onyx_gemm_isa *isa = job->isa;
     /* 16 floats (64 bytes) between the parts keep each one aligned */
-    size_t a_n = (a_block_panels(isa) * isa->mr * job->kcb + 15) / 16 * 16;
+    size_t a_n = (a_block_panels(isa) * isa->mr * (job->a_once ? job->K : job->kcb) + 15) / 16 * 16;
     size_t b_n = (job->kcb * isa->nr + STRIP_GAP) * div_up(job->nc_block, isa->nr);
     float *base = thread_scratch(0, a_n + b_n);
     gemm_bufs buf = {.a = base, .b = base + a_n};
@@ -684,6 +692,20 @@ static bool share_a(gemm_job *job, onyx_threadpool *tp, bool parallel, onyx_pack
     return true;
 }
 
+/* A plain A is packed once per NC block of columns; when every tile's rows
+ * are one A block (a_panels panels, e.g. M = 128 on AVX2) and its columns
+ * span several NC blocks, the tile packs all of K once instead (mc x K
+ * floats, at most A_ONCE_MAX_FLOATS) and reuses it: a 768 x 50257 LM head
+ * packed its 128 x 768 A 99 times. */
+#define A_ONCE_MAX_FLOATS ((size_t)1 << 20)
+static void plan_a_once(gemm_job *job) {
+    const size_t mc = a_block_panels(job->isa) * job->isa->mr;
+    size_t tile_rows = div_up(job->panels, job->nt_m) * job->isa->mr;
+    size_t tile_cols = job->strips / job->nt_n * job->isa->nr;
+    job->a_once = !job->A->packed && tile_rows <= mc && tile_cols > job->nc_block &&
+                  job->K <= A_ONCE_MAX_FLOATS / mc;
+}
+
 /* C = epilogue(beta * C) for the degenerate K == 0 or alpha == 0 case. */
 static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc,
                        const onyx_gemm_epilogue *ep) {
@@ -752,6 +774,7 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
     onyx_packed_mat a_mat;
     onyx_gemm_operand a_op;
     if (job.a_shared) job.a_shared = share_a(&job, tp, tiles > 1, &a_mat, &a_op);
+    plan_a_once(&job);   /* per tile, where A could not be shared */
     if (tiles == 1) run_tiles(&job, 0, 1);
     else onyx_parallel_for(tp, tiles, 1, run_tiles, &job);
     return atomic_load(&job.failed) ? ONYX_OOM() : NULL;
