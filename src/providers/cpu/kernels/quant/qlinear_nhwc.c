@@ -144,6 +144,25 @@ static void requant_table(bool s8, float sx, int32_t zx, float sy, int32_t zy, u
     }
 }
 
+/* One input's slices into y: outer index o's chunk bytes go at dst + o *
+ * row, copied or through the requantisation table. */
+typedef struct qcat_job {
+    const uint8_t *src;
+    uint8_t *dst;
+    int64_t chunk, row;
+    const uint8_t *table;   /* NULL: a plain copy (y's scale and zero point) */
+} qcat_job;
+
+static void qcat_range(void *arg, size_t begin, size_t end) {
+    const qcat_job *j = arg;
+    for (size_t o = begin; o < end; o++) {
+        const uint8_t *src = j->src + (int64_t)o * j->chunk;
+        uint8_t *dst = j->dst + (int64_t)o * j->row;
+        if (!j->table) memcpy(dst, src, (size_t)j->chunk);
+        else for (int64_t e = 0; e < j->chunk; e++) dst[e] = j->table[src[e]];
+    }
+}
+
 static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
     if (ctx->n_in < 5 || (ctx->n_in - 2) % 3)
         return ONYX_INVALID_ARG("QLinearConcat: takes y_scale, y_zero_point and then (x, x_scale, x_zero_point) "
@@ -193,16 +212,14 @@ static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
         ONYX_TRY(scale_of(ctx->in[3 + 3 * i], "x_scale", 3 + 3 * i, &sx));
         ONYX_TRY(zero_point_of(ctx->in[4 + 3 * i], dt, "x_zero_point", 4 + 3 * i, &zx));
         const int64_t chunk = X->dims[axis] * inner;
-        const uint8_t *src = X->data;
-        uint8_t *dst = (uint8_t *)Y->data + at;
-        if (sx == sy && zx == zy) {
-            for (int64_t o = 0; o < outer; o++) memcpy(dst + o * row, src + o * chunk, (size_t)chunk);
-        } else {
-            uint8_t table[256];
+        uint8_t table[256];
+        qcat_job j = {X->data, (uint8_t *)Y->data + at, chunk, row, NULL};
+        if (sx != sy || zx != zy) {
             requant_table(dt == ONYX_INT8, sx, zx, sy, zy, table);
-            for (int64_t o = 0; o < outer; o++)
-                for (int64_t e = 0; e < chunk; e++) dst[o * row + e] = table[src[o * chunk + e]];
+            j.table = table;
         }
+        /* slices of at least ~16 KB per work item */
+        onyx_parallel_for(ctx->tp, (size_t)outer, (size_t)(16384 / (chunk > 0 ? chunk : 1) + 1), qcat_range, &j);
         at += chunk;
     }
     return NULL;
