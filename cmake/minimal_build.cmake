@@ -99,14 +99,22 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
     gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
 # provider plugins, saving models, bfloat16 fast-math.
-# I/O binding (device tensors stay: device_tensor.c) and profiling too.
+# I/O binding (device tensors stay: device_tensor.c), profiling and the
+# partitioner (device providers come only from plugins) too, and what only
+# device providers use (the per-run pair, outer values' copies).
 set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
+    session/partition.c session/run_providers.c session/outer_copies.c
     providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
     providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c)
 # Common-core features left out when no kept kernel needs them (the script's
 # OMIT lines; minimal_omitted.c answers for each under ONYX_MINIMAL_OMITS_<name>).
 set(ONYX_MINIMAL_FEATURE_SOURCES_subgraphs session/subgraph.c)
 set(ONYX_MINIMAL_FEATURE_SOURCES_composite_values core/value_compose.c)
+# Model features the operator list's `features;` line does not name (`onyx ops
+# --required-by` writes it; a list without one keeps them all): model-local
+# functions (their inlining), sparse tensors and external data
+# (format/tensor_proto.c then refuses one, naming the tensor).
+set(ONYX_MINIMAL_FEATURE_SOURCES_local_functions ir/function_inline.c)
 # Custom operators (onyx_session_options_add_custom_op) are left out unless
 # asked for, as ONNX Runtime's minimal builds do (--minimal_build custom_ops):
 # providers/custom/custom_omitted.c answers instead.
@@ -118,7 +126,7 @@ set(ONYX_MINIMAL_ISA all CACHE STRING "Minimal builds: the one x86-64 ISA to com
 set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
 # -fno-semantic-interposition and -fno-plt: calls inside the library bind
 # directly and calls out go through the GOT, without PLT stubs.
-set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections
+set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections -fno-ident
     -fno-asynchronous-unwind-tables -fno-semantic-interposition -fno-plt
     -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
 # RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12).
@@ -181,6 +189,12 @@ if(ONYX_OPS_LIST)
     set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/providers/custom/custom_omitted.c APPEND PROPERTY
                  COMPILE_DEFINITIONS ONYX_MINIMAL_OMITS_custom_ops=1)
   endif()
+  foreach(feature sparse_tensors external_data)  # (answered in format/tensor_proto.c)
+    if(feature IN_LIST omitted_features)
+      set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/format/tensor_proto.c APPEND PROPERTY
+                   COMPILE_DEFINITIONS ONYX_MINIMAL_OMITS_${feature}=1)
+    endif()
+  endforeach()
   foreach(feature ${omitted_features})
     list(APPEND omitted_defs ONYX_MINIMAL_OMITS_${feature}=1)
     foreach(f ${ONYX_MINIMAL_FEATURE_SOURCES_${feature}})

@@ -30,7 +30,9 @@
  *   4. creates a kernel per claimed node (create_kernel) or per group
  *      (compile), and at run time calls compute with tensors in the
  *      provider's memory, except the inputs host_inputs names (shape inputs
- *      and the like), which stay in host memory.
+ *      and the like), which stay in host memory;
+ *   5. (interface 2.1) calls begin_run before each session run and end_run
+ *      after it, so a provider can batch, capture or synchronise per run.
  *
  * Threading: compute, copy and alloc may be called from several threads at
  * once (concurrent runs of one session); a provider that cannot allow that
@@ -50,6 +52,11 @@ extern "C" {
 
 /* Bumped on any incompatible change to the two tables below. */
 #define ONYX_PROVIDER_API_VERSION 2u
+/* Bumped when entries are added at the end of a table (compatible): a
+ * provider built against an older minor version still loads, and the host
+ * calls only the entries its struct_size covers. 2.1 added begin_run and
+ * end_run. */
+#define ONYX_PROVIDER_API_MINOR 1u
 
 #define ONYX_EP_MAX_RANK 16
 
@@ -145,6 +152,16 @@ typedef struct onyx_host_api {
                                const int64_t *dims, onyx_ep_tensor *out);
 } onyx_host_api;
 
+/* What begin_run sees of one session run (interface 2.1): the graph
+ * inputs as bound, host or device (on_host says which). Valid during the
+ * call only. */
+typedef struct onyx_ep_run_info {
+    uint32_t struct_size;            /* sizeof(onyx_ep_run_info) of the host */
+    size_t n_inputs;
+    const char *const *input_names;
+    const onyx_ep_tensor *inputs;
+} onyx_ep_run_info;
+
 /* Claim results of get_capability, per node. */
 #define ONYX_EP_UNCLAIMED (-1)
 #define ONYX_EP_SINGLE 0            /* run by create_kernel/compute */
@@ -196,7 +213,24 @@ typedef struct onyx_ep_plugin {
                             const char *const *out_names, size_t n_out, void **kernel);
     onyx_status *(*compute)(void *provider, void *kernel, onyx_ep_ctx *ctx);
     void (*free_kernel)(void *provider, void *kernel);
+
+    /* ---- interface 2.1 (read only when struct_size covers them) ---- */
+    /* Optional, called as a pair around every run of a session using this
+     * provider, on the run's thread: begin_run before the first node runs
+     * (an error fails the run, naming the provider), end_run after the
+     * last, whether the run failed (failed = 1) or not; an error from
+     * end_run fails a run that had succeeded. *run_state is the provider's
+     * per-run data, handed back to end_run. Runs of one session may
+     * overlap: each pair shares nothing with another unless the provider
+     * serialises them. Control-flow bodies run inside their node's run and
+     * get no pair of their own. */
+    onyx_status *(*begin_run)(void *provider, const onyx_ep_run_info *run, void **run_state);
+    onyx_status *(*end_run)(void *provider, void *run_state, int failed);
 } onyx_ep_plugin;
+
+/* The size of an interface 2.0 table (without begin_run/end_run): the
+ * smallest struct_size the host accepts. */
+#define ONYX_EP_PLUGIN_SIZE_2_0 offsetof(onyx_ep_plugin, begin_run)
 
 typedef const onyx_ep_plugin *(*onyx_provider_plugin_fn)(uint32_t host_api_version);
 #define ONYX_PROVIDER_PLUGIN_SYMBOL "onyx_provider_plugin"

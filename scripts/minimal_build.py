@@ -11,6 +11,8 @@ required_operators.config (written by `onyx ops --required-by MODEL...`):
     com.microsoft;1;FusedGemm
     passes;constant_folding,...        optimiser passes to keep (absent: all)
     types;float,int64                  element types the kernels run on (absent: all)
+    features;local_functions           model features the models use (absent: all):
+                                       external_data, local_functions, sparse_tensors
 
 For every CPU kernel family source (a file that defines
 `const onyx_op_def onyx_ops_<family>[]`) it writes OUT_DIR/kernels/<family>.c:
@@ -39,6 +41,9 @@ answers for them):
                          the families that include providers/cpu/subgraph.h)
   composite_values       no kept family takes or makes sequences, maps or
                          optionals, so callers cannot feed them either
+  external_data,         the features line does not name them: no listed model
+  local_functions,       has external data / model-local functions / sparse
+  sparse_tensors         tensors
 
 A table entry is kept when one of its operator names (its string literals,
 or those of the macro it is written with) is in the list, whatever the
@@ -65,8 +70,12 @@ TYPE_NUMBERS = {name: i + 1 for i, name in enumerate(
     "int2".split())}
 
 
+# What `onyx ops --required-by` reports on its features line.
+MODEL_FEATURES = ("external_data", "local_functions", "sparse_tensors")
+
+
 def parse_config(path):
-    ops, domains, passes, types = set(), set(), None, None
+    ops, domains, passes, types, model_features = set(), set(), None, None, None
     with open(path, encoding="utf-8") as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -75,6 +84,12 @@ def parse_config(path):
             parts = [p.strip() for p in line.split(";")]
             if parts[0] == "passes" and len(parts) == 2:
                 passes = set(filter(None, (p.strip() for p in parts[1].split(","))))
+                continue
+            if parts[0] == "features" and len(parts) == 2:
+                model_features = set(filter(None, (p.strip() for p in parts[1].split(","))))
+                unknown = model_features - set(MODEL_FEATURES)
+                if unknown:
+                    sys.exit(f"{path}:{lineno}: unknown feature '{sorted(unknown)[0]}' (one of {', '.join(MODEL_FEATURES)})")
                 continue
             if parts[0] == "types" and len(parts) == 2:
                 types = 0
@@ -89,7 +104,7 @@ def parse_config(path):
             domains.add(parts[0])
     for op in list(ops):
         ops.update(RUNTIME_DEPENDENCIES.get(op, []))
-    return ops, domains, passes, types
+    return ops, domains, passes, types, model_features
 
 
 def skip_comment_or_string(text, i):
@@ -275,12 +290,14 @@ def main(argv):
         sys.exit(__doc__)
     config, src_root, out_dir = argv[1], os.path.abspath(argv[2]), os.path.abspath(argv[3])
     description = argv[4]
-    ops, domains, passes, types = parse_config(config)
+    ops, domains, passes, types, model_features = parse_config(config)
     if not ops:
         sys.exit(f"{config}: no operators listed")
     kernels_root = os.path.join(src_root, "src", "providers", "cpu", "kernels")
     empty = set()
     features = {"subgraphs": False, "composite_values": False}
+    for name in MODEL_FEATURES:
+        features[name] = model_features is None or name in model_features
     for dirpath, _, files in sorted(os.walk(kernels_root)):
         for name in sorted(files):
             if not name.endswith(".c"):
@@ -294,7 +311,7 @@ def main(argv):
                 empty.add(family)
             else:
                 features["subgraphs"] |= '"providers/cpu/subgraph.h"' in text
-                features["composite_values"] |= bool(re.search(r"ONYX_VALUE_(SEQUENCE|MAP|OPTIONAL)", text))
+                features["composite_values"] |= bool(re.search(r"\bONYX_VALUE_(SEQUENCE|MAP|OPTIONAL)\b", text))
             gen = os.path.join(out_dir, "kernels", family + ".c")
             write_if_changed(gen, text)
             print(f"{path}|{gen}")
@@ -322,6 +339,8 @@ def main(argv):
     if "ai.onyx.nchwc" not in domains:
         files, symbols = weak_tiles(src_root)
         weak += [f"#pragma weak {sym}\n" for sym in symbols]
+        # the portable tile (kept in nchwc_conv.c) is never called either
+        weak.append("#define ONYX_NCHWC_GENERIC_TILE NULL\n")
         for path in files:
             print(f"DROP|{path}")
     if "MatMulNBits" not in ops:

@@ -23,6 +23,13 @@
 #ifndef EXAMPLE_API_VERSION
 #define EXAMPLE_API_VERSION ONYX_PROVIDER_API_VERSION
 #endif
+/* the table's size: a build with EXAMPLE_TABLE_2_0 says it is an interface
+ * 2.0 table (no begin_run/end_run), as a provider built before 2.1 would */
+#ifdef EXAMPLE_TABLE_2_0
+#define EXAMPLE_TABLE_SIZE ONYX_EP_PLUGIN_SIZE_2_0
+#else
+#define EXAMPLE_TABLE_SIZE sizeof(onyx_ep_plugin)
+#endif
 
 /* host address <-> "device" handle: a non-canonical address on x86-64 and
  * AArch64, so the host cannot read through it by mistake */
@@ -345,9 +352,31 @@ static onyx_status *compute(void *pv, void *kv, onyx_ep_ctx *ctx) {
     return st;
 }
 
+/* Runs begun and ended (interface 2.1), for the tests. A begun run's state
+ * is checked when it ends. */
+ONYX_EP_EXPORT unsigned long onyx_example_runs[2];
+static char run_token;
+
+static onyx_status *begin_run(void *p, const onyx_ep_run_info *run, void **state) {
+    provider *sp = p;
+    if (!run || run->struct_size < sizeof *run || (run->n_inputs && (!run->inputs || !run->input_names)))
+        return sp->host->error(ONYX_ERR_INVALID_ARGUMENT, "example provider: bad run info");
+    __atomic_fetch_add(&onyx_example_runs[0], 1, __ATOMIC_RELAXED);
+    *state = &run_token;
+    return NULL;
+}
+
+static onyx_status *end_run(void *p, void *state, int failed) {
+    provider *sp = p;
+    (void)failed;
+    if (state != &run_token) return sp->host->error(ONYX_ERR_RUNTIME, "example provider: end_run without begin_run");
+    __atomic_fetch_add(&onyx_example_runs[1], 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
 static const onyx_ep_plugin plugin = {
     .api_version = EXAMPLE_API_VERSION,
-    .struct_size = sizeof(onyx_ep_plugin),
+    .struct_size = EXAMPLE_TABLE_SIZE,
     .name = "example",
     .create = create,
     .destroy = destroy,
@@ -361,6 +390,8 @@ static const onyx_ep_plugin plugin = {
     .compile = compile,
     .compute = compute,
     .free_kernel = free_kernel,
+    .begin_run = begin_run,
+    .end_run = end_run,
 };
 
 ONYX_EP_EXPORT const onyx_ep_plugin *onyx_provider_plugin(uint32_t host_api_version) {

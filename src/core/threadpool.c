@@ -77,16 +77,6 @@ static void *worker_main(void *p) {
     }
 }
 
-static _Thread_local onyx_threadpool *init_pool;
-
-onyx_threadpool *onyx_threadpool_for_init(onyx_threadpool *tp) {
-    onyx_threadpool *old = init_pool;
-    init_pool = tp;
-    return old;
-}
-
-onyx_threadpool *onyx_threadpool_init_pool(void) { return init_pool; }
-
 int onyx_cpu_count(void) {
 #ifdef __EMSCRIPTEN__
     return 1;   /* the WebAssembly build is single-threaded (no pthreads) */

@@ -24,14 +24,18 @@ int onyx_threadpool_threads(const onyx_threadpool *tp);  /* 1 when tp is NULL */
  * tp may be NULL (runs inline). */
 void onyx_parallel_for(onyx_threadpool *tp, size_t n, size_t grain, onyx_range_fn fn, void *arg);
 
-/* The pool that kernel initialisation (weight packing) on this thread may
- * use: the CPU provider sets it around each kernel's init from its kernel
- * host's init_pool (the session's pool, providers/kernel_ctx.h), so a model
- * loads with the threads it will run with; the packers (gemm/, nchwc/) read
- * it here because their signatures carry no pool. Returns the previous one (restore it
- * after); onyx_threadpool_init_pool() is NULL outside session creation. */
-onyx_threadpool *onyx_threadpool_for_init(onyx_threadpool *tp);
-onyx_threadpool *onyx_threadpool_init_pool(void);
+/* How a kernel packs constant weights while it is created: on which pool
+ * (the session's, so a model loads with the threads it runs with) and
+ * whether as bfloat16 (bf16 fast-math). The CPU provider fills one per
+ * kernel creation and hands it down explicitly (onyx_kernel_info.pack, then
+ * the packers' first argument); NULL = inline, float32. */
+typedef struct onyx_pack_ctx {
+    onyx_threadpool *pool;
+    bool bf16;
+} onyx_pack_ctx;
+
+/* The pool of a pack context (NULL: inline). */
+static inline onyx_threadpool *onyx_pack_pool(const onyx_pack_ctx *pk) { return pk ? pk->pool : NULL; }
 
 /* Number of usable cores (sched_getaffinity). */
 int onyx_cpu_count(void);

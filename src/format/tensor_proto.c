@@ -212,12 +212,6 @@ static void store_narrow(void *dst, size_t width, size_t i, uint64_t v) {
     }
 }
 
-/* Sub-byte element i (bits wide) of packed data. */
-static unsigned get_packed(const uint8_t *data, int bits, int64_t i) {
-    int per = 8 / bits;
-    return (data[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
-}
-
 static void set_packed(uint8_t *data, int bits, int64_t i, unsigned v) {
     int per = 8 / bits, shift = (int)(i % per) * bits;
     uint8_t mask = (uint8_t)(((1u << bits) - 1) << shift);
@@ -309,6 +303,16 @@ static onyx_status *from_typed(const tshape *s, const onyx_tensor_proto *tp, ony
 }
 
 /* ------------------------------------------------------------ external data */
+
+#ifdef ONYX_MINIMAL_OMITS_external_data
+/* a minimal build for models without external data (cmake/minimal_build.cmake) */
+static onyx_status *from_external(const onyx_model *model, const tshape *s,
+                                  const onyx_tensor_proto *tp, int borrow, onyx_value **out) {
+    (void)model, (void)s, (void)borrow, (void)out;
+    return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "tensor '%s': external data is not in this minimal build: none "
+                      "of its operator list's models has any (features line; docs/build_options.md)", tname(tp));
+}
+#else
 
 /* Non-negative decimal integer, as the external_data offset/length strings. */
 static bool parse_size(const char *text, size_t *out) {
@@ -589,6 +593,8 @@ done:
     return st;
 }
 
+#endif
+
 /* ------------------------------------------------------------ TensorProto */
 
 static onyx_status *tensor_to_value(const onyx_model *model, const onyx_tensor_proto *tp,
@@ -615,6 +621,23 @@ onyx_status *onyx_initializer_to_value(const onyx_model *model, const onyx_tenso
 }
 
 /* ------------------------------------------------------------ sparse */
+
+#ifdef ONYX_MINIMAL_OMITS_sparse_tensors
+/* a minimal build for models without sparse tensors (cmake/minimal_build.cmake) */
+onyx_status *onyx_sparse_tensor_to_value(const onyx_model *model,
+                                         const onyx_sparse_tensor_proto *sp, onyx_value **out) {
+    (void)model;
+    if (out) *out = NULL;
+    return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "sparse tensor '%s': sparse tensors are not in this minimal "
+                      "build: none of its operator list's models has any (features line; docs/build_options.md)",
+                      sp ? tname(&sp->values) : "(null)");
+}
+#else
+/* Sub-byte element i (bits wide) of packed data. */
+static unsigned get_packed(const uint8_t *data, int bits, int64_t i) {
+    int per = 8 / bits;
+    return (data[i / per] >> ((i % per) * bits)) & ((1u << bits) - 1);
+}
 
 /* dst[di] = src[si] for any element type (sub-byte packed, strings copied). */
 static onyx_status *copy_element(int dtype, void *dst, int64_t di, const void *src, int64_t si) {
@@ -734,6 +757,7 @@ onyx_status *onyx_sparse_tensor_to_value(const onyx_model *model,
     *out = NULL;
     return sparse_to_value(model, sp, out);
 }
+#endif
 
 /* ------------------------------------------------------------ data files */
 
@@ -774,7 +798,7 @@ static onyx_status *decode_element(vdec *d, const pb_msg *parent, const pb_field
     if (kind == ELEM_SPARSE) {
         onyx_sparse_tensor_proto sp;
         ONYX_TRY(onyx_pb_decode_sparse_tensor(d->arena, parent, f, &sp));
-        return sparse_to_value(NULL, &sp, out);  /* the dense result is always a copy */
+        return onyx_sparse_tensor_to_value(NULL, &sp, out);  /* the dense result is always a copy */
     }
     if (d->depth >= VALUE_MAX_DEPTH)
         return pb_error(parent, f->off, f->num, "values nested deeper than %d", VALUE_MAX_DEPTH);

@@ -392,6 +392,37 @@ static onyx_status *plugin_to_device(const onyx_provider *p, const onyx_value *s
     return NULL;
 }
 
+/* The 2.1 entries, where the library's table has them. */
+static bool has_run_pair(const onyx_ep_plugin *pl) {
+    return pl->struct_size >= offsetof(onyx_ep_plugin, end_run) + sizeof pl->end_run && pl->begin_run && pl->end_run;
+}
+
+static onyx_status *plugin_begin_run(const onyx_provider *p, const char *const *names, const onyx_value *const *inputs,
+                                     size_t n, void **state) {
+    const plugin_provider *pp = p->impl;
+    *state = NULL;
+    if (!has_run_pair(pp->plugin)) return NULL;
+    onyx_ep_tensor *views = calloc(n + 1, sizeof *views);
+    const char **vnames = calloc(n + 1, sizeof *vnames);
+    onyx_status *st = views && vnames ? NULL : ONYX_OOM();
+    size_t m = 0;
+    for (size_t i = 0; !st && i < n; i++) {
+        if (!inputs[i] || inputs[i]->kind != ONYX_VALUE_TENSOR) continue;   /* tensors only */
+        vnames[m] = names[i];
+        view_of(inputs[i], &views[m++]);
+    }
+    onyx_ep_run_info info = {.struct_size = sizeof info, .n_inputs = m, .input_names = vnames, .inputs = views};
+    if (!st) st = pp->plugin->begin_run(pp->inst, &info, state);
+    free(views);
+    free(vnames);
+    return st;
+}
+
+static onyx_status *plugin_end_run(const onyx_provider *p, void *state, bool failed) {
+    const plugin_provider *pp = p->impl;
+    return has_run_pair(pp->plugin) ? pp->plugin->end_run(pp->inst, state, failed) : NULL;
+}
+
 static void *device_alloc(void *ctx, size_t nbytes) {
     plugin_provider *pp = ctx;
     return pp->plugin->alloc(pp->inst, nbytes ? nbytes : 1);
@@ -433,6 +464,8 @@ static const onyx_provider_vtable plugin_vtable = {
     .capability = plugin_capability,
     .compile = plugin_compile,
     .to_device = plugin_to_device,
+    .begin_run = plugin_begin_run,
+    .end_run = plugin_end_run,
 };
 
 /* ------------------------------------------------------------ loading */
@@ -463,7 +496,8 @@ static onyx_status *open_plugin(const char *path, const onyx_ep_plugin **out) {
                         "provider library %s implements provider interface version %u, but this onyx "
                         "implements version %u: rebuild the provider against this onyx's onyx_provider.h",
                         path, pl->api_version, ONYX_PROVIDER_API_VERSION);
-    if (!st && (pl->struct_size < sizeof *pl || !pl->name || !pl->create || !pl->alloc || !pl->free ||
+    /* an older minor version's shorter table loads (has_run_pair) */
+    if (!st && (pl->struct_size < ONYX_EP_PLUGIN_SIZE_2_0 || !pl->name || !pl->create || !pl->alloc || !pl->free ||
                 !pl->copy || !pl->compute || (!pl->claim && !pl->get_capability) || !pl->create_kernel))
         st = onyx_error(ONYX_ERR_FAIL, "provider library %s: its table lacks a required function "
                         "(name, create, alloc, free, copy, claim or get_capability, create_kernel, compute)", path);

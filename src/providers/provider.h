@@ -79,6 +79,13 @@ typedef struct onyx_provider_vtable {
                             int64_t *group);
     /* A copy of host tensor src in the provider's memory (constants). */
     onyx_status *(*to_device)(const onyx_provider *p, const onyx_value *src, onyx_value **out);
+    /* Optional, a pair around each session run (onyx_provider.h's
+     * begin_run/end_run): the run's graph inputs as bound (names[i],
+     * inputs[i]); *state goes back to end_run, called whether the run
+     * failed or not. */
+    onyx_status *(*begin_run)(const onyx_provider *p, const char *const *names, const onyx_value *const *inputs,
+                              size_t n, void **state);
+    onyx_status *(*end_run)(const onyx_provider *p, void *state, bool failed);
 } onyx_provider_vtable;
 
 struct onyx_provider {

@@ -155,6 +155,8 @@ static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i
         out[k] = NULL;
         used[k] = n->out[k] >= 0;
     }
+    bool outer_copy = plan->outer_copy_src && plan->outer_copy_src[i] >= 0;
+    if (outer_copy && onyx_outer_copy_reuse(rs, i, in[0])) return NULL;   /* copied earlier in the enclosing run */
     onyx_kernel_ctx ctx = {
         .node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
         .in = in, .out = out, .out_used = used, .tp = rs->tp, .run = rs,
@@ -176,6 +178,7 @@ static onyx_status *run_node(const onyx_plan *plan, onyx_run_state *rs, size_t i
             onyx_value_destroy(out[k]);
         }
     }
+    if (!st && outer_copy) onyx_outer_copy_keep(rs, i, in[0]);
     return st;
 }
 

@@ -18,11 +18,20 @@
  *     profiler that records nothing, and ending the profile says why;
  *   I/O binding (session/io_binding.c): creating a binding fails, so the
  *     other entry points only ever see NULL (device tensors stay);
+ *   the partitioner (session/partition.c): device providers come only from
+ *     provider libraries, so every provider here runs on the host and there
+ *     is nothing to group or copy;
+ *   what only device providers use (session/run_providers.c,
+ *     session/outer_copies.c): no provider here has a per-run pair or a
+ *     device to copy outer values to;
  *   the body runner of control-flow kernels (session/subgraph.c), when no
  *     kept kernel has a graph attribute (ONYX_MINIMAL_OMITS_subgraphs);
  *   the constructors of sequences, maps and optionals (core/value_compose.c),
  *     when no kept kernel takes or makes one (ONYX_MINIMAL_OMITS_composite_values):
- *     nothing in such a build could read them. */
+ *     nothing in such a build could read them;
+ *   the inlining of model-local functions (ir/function_inline.c), when the
+ *     operator list's features line names no local_functions: a node that
+ *     calls one is refused. (Sparse tensors likewise: format/tensor_proto.c.) */
 #ifdef ONYX_MINIMAL_BUILD
 #include <string.h>
 #include <time.h>
@@ -34,35 +43,37 @@
 #include "providers/cpu/gemm/sgemm_bf16.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 #include "providers/provider.h"
+#include "ir/function_inline.h"
+#include "session/partition.h"
 #include "session/profiler.h"
+#include "session/session.h"
 #include "session/subgraph.h"
 
-#define NOT_IN_MINIMAL "is not in this minimal build (docs/build_options.md): build without ONYX_OPS_CONFIG / " \
-                       "ONYX_OPS_FROM_MODELS"
+/* the advice each error ends with, stored once ("%s" in NOT_IN_MINIMAL) */
+#define NOT_IN_MINIMAL "is not in this minimal build%s"
+static const char rebuild[] = " (docs/build_options.md): build without ONYX_OPS_CONFIG / ONYX_OPS_FROM_MODELS";
 
 onyx_status *onyx_provider_load(const char *path, const char *const *keys, const char *const *values, size_t n,
                                 onyx_provider **out) {
     (void)keys, (void)values, (void)n, (void)out;
     return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "execution provider library %s could not start: loading "
-                      "provider libraries " NOT_IN_MINIMAL, path ? path : "(null)");
+                      "provider libraries " NOT_IN_MINIMAL, path ? path : "(null)", rebuild);
 }
 
 onyx_status *onyx_graph_save(const onyx_graph *g, const onyx_model *m, const char *path,
                              size_t external_threshold) {
     (void)g, (void)m, (void)external_threshold;
     return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "writing %s: saving models " NOT_IN_MINIMAL,
-                      path ? path : "(null)");
+                      path ? path : "(null)", rebuild);
 }
 
 bool onyx_bf16_amx_usable(void) { return false; }
 bool onyx_bf16_fastmath_available(void) { return false; }
-bool onyx_bf16_pack_mode(bool on) { return (void)on, false; }
-bool onyx_bf16_pack_mode_on(void) { return false; }
 
-onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
-                              size_t ldb, onyx_bf16_mat **out) {
-    (void)isa, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
-    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
+                              const float *B, size_t ldb, onyx_bf16_mat **out) {
+    (void)isa, (void)pool, (void)transB, (void)K, (void)N, (void)B, (void)ldb, (void)out;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 
 void onyx_bf16_mat_free(onyx_bf16_mat *m) { (void)m; }
@@ -72,20 +83,23 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
                             const onyx_gemm_epilogue *ep, onyx_threadpool *tp) {
     (void)isa, (void)M, (void)alpha, (void)A, (void)lda, (void)transA, (void)B, (void)beta, (void)C, (void)ldc,
         (void)ep, (void)tp;
-    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 
-const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) { return (void)blk, NULL; }
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk) {
+    return (void)pk, (void)blk, NULL;
+}
 void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w) { (void)w; }
-onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
-    (void)w, (void)wdims, (void)out;
-    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+onyx_status *onyx_nchwc_bf16_pack(onyx_threadpool *pool, const float *w, const int64_t wdims[4],
+                                  onyx_nchwc_bf16_w **out) {
+    (void)pool, (void)w, (void)wdims, (void)out;
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 onyx_status *onyx_nchwc_bf16_conv(const onyx_nchwc_bf16_kernel *k, const onyx_nchwc_geom *g, const float *x,
                                   const onyx_nchwc_bf16_w *w, const float *bias, const float *z, float *y,
                                   const onyx_nchwc_act *act, onyx_threadpool *tp) {
     (void)k, (void)g, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)act, (void)tp;
-    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL);
+    return ONYX_NOT_IMPLEMENTED("bfloat16 fast-math " NOT_IN_MINIMAL, rebuild);
 }
 
 #ifndef ONYX_MINIMAL_KEEPS_GRADIENT
@@ -95,7 +109,7 @@ onyx_status *onyx_expand_gradients(onyx_graph *g) {
             !strcmp(g->nodes[i].domain, "ai.onnx.preview.training"))
             return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "node #%zu: operator Gradient (domain "
                               "ai.onnx.preview.training) " NOT_IN_MINIMAL " or with Gradient in the operator list",
-                              i);
+                              i, rebuild);
     return NULL;
 }
 #endif
@@ -114,7 +128,7 @@ void onyx_profiler_node_event(onyx_profiler *p, const onyx_node *n, const char *
 onyx_status *onyx_profiler_write(onyx_profiler *p, const char **path_out) {
     (void)p;
     if (path_out) *path_out = NULL;
-    return ONYX_NOT_IMPLEMENTED("profiling " NOT_IN_MINIMAL);
+    return ONYX_NOT_IMPLEMENTED("profiling " NOT_IN_MINIMAL, rebuild);
 }
 /* (the run timeouts read this clock too) */
 int64_t onyx_now_ns(void) {
@@ -126,10 +140,10 @@ int64_t onyx_now_ns(void) {
 onyx_status *onyx_io_binding_create(onyx_session *s, onyx_io_binding **out) {
     (void)s;
     if (out) *out = NULL;
-    return ONYX_NOT_IMPLEMENTED("I/O binding " NOT_IN_MINIMAL);
+    return ONYX_NOT_IMPLEMENTED("I/O binding " NOT_IN_MINIMAL, rebuild);
 }
 /* a binding never exists here: the rest take the NULL that create left */
-static onyx_status *no_binding(void) { return ONYX_INVALID_ARG("the I/O binding is NULL (I/O binding " NOT_IN_MINIMAL ")"); }
+static onyx_status *no_binding(void) { return ONYX_INVALID_ARG("the I/O binding is NULL (I/O binding " NOT_IN_MINIMAL ")", rebuild); }
 void onyx_io_binding_free(onyx_io_binding *b) { (void)b; }
 void onyx_io_binding_clear_inputs(onyx_io_binding *b) { (void)b; }
 void onyx_io_binding_clear_outputs(onyx_io_binding *b) { (void)b; }
@@ -146,8 +160,35 @@ onyx_status *onyx_session_run_with_binding(onyx_session *s, const onyx_run_optio
     return (void)s, (void)run_opts, (void)b, no_binding();
 }
 size_t onyx_io_binding_output_count(const onyx_io_binding *b) { return (void)b, 0; }
+
+onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
+                                      onyx_run_pair *pair) {
+    return (void)s, (void)rs, (void)hooks, (void)pair, NULL;
+}
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st) {
+    return (void)s, (void)pair, st;
+}
+onyx_status *onyx_plan_find_outer_copies(onyx_plan *plan) { return (void)plan, NULL; }
+bool onyx_outer_copy_reuse(onyx_run_state *rs, size_t i, const onyx_value *src) {
+    return (void)rs, (void)i, (void)src, false;
+}
+void onyx_outer_copy_keep(onyx_run_state *rs, size_t i, const onyx_value *src) { (void)rs, (void)i, (void)src; }
+void onyx_outer_copies_free(onyx_run_state *rs) { (void)rs; }
 const char *onyx_io_binding_output_name(const onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
 onyx_value *onyx_io_binding_output(onyx_io_binding *b, size_t i) { return (void)b, (void)i, NULL; }
+
+onyx_status *onyx_partition(onyx_graph *g, onyx_provider *const *prov, size_t n_prov,
+                            onyx_partition_report *rep) {
+    (void)g;
+    memset(rep, 0, sizeof *rep);
+    for (size_t p = 0; p < n_prov; p++)
+        if (prov[p]->device)
+            return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "execution provider '%s' runs on a device: partitioning "
+                              "for devices " NOT_IN_MINIMAL, prov[p]->name, rebuild);
+    return NULL;
+}
+/* no constant is ever copied to a device here */
+void onyx_partition_release_device_constants(onyx_graph *g) { (void)g; }
 
 #ifdef ONYX_MINIMAL_OMITS_subgraphs
 onyx_status *onyx_body_create(const onyx_kernel_host *h, const onyx_graph *g, onyx_body **out) {
@@ -161,6 +202,26 @@ onyx_status *onyx_body_run(const onyx_body *b, onyx_kernel_ctx *ctx, const onyx_
                            size_t n_inputs, onyx_value *const *provided, onyx_value **outputs) {
     (void)b, (void)ctx, (void)inputs, (void)n_inputs, (void)provided, (void)outputs;
     return ONYX_NOT_IMPLEMENTED("graph attributes are not in this minimal build");
+}
+#endif
+
+#ifdef ONYX_MINIMAL_OMITS_local_functions
+onyx_status *onyx_inline_functions(const onyx_model *m, const onyx_graph_proto *gp,
+                                   struct onyx_arena *arena, onyx_inlined_nodes *out) {
+    (void)arena;
+    for (size_t i = 0; i < gp->n_nodes; i++) {
+        const onyx_node_proto *np = &gp->nodes[i];
+        for (size_t f = 0; f < m->n_functions; f++) {
+            const onyx_function_proto *fn = &m->functions[f];
+            if (fn->name && np->op_type && !strcmp(fn->name, np->op_type) &&
+                !strcmp(fn->domain ? fn->domain : "", np->domain ? np->domain : ""))
+                return onyx_error(ONYX_ERR_NOT_IMPLEMENTED, "node #%zu calls the model-local function %s: "
+                                  "model-local functions are not in this minimal build (none of its operator "
+                                  "list's models has one; docs/build_options.md)", i, fn->name);
+        }
+    }
+    *out = (onyx_inlined_nodes){gp->nodes, NULL, gp->n_nodes}; /* no call: the nodes as they are */
+    return NULL;
 }
 #endif
 

@@ -170,6 +170,7 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
     if (!st) st = create_kernels(plan, &t);
     tracker_free(&t);
     if (!st) st = compute_lifetimes(plan);
+    if (!st) st = onyx_plan_find_outer_copies(plan);
     if (st) {
         onyx_plan_free(plan);
         return st;
@@ -188,5 +189,7 @@ void onyx_plan_free(onyx_plan *plan) {
     free(plan->node_provider);
     free(plan->release_start);
     free(plan->release_vals);
+    free(plan->outer_copy_src);
+    free(plan->outer_copy_keep);
     free(plan);
 }

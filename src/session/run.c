@@ -227,6 +227,7 @@ void onyx_session_free_memplans(onyx_session *s) {
 }
 
 static void run_state_free(onyx_run_state *rs, size_t n_values) {
+    onyx_outer_copies_free(rs);   /* the bodies' copies of this run's values */
     if (rs->slots)
         for (size_t v = 0; v < n_values; v++)
             if (rs->owned[v]) onyx_value_destroy(rs->slots[v]);
@@ -309,6 +310,9 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
     for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
     onyx_status *st = bind_inputs(s, &rs, input_names, inputs, n_inputs);
     for (size_t i = 0; !st && hooks && i < hooks->n_preset; i++) rs.slots[hooks->preset_ids[i]] = hooks->preset[i];
+    /* the providers' per-run pair brackets everything the run allocates */
+    onyx_run_pair pair = {0};
+    if (!st) st = onyx_run_begin_providers(s, &rs, hooks, &pair);
     int64_t *sig = NULL;
     size_t sig_len = 0;
     if (!st && !s->memplan_disabled) {
@@ -341,6 +345,7 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
         onyx_status_free(bst);
     }
     free(sig);
+    st = onyx_run_end_providers(s, &pair, st);   /* may fail the run */
     if (st) {
         for (size_t i = 0; i < n_outputs; i++) {
             /* outputs handed over before the failure are owned by the caller's array;

@@ -85,6 +85,12 @@ typedef struct onyx_plan {
     size_t *release_start;
     int32_t *release_vals;
     size_t max_io;                  /* most inputs or outputs of one node */
+    /* a body's copies of outer values to a device (outer_copies.c): per
+     * node, the enclosing graph's id of the value copied, else -1; per
+     * value id, 1 for their results (kept out of the memory plan). NULL
+     * when the graph has none. */
+    int32_t *outer_copy_src;
+    uint8_t *outer_copy_keep;
 } onyx_plan;
 
 onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,
@@ -137,6 +143,8 @@ typedef struct onyx_run_state {
                                      * (loop bodies: the shapes may change between iterations) */
     const uint8_t *skip_node;       /* I/O binding: per node, 1 = not run (onyx_run_hooks) */
     const uint8_t *keep;            /* I/O binding: per value id, kept past its last reader */
+    struct onyx_run_state *parent;  /* a body's run: the run executing its control-flow node */
+    struct onyx_outer_cache *outer_cache;  /* its bodies' copies of its values (outer_copies.c) */
 } onyx_run_state;
 
 /* The absolute deadline (onyx_now_ns clock) of a run starting now, 0 = none. */
@@ -164,6 +172,27 @@ onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *ru
                                      const char *const *input_names, const onyx_value *const *inputs,
                                      size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                      onyx_value **outputs, const onyx_run_hooks *hooks);
+
+/* Outer values copied to a device once per enclosing run (outer_copies.c):
+ * mark a plan's copies of outer values; before running such copy node i,
+ * take the enclosing run's copy of src (true: the slot is set, skip the
+ * node); after it ran, hand its result to that cache; free a run's cache. */
+onyx_status *onyx_plan_find_outer_copies(onyx_plan *plan);
+bool onyx_outer_copy_reuse(onyx_run_state *rs, size_t i, const onyx_value *src);
+void onyx_outer_copy_keep(onyx_run_state *rs, size_t i, const onyx_value *src);
+void onyx_outer_copies_free(onyx_run_state *rs);
+
+/* The providers' begin_run/end_run around one run (run_providers.c): begin
+ * fills the pair (allocated only when some provider has the entries); end
+ * ends what began, frees the pair and returns st, or the first end_run
+ * error when st is NULL. */
+typedef struct onyx_run_pair {
+    void **states;                  /* per provider */
+    bool *begun;
+} onyx_run_pair;
+onyx_status *onyx_run_begin_providers(const onyx_session *s, const onyx_run_state *rs, const onyx_run_hooks *hooks,
+                                      onyx_run_pair *pair);
+onyx_status *onyx_run_end_providers(const onyx_session *s, onyx_run_pair *pair, onyx_status *st);
 
 /* Execute a plan with slots already holding inputs and constants. */
 onyx_status *onyx_plan_execute(const onyx_plan *plan, onyx_run_state *rs);

@@ -185,7 +185,8 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     ONYX_TRY(onyx_run_check_stop(ctx->run));
     onyx_run_state rs = {.plan = sg->plan, .tp = ctx->tp, .profiler = ctx->run ? ctx->run->profiler : NULL,
                          .ropts = ctx->run ? ctx->run->ropts : NULL,
-                         .deadline_ns = ctx->run ? ctx->run->deadline_ns : 0};
+                         .deadline_ns = ctx->run ? ctx->run->deadline_ns : 0,
+                         .parent = ctx->run, .keep = sg->plan->outer_copy_keep};
     onyx_value *stack_slots[STACK_VALUES], *stack_by_id[STACK_VALUES];
     uint8_t stack_owned[STACK_VALUES];
     bool small = g->n_values <= STACK_VALUES;
@@ -254,6 +255,7 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     /* every value placed in the arena goes before the arena does */
     for (size_t v = 0; rs.slots && rs.owned && v < g->n_values; v++)
         if (rs.owned[v]) onyx_value_destroy(rs.slots[v]);
+    onyx_outer_copies_free(&rs);   /* its own bodies' copies of its values */
     onyx_memplan *made = NULL;
     if (record && !st && rs.recorded && rs.recorded_device) {
         onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &made);

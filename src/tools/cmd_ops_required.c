@@ -11,7 +11,10 @@
  * every value of the sessions' graphs, optimised (level all) and not (level
  * disabled), which a minimal build's kernels are compiled for. A model with
  * graph attributes (If, Loop, Scan bodies) gets no types line: its bodies'
- * values are not in the session's graph, and every type stays. */
+ * values are not in the session's graph, and every type stays. A
+ * `features;external_data,local_functions,sparse_tensors` line names the
+ * model features the models use (possibly none); a build leaves out the
+ * others. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,9 @@ typedef struct required {
     int64_t *opsets;      /* per domain: the highest imported version */
     uint64_t types;       /* ONYX_T-style bits of the values' element types */
     bool every_type;      /* a model has subgraphs: no types line */
+    bool external_data;   /* the features line */
+    bool local_functions;
+    bool sparse_tensors;
 } required;
 
 static const char *canonical(const char *domain) {
@@ -57,9 +63,24 @@ static onyx_status *add_op(required *r, const char *domain, const char *op) {
 
 static onyx_status *add_nodes(required *r, const onyx_node_proto *nodes, size_t n, int depth);
 
+static void note_tensors(required *r, const onyx_tensor_proto *t, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (t[i].data_location == 1) r->external_data = true;
+}
+
+static void note_sparse(required *r, const onyx_sparse_tensor_proto *sp, size_t n) {
+    if (n) r->sparse_tensors = true;
+    for (size_t i = 0; i < n; i++) {
+        note_tensors(r, &sp[i].values, 1);
+        note_tensors(r, &sp[i].indices, 1);
+    }
+}
+
 static onyx_status *add_graph(required *r, const onyx_graph_proto *g, int depth) {
     if (!g) return NULL;
     if (depth > 64) return ONYX_INVALID_MODEL("subgraphs nested deeper than 64");
+    note_tensors(r, g->initializers, g->n_initializers);
+    note_sparse(r, g->sparse_initializers, g->n_sparse_initializers);
     return add_nodes(r, g->nodes, g->n_nodes, depth);
 }
 
@@ -70,6 +91,10 @@ static onyx_status *add_nodes(required *r, const onyx_node_proto *nodes, size_t 
         for (size_t a = 0; a < node->n_attrs; a++) {
             const onyx_attr_proto *at = &node->attrs[a];
             if (at->g || at->n_graphs) r->every_type = true;
+            if (at->t) note_tensors(r, at->t, 1);
+            note_tensors(r, at->tensors, at->n_tensors);
+            if (at->sparse_tensor) note_sparse(r, at->sparse_tensor, 1);
+            note_sparse(r, at->sparse_tensors, at->n_sparse_tensors);
             ONYX_TRY(add_graph(r, at->g, depth + 1));
             for (size_t k = 0; k < at->n_graphs; k++) ONYX_TRY(add_graph(r, &at->graphs[k], depth + 1));
         }
@@ -85,6 +110,7 @@ static onyx_status *add_model_ops(required *r, const char *path) {
     for (size_t i = 0; i < m->n_opsets && !st; i++)
         st = add_domain(r, m->opsets[i].domain, m->opsets[i].version);
     if (!st) st = add_graph(r, m->graph, 0);
+    if (m->n_functions) r->local_functions = true;
     for (size_t f = 0; f < m->n_functions && !st; f++)
         st = add_nodes(r, m->functions[f].nodes, m->functions[f].n_nodes, 1);
     onyx_model_free(m);
@@ -153,6 +179,12 @@ static void print_required(required *r, char **models, int n_models) {
     qsort(r->passes.items, r->passes.n, sizeof *r->passes.items, cmp_str);
     printf("passes;");
     for (size_t i = 0; i < r->passes.n; i++) printf("%s%s", i ? "," : "", r->passes.items[i]);
+    printf("\n");
+    const bool used[] = {r->external_data, r->local_functions, r->sparse_tensors};
+    const char *const names[] = {"external_data", "local_functions", "sparse_tensors"};
+    printf("features;");
+    for (size_t i = 0, shown = 0; i < 3; i++)
+        if (used[i]) printf("%s%s", shown++ ? "," : "", names[i]);
     printf("\n");
     if (r->every_type || !r->types) return;
     printf("types;");

@@ -10,6 +10,8 @@
 #   - onyx_digits predicts the 450 test images the same (timing lines aside);
 #   - a model with an operator outside the list is refused, naming the operator and the option;
 #   - a model with an element type outside the list's types (Mul on uint8) is refused, naming it;
+#   - models with a sparse initializer, external data or a model-local function (features the
+#     list leaves out) are refused, saying so;
 #   - saving the optimised model (a feature minimal builds leave out) fails with its error.
 set -euo pipefail
 full="$1"; src="$2"; max="$3"
@@ -54,6 +56,24 @@ fi
 cat "$dir/typed.err"
 grep -q "operator Mul (opset [0-9]*) is not in this build for element type uint8: this is a minimal build" \
     "$dir/typed.err" || { echo "FAIL: the error does not name the operator and the element type"; exit 1; }
+# model features: the digits model uses none (an empty features line), the three models one each
+grep -qx "features;" "$dir/minimal/required_operators.config" ||
+    { echo "FAIL: the digits operator list does not have an empty features line"; exit 1; }
+features=$("$full/onyx" ops --required-by tests/minimal/external_mul.onnx tests/minimal/function_relu.onnx \
+           tests/minimal/sparse_mul.onnx | grep "^features;")
+[ "$features" = "features;external_data,local_functions,sparse_tensors" ] ||
+    { echo "FAIL: onyx ops --required-by wrote '$features'"; exit 1; }
+for feature in sparse_mul:"sparse tensor 'S': sparse tensors are not in this minimal build" \
+               external_mul:"tensor 'W': external data is not in this minimal build" \
+               function_relu:"calls the model-local function ScaledRelu: model-local functions are not in"; do
+    model="tests/minimal/${feature%%:*}.onnx"
+    "$full/tests/run_outputs" "$model" "$dir/out.feature" 1  # (the full build runs it)
+    if "$dir/onyx_run_outputs" "$model" "$dir/out.feature" 1 2> "$dir/feature.err"; then
+        echo "FAIL: $model ran on the digits build (no features)"; exit 1
+    fi
+    cat "$dir/feature.err"
+    grep -qF "${feature#*:}" "$dir/feature.err" || { echo "FAIL: the error for $model does not say why"; exit 1; }
+done
 if RUN_OUTPUTS_SAVE="$dir/saved.onnx" "$dir/onyx_run_outputs" models/digits.onnx "$dir/out.saved" 1 \
     2> "$dir/save.err"; then
     echo "FAIL: the minimal build saved a model"; exit 1

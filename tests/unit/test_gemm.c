@@ -115,9 +115,8 @@ static bool run_problem(const problem *p, int mode, onyx_threadpool *tp) {
     }
     if (mode == MODE_PACK_B || mode == MODE_PACK_AB) {
         /* packed on the pool's threads, as during session creation */
-        onyx_threadpool *outer = onyx_threadpool_for_init(tp);
-        CHECK_OK(onyx_sgemm_pack_b(p->tb, p->K, p->N, p->B, p->ldb, &pb));
-        onyx_threadpool_for_init(outer);
+        const onyx_pack_ctx pk = {.pool = tp};
+        CHECK_OK(onyx_sgemm_pack_b(&pk, p->tb, p->K, p->N, p->B, p->ldb, &pb));
         b = (onyx_gemm_operand){.packed = pb};
     }
     if (mode == MODE_ROWS) b = (onyx_gemm_operand){.row_fn = gen_row, .row_ctx = p};
@@ -234,7 +233,7 @@ static void test_degenerate(void) {
 static void test_errors(void) {
     float A[12] = {0}, B[12] = {0}, C[16] = {0};
     onyx_packed_mat *pb = NULL;
-    CHECK_OK(onyx_sgemm_pack_b(false, 3, 4, B, 4, &pb));
+    CHECK_OK(onyx_sgemm_pack_b(NULL, false, 3, 4, B, 4, &pb));
     onyx_gemm_operand a = {.data = A, .ld = 4};
     onyx_gemm_operand b = {.packed = pb};
     /* K = 4 does not match the packed 3 x 4 */
@@ -871,7 +870,7 @@ static double now_s(void) {
 static double bench_one(size_t M, size_t N, size_t K, bool packed, onyx_threadpool *tp) {
     float *A = rand_buf(M * K), *B = rand_buf(K * N), *C = rand_buf(M * N);
     onyx_packed_mat *pb = NULL;
-    if (packed) CHECK_OK(onyx_sgemm_pack_b(false, K, N, B, N, &pb));
+    if (packed) CHECK_OK(onyx_sgemm_pack_b(NULL, false, K, N, B, N, &pb));
     double best = 1e30, flops = 2.0 * M * N * K;
     int reps = 0;
     for (double t_total = 0; reps < 3 || (t_total < 1.0 && reps < 50); reps++) {

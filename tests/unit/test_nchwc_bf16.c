@@ -55,7 +55,7 @@ static void run_case(const conv_case *c, const onyx_nchwc_bf16_kernel *k, onyx_t
     onyx_nchwc_act act = {.kind = c->act, .a = c->act == ONYX_GEMM_ACT_CLIP ? -0.5f : 0.1f, .b = 0.75f};
     const int64_t wd[4] = {c->M, c->C, c->KH, c->KW};
     onyx_nchwc_bf16_w *pw = NULL;
-    CHECK_OK(onyx_nchwc_bf16_pack(w, wd, &pw));
+    CHECK_OK(onyx_nchwc_bf16_pack(NULL, w, wd, &pw));
     if (!pw) return;
     CHECK(onyx_nchwc_bf16_bytes(pw) >= (size_t)(pw->groups * 32 * pw->steps * 32) * 2);
     CHECK_OK(onyx_nchwc_bf16_conv(k, &g, x, pw, bias, z, y, &act, tp));
@@ -116,24 +116,23 @@ static void test_kernels(const onyx_nchwc_bf16_kernel *k, onyx_threadpool *tp) {
 }
 
 static void test_pick(void) {
-    bool old = onyx_bf16_pack_mode(false);
-    CHECK(onyx_nchwc_bf16_pick(16) == NULL);   /* fast-math off: the float32 kernels */
-    onyx_bf16_pack_mode(true);
-    CHECK(onyx_nchwc_bf16_pick(8) == NULL);
-    const onyx_nchwc_bf16_kernel *k = onyx_nchwc_bf16_pick(16);
+    const onyx_pack_ctx off = {0}, on = {.bf16 = true};
+    CHECK(onyx_nchwc_bf16_pick(&off, 16) == NULL);   /* fast-math off: the float32 kernels */
+    CHECK(onyx_nchwc_bf16_pick(NULL, 16) == NULL);
+    CHECK(onyx_nchwc_bf16_pick(&on, 8) == NULL);
+    const onyx_nchwc_bf16_kernel *k = onyx_nchwc_bf16_pick(&on, 16);
 #if defined(__x86_64__) && defined(__linux__)
     CHECK(k == ((onyx_bf16_fastmath_available() && onyx_bf16_amx_usable()) ? &onyx_nchwc_bf16_amx : NULL));
 #else
     CHECK(k == NULL);
 #endif
-    onyx_bf16_pack_mode(old);
 }
 
 static void test_mismatch(void) {
     const int64_t wd[4] = {16, 16, 3, 3};
     float *w = rand_floats(16 * 16 * 9);
     onyx_nchwc_bf16_w *pw = NULL;
-    CHECK_OK(onyx_nchwc_bf16_pack(w, wd, &pw));
+    CHECK_OK(onyx_nchwc_bf16_pack(NULL, w, wd, &pw));
     onyx_nchwc_geom g = {.N = 1, .C = 32, .M = 16, .blk = 16, .Cb = 2, .Mb = 1, .IH = 4, .IW = 4, .OH = 2, .OW = 2,
                          .KH = 3, .KW = 3, .SH = 1, .SW = 1, .DH = 1, .DW = 1};
     onyx_nchwc_act act = {0};
@@ -142,7 +141,7 @@ static void test_mismatch(void) {
                       "does not match the packed W");
     const int64_t huge[4] = {INT64_C(1) << 40, INT64_C(1) << 20, 3, 3};
     onyx_nchwc_bf16_w *none = NULL;
-    CHECK_ERR(onyx_nchwc_bf16_pack(w, huge, &none), "too large");
+    CHECK_ERR(onyx_nchwc_bf16_pack(NULL, w, huge, &none), "too large");
     CHECK(none == NULL);
     onyx_nchwc_bf16_free(pw);
     free(w);

@@ -2,6 +2,7 @@
  * (examples/provider/example_provider.c), whose device memory the host
  * cannot read: every value crossing the boundary must go through a copy
  * node. Models: tests/data/make_provider_models.py. */
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #error "ONYX_TEST_PLUGIN_DIR must name the folder of the built provider libraries"
 #endif
 /* the folder of the provider libraries: built in, or $ONYX_TEST_PLUGIN_DIR */
-static char EXAMPLE_LIB[4096], OLD_EXAMPLE_LIB[4096], NO_LIB[4096];
+static char EXAMPLE_LIB[4096], OLD_EXAMPLE_LIB[4096], V20_EXAMPLE_LIB[4096], NO_LIB[4096];
 #define MIXED "tests/data/provider_mixed.onnx"
 #define CHAIN "tests/data/provider_chain.onnx"
 
@@ -167,6 +168,55 @@ static void test_version_mismatch(void) {
     }
 }
 
+/* The counters of a loaded example library (onyx_example_runs: begun,
+ * ended). */
+static unsigned long *run_counters(const char *lib) {
+    void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    return h ? dlsym(h, "onyx_example_runs") : NULL;
+}
+
+/* Interface 2.1's begin_run/end_run: called once each per run of a session
+ * on a library whose table has them; a library with a 2.0 table (an older
+ * minor version) loads, runs, and is never called through them. */
+static void test_run_pair(void) {
+    onyx_session *s = NULL;
+    CHECK_OK(open_session(MIXED, EXAMPLE_LIB, "nodes", NULL, NULL, true, &s));
+    unsigned long *runs = run_counters(EXAMPLE_LIB);
+    CHECK(runs != NULL);
+    if (s && runs) {
+        unsigned long b = runs[0], e = runs[1];
+        for (int i = 0; i < 3; i++) {
+            onyx_value *outs[2] = {0};
+            CHECK_OK(run(s, 2, outs));
+            onyx_value_free(outs[0]);
+            onyx_value_free(outs[1]);
+        }
+        CHECK(runs[0] - b == 3 && runs[1] - e == 3);
+        /* a failed run (a missing input) ends whatever it began */
+        onyx_value *out = NULL;
+        const char *out_names[] = {"out"};
+        onyx_status *st = onyx_session_run(s, NULL, NULL, NULL, 0, out_names, 1, &out);
+        CHECK(st != NULL && out == NULL);
+        onyx_status_free(st);
+        CHECK(runs[0] - b == runs[1] - e);
+    }
+    onyx_session_free(s);
+    s = NULL;
+    CHECK_OK(open_session(MIXED, V20_EXAMPLE_LIB, "nodes", NULL, NULL, true, &s));
+    unsigned long *old = run_counters(V20_EXAMPLE_LIB);
+    CHECK(old != NULL && old != runs);
+    if (s && old) {
+        CHECK(count_nodes(s).example > 0);
+        onyx_value *outs[2] = {0};
+        CHECK_OK(run(s, 2, outs));
+        CHECK(outs[0] != NULL);
+        onyx_value_free(outs[0]);
+        onyx_value_free(outs[1]);
+        CHECK(old[0] == 0 && old[1] == 0);
+    }
+    onyx_session_free(s);
+}
+
 /* A shape computation stays on the CPU even when the device provider
  * claims its operator (float Mul of Shape's values): before the fix the
  * plan gave such nodes to the first provider claiming them, without the
@@ -221,6 +271,7 @@ int main(void) {
     const char *dir = getenv("ONYX_TEST_PLUGIN_DIR") ? getenv("ONYX_TEST_PLUGIN_DIR") : ONYX_TEST_PLUGIN_DIR;
     snprintf(EXAMPLE_LIB, sizeof EXAMPLE_LIB, "%s/libonyx_provider_example.so", dir);
     snprintf(OLD_EXAMPLE_LIB, sizeof OLD_EXAMPLE_LIB, "%s/libonyx_provider_example_v1.so", dir);
+    snprintf(V20_EXAMPLE_LIB, sizeof V20_EXAMPLE_LIB, "%s/libonyx_provider_example_v20.so", dir);
     snprintf(NO_LIB, sizeof NO_LIB, "%s/libonyx_provider_none.so", dir);
     for (int i = 0; i < 24; i++) xs[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
     for (int i = 0; i < 4; i++) ys[i] = 0.5f + (float)i;
@@ -229,6 +280,7 @@ int main(void) {
     test_compiled_group();
     test_fallback_and_strict();
     test_version_mismatch();
+    test_run_pair();
     test_shape_stays_on_cpu();
     test_cuda_by_name();
     return testlib_finish("test_providers");

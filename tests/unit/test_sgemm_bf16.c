@@ -71,7 +71,7 @@ static void reference(const prob *p, const float *A, const float *B, float *C) {
 static void run(const onyx_bf16_isa *isa, const prob *p, const float *A, const float *B, float *C,
                 onyx_threadpool *tp) {
     onyx_bf16_mat *m = NULL;
-    CHECK_OK(onyx_bf16_pack_b(isa, p->tb, p->K, p->N, B, p->tb ? p->K : p->N, &m));
+    CHECK_OK(onyx_bf16_pack_b(isa, NULL, p->tb, p->K, p->N, B, p->tb ? p->K : p->N, &m));
     if (!m) return;
     CHECK_OK(onyx_bf16_gemm(isa, p->M, p->alpha, A, p->ta ? p->M : p->K, p->ta, m, p->beta, C, p->N,
                             p->ep.bias || p->ep.act ? &p->ep : NULL, tp));

@@ -47,8 +47,8 @@ static void run_case(const prob *p, onyx_threadpool *tp) {
                              .act = (onyx_gemm_activation)p->act, .act_a = -0.5f, .act_b = 0.5f};
     size_t ldb = p->tb ? p->K : p->N, lda = p->ta ? p->M : p->K;
     onyx_packed_mat *ph = NULL, *pf = NULL;
-    CHECK_OK(onyx_sgemm_pack_b_half(p->tb, p->K, p->N, raw + 1, ldb, &ph));
-    CHECK_OK(onyx_sgemm_pack_b(p->tb, p->K, p->N, bw, ldb, &pf));
+    CHECK_OK(onyx_sgemm_pack_b_half(NULL, p->tb, p->K, p->N, raw + 1, ldb, &ph));
+    CHECK_OK(onyx_sgemm_pack_b(NULL, p->tb, p->K, p->N, bw, ldb, &pf));
     if (ph && pf) {
         if (p->K * p->N >= 4096) CHECK(onyx_packed_mat_bytes(ph) * 10 < onyx_packed_mat_bytes(pf) * 6);
         CHECK_OK(onyx_sgemm_packed(p->ta, p->M, p->alpha, A, lda, ph, p->beta, C1, p->N, &ep, tp));

@@ -79,19 +79,17 @@ static onyx_status *cpu_create_kernel(const onyx_provider *p, const onyx_graph *
         types[i] = v >= 0 ? &g->values[v].type : NULL;
         consts[i] = v >= 0 && g->values[v].source == ONYX_VAL_INITIALIZER ? g->values[v].constant : NULL;
     }
+    /* weight packing runs on the session's threads, in bfloat16 under
+     * fast-math except for kernels that run once on constants (folding):
+     * the packers get both through info.pack */
+    const cpu_provider *cp = p->impl;
+    const onyx_pack_ctx pack = {.pool = p->host ? p->host->init_pool : NULL,
+                                .bf16 = cp && cp->bf16_fastmath && !k->once};
     onyx_kernel_info info = {
         .node = n, .model = g->model, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
-        .in_types = types, .const_in = consts, .host = p->host,
+        .in_types = types, .const_in = consts, .host = p->host, .pack = &pack,
     };
-    /* weight packing runs on the session's threads (the packers read the
-     * init pool: onyx_threadpool_init_pool), in bfloat16 under fast-math
-     * except for kernels that run once on constants (folding) */
-    const cpu_provider *cp = p->impl;
-    onyx_threadpool *outer = onyx_threadpool_for_init(p->host ? p->host->init_pool : NULL);
-    bool bf16_outer = onyx_bf16_pack_mode(cp && cp->bf16_fastmath && !k->once);
     onyx_status *st = d->init(&info, &k->state);
-    onyx_bf16_pack_mode(bf16_outer);
-    onyx_threadpool_for_init(outer);
     free(types);
     free(consts);
     return st;

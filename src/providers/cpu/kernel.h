@@ -39,6 +39,7 @@ typedef struct onyx_kernel_info {
     const onyx_type *const *in_types;       /* NULL for omitted */
     const onyx_value *const *const_in;      /* NULL where not constant */
     const onyx_kernel_host *host;           /* the session's services, or NULL (constant folding) */
+    const onyx_pack_ctx *pack;              /* how to pack constant weights (pool, bfloat16), or NULL */
 } onyx_kernel_info;
 
 typedef struct onyx_op_def {

@@ -23,7 +23,10 @@ _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 #define BASELINE_GEMM onyx_gemm_isa_generic
 #endif
 
-#define GENERIC_TILE {onyx_nchwc_tile_generic, {8, 8, 8, 6, 4, 4, 4, 4}}
+#ifndef ONYX_NCHWC_GENERIC_TILE  /* NULL in a minimal build without the blocked layout */
+#define ONYX_NCHWC_GENERIC_TILE onyx_nchwc_tile_generic
+#endif
+#define GENERIC_TILE {ONYX_NCHWC_GENERIC_TILE, {8, 8, 8, 6, 4, 4, 4, 4}}
 
 static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     /* the portable tile takes any shape; the layout pass stays off */

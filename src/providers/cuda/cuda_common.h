@@ -63,18 +63,52 @@ extern cu_device cu_dev;
 /* the last launch's error */
 #define CU_LAUNCHED() CU_TRY(cudaGetLastError())
 
+struct cu_graph;
+
 /* A kernel call: the host's context plus inputs. */
 typedef struct cu_call {
     onyx_ep_ctx *ctx;
     cudaStream_t s;
+    struct cu_graph *capture;   /* the session's CUDA graph while a capture records outputs, else NULL */
 } cu_call;
+
+/* Note output k of a call being captured (graph.cu). */
+void cu_graph_note_output(struct cu_graph *g, size_t k, int32_t dtype, int32_t rank, const int64_t *dims,
+                          const void *data);
 
 /* The input k (0 = omitted). */
 static inline int cu_in(cu_call *c, size_t k, onyx_ep_tensor *t) { return cu_host->ctx_input(c->ctx, k, t); }
 static inline onyx_status *cu_out(cu_call *c, size_t k, int32_t dtype, int32_t rank, const int64_t *dims,
                                   onyx_ep_tensor *t) {
-    return cu_host->ctx_output(c->ctx, k, dtype, rank, dims, t);
+    onyx_status *st = cu_host->ctx_output(c->ctx, k, dtype, rank, dims, t);
+    if (!st && c->capture) cu_graph_note_output(c->capture, k, dtype, rank, dims, t->data);
+    return st;
 }
+
+/* ---- CUDA graph capture (graph.cu; option cuda_graph = 1) ---- */
+
+/* The process-wide lock of every call into the provider (recursive). */
+void cu_lock_take(void);
+void cu_lock_drop(void);
+/* A session's graph state, or NULL when its option is off. */
+onyx_status *cu_graph_create(struct cu_graph **out);
+void cu_graph_destroy(struct cu_graph *g);
+onyx_status *cu_graph_begin(struct cu_graph *g, const onyx_ep_run_info *run);
+onyx_status *cu_graph_end(struct cu_graph *g, int failed);
+/* alloc/free of the session's device memory during and after graph runs:
+ * true when the graph took the call (*out set, or the pointer kept) */
+bool cu_graph_alloc(struct cu_graph *g, size_t n, void **out);
+bool cu_graph_keeps(struct cu_graph *g, void *ptr);
+/* an error when the graph's run may not make this copy (host <-> device) */
+onyx_status *cu_graph_check_copy(struct cu_graph *g, onyx_ep_copy_kind kind);
+/* The call as the graph's run wants it: *done when replayed (outputs placed,
+ * nothing launched); else c->capture is set while capturing. */
+onyx_status *cu_graph_compute(struct cu_graph *g, cu_call *c, bool *done);
+/* after a call that ran: an error the graph noted (an allocation that
+ * differs from the warm-up run's) */
+onyx_status *cu_graph_after_call(struct cu_graph *g, onyx_status *st);
+/* the mapped error flag of index kernels, checked after a synchronised run */
+onyx_status *cu_check_bad_index(void);
 /* Required input k, of element type dtype (0 = any), or an error. */
 onyx_status *cu_need(cu_call *c, size_t k, int32_t dtype, onyx_ep_tensor *t);
 /* Required input k of type float or float16 (and of type like, if not 0). */

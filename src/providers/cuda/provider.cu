@@ -27,6 +27,9 @@ struct locked {
     ~locked() { pthread_mutex_unlock(&cu_lock); }
 };
 
+void cu_lock_take(void) { pthread_mutex_lock(&cu_lock); }
+void cu_lock_drop(void) { pthread_mutex_unlock(&cu_lock); }
+
 /* ---------------------------------------------------------------- start */
 
 static bool start_device(int id, bool tf32) {
@@ -82,6 +85,7 @@ static bool start_device(int id, bool tf32) {
 
 typedef struct cu_provider {
     int device_id;
+    cu_graph *graph;     /* option cuda_graph = 1 (graph.cu), else NULL */
 } cu_provider;
 
 static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys, const char *const *values,
@@ -89,7 +93,7 @@ static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys
     cu_host = host;
     pthread_once(&lock_once, init_lock);
     int id = 0;
-    bool tf32 = false;
+    bool tf32 = false, graph = false;
     for (size_t i = 0; i < n; i++) {
         char *end;
         if (!strcmp(keys[i], "device_id")) {
@@ -102,9 +106,13 @@ static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys
             if (strcmp(values[i], "0") && strcmp(values[i], "1"))
                 return host->error(ONYX_ERR_INVALID_ARGUMENT, "cuda provider: use_tf32 must be 0 or 1, got '%s'", values[i]);
             tf32 = values[i][0] == '1';
+        } else if (!strcmp(keys[i], "cuda_graph")) {
+            if (strcmp(values[i], "0") && strcmp(values[i], "1"))
+                return host->error(ONYX_ERR_INVALID_ARGUMENT, "cuda provider: cuda_graph must be 0 or 1, got '%s'", values[i]);
+            graph = values[i][0] == '1';
         } else {
-            return host->error(ONYX_ERR_INVALID_ARGUMENT, "cuda provider: unknown option '%s' (known: device_id, use_tf32)",
-                               keys[i]);
+            return host->error(ONYX_ERR_INVALID_ARGUMENT,
+                               "cuda provider: unknown option '%s' (known: device_id, use_tf32, cuda_graph)", keys[i]);
         }
     }
     locked l;
@@ -116,12 +124,20 @@ static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys
     cu_provider *p = (cu_provider *)calloc(1, sizeof *p);
     if (!p) return host->error(ONYX_ERR_OUT_OF_MEMORY, "cuda provider: out of memory");
     p->device_id = id;
+    if (graph) {
+        onyx_status *st = cu_graph_create(&p->graph);
+        if (st) {
+            free(p);
+            return st;
+        }
+    }
     *out = p;
     return NULL;
 }
 
 static void cu_destroy(void *p) {
     /* the device context stays for the process: other sessions share it */
+    cu_graph_destroy(((cu_provider *)p)->graph);
     locked l;
     cudaStreamSynchronize(cu_dev.stream);
     free(p);
@@ -131,15 +147,19 @@ static const char *cu_device_name(void *p) { return cu_dev.name; }
 
 /* ---------------------------------------------------------------- memory */
 
+static cu_graph *graph_of(void *p) { return p ? ((cu_provider *)p)->graph : NULL; }
+
 static void *cu_alloc(void *p, size_t n) {
     locked l;
     void *d = NULL;
+    if (cu_graph_alloc(graph_of(p), n, &d)) return d;
     return cudaMallocAsync(&d, n, cu_dev.stream) == cudaSuccess ? d : NULL;
 }
 
 static void cu_free(void *p, void *ptr) {
     if (!ptr) return;
     locked l;
+    if (cu_graph_keeps(graph_of(p), ptr)) return;
     cudaFreeAsync(ptr, cu_dev.stream);
 }
 
@@ -165,7 +185,7 @@ static onyx_status *staging_reserve(size_t n) {
     return NULL;
 }
 
-static onyx_status *check_bad_index(void) {
+onyx_status *cu_check_bad_index(void) {
     if (!*cu_dev.bad_index) return NULL;
     *cu_dev.bad_index = 0;
     return cu_host->error(ONYX_ERR_INVALID_ARGUMENT,
@@ -176,6 +196,7 @@ static onyx_status *check_bad_index(void) {
 static onyx_status *cu_copy(void *p, void *dst, const void *src, size_t n, onyx_ep_copy_kind kind) {
     locked l;
     cudaStream_t s = cu_dev.stream;
+    CU_TRY_STATUS(cu_graph_check_copy(graph_of(p), kind));
     if (kind == ONYX_EP_DEVICE_TO_DEVICE) {
         CU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
         return NULL;
@@ -189,7 +210,7 @@ static onyx_status *cu_copy(void *p, void *dst, const void *src, size_t n, onyx_
     }
     CU_TRY(cudaMemcpyAsync(staging, src, n, cudaMemcpyDeviceToHost, s));
     CU_TRY(cudaStreamSynchronize(s));
-    CU_TRY_STATUS(check_bad_index());
+    CU_TRY_STATUS(cu_check_bad_index());
     memcpy(dst, staging, n);
     return NULL;
 }
@@ -251,14 +272,18 @@ static onyx_status *cu_create_kernel(void *p, const onyx_ep_node *n, void **out)
 static onyx_status *cu_compute(void *p, void *kv, onyx_ep_ctx *ctx) {
     cu_kernel *k = (cu_kernel *)kv;
     locked l;
-    cu_call c = {ctx, cu_dev.stream};
+    cu_call c = {ctx, cu_dev.stream, NULL};
+    cu_graph *g = graph_of(p);
+    bool replayed = false;
+    CU_TRY_STATUS(cu_graph_compute(g, &c, &replayed));
+    if (replayed) return NULL;
     onyx_status *st = k->op->compute(&c, k->state);
     if (!st) {
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             st = cu_host->error(ONYX_ERR_RUNTIME, "cuda: %s: %s", k->op->op_type, cudaGetErrorString(e));
     }
-    return st;
+    return cu_graph_after_call(g, st);
 }
 
 static void cu_free_kernel(void *p, void *kv) {
@@ -266,6 +291,18 @@ static void cu_free_kernel(void *p, void *kv) {
     if (!k) return;
     free(k->state); /* states are single blocks; device-side state is never kept */
     free(k);
+}
+
+/* The run pair (interface 2.1): only a session with cuda_graph = 1 has
+ * anything to do per run. */
+static onyx_status *cu_begin_run(void *p, const onyx_ep_run_info *run, void **state) {
+    cu_graph *g = graph_of(p);
+    *state = g;
+    return g ? cu_graph_begin(g, run) : NULL;
+}
+
+static onyx_status *cu_end_run(void *p, void *state, int failed) {
+    return state ? cu_graph_end((cu_graph *)state, failed) : NULL;
 }
 
 static const onyx_ep_plugin plugin = {
@@ -285,6 +322,8 @@ static const onyx_ep_plugin plugin = {
     NULL, /* compile */
     cu_compute,
     cu_free_kernel,
+    cu_begin_run,
+    cu_end_run,
 };
 
 extern "C" ONYX_EP_EXPORT const onyx_ep_plugin *onyx_provider_plugin(uint32_t host_api_version) {

@@ -191,7 +191,7 @@ static onyx_status *packed_new(const onyx_gemm_isa *isa, bool is_b, size_t outer
 }
 
 /* Packing B by (K block, column range) items, on the session's threads
- * while it loads (onyx_threadpool_init_pool). */
+ * while it loads (the pack context's pool). */
 #define PACK_B_COLUMN_PARTS 4
 typedef struct pack_b_job {
     const onyx_gemm_isa *isa;
@@ -214,11 +214,11 @@ static void pack_b_items(void *arg, size_t begin, size_t end) {
 }
 
 /* bf16 fast-math (sgemm_bf16.h): the weights as bfloat16 pairs. */
-static onyx_status *pack_b_bf16(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+static onyx_status *pack_b_bf16(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                 onyx_packed_mat **out) {
     onyx_packed_mat *p = calloc(1, sizeof *p);
     if (!p) return ONYX_OOM();
-    onyx_status *st = onyx_bf16_pack_b(NULL, transB, K, N, B, ldb, &p->bf16);
+    onyx_status *st = onyx_bf16_pack_b(NULL, onyx_pack_pool(pk), transB, K, N, B, ldb, &p->bf16);
     if (st) {
         free(p);
         return st;
@@ -232,9 +232,9 @@ static onyx_status *pack_b_bf16(bool transB, size_t K, size_t N, const float *B,
     return NULL;
 }
 
-onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+onyx_status *onyx_sgemm_pack_b(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                onyx_packed_mat **out) {
-    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) return pack_b_bf16(transB, K, N, B, ldb, out);
+    if (pk && pk->bf16 && onyx_bf16_fastmath_available()) return pack_b_bf16(pk, transB, K, N, B, ldb, out);
     const onyx_gemm_isa *isa = current_isa();
     /* pack_b_block writes every element, padding strips included */
     ONYX_TRY(packed_new(isa, true, N, K, false, false, out));
@@ -244,7 +244,7 @@ onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, 
     size_t strips = (N + isa->nr - 1) / isa->nr;
     pack_b_job j = {isa, &op, p, K, N, (strips + PACK_B_COLUMN_PARTS - 1) / PACK_B_COLUMN_PARTS};
     size_t kblocks = (K + p->kcb - 1) / p->kcb;
-    onyx_parallel_for(onyx_threadpool_init_pool(), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
+    onyx_parallel_for(onyx_pack_pool(pk), kblocks * PACK_B_COLUMN_PARTS, 1, pack_b_items, &j);
     return NULL;
 }
 
@@ -260,19 +260,19 @@ static onyx_status *pack_b_half(const onyx_gemm_isa *isa, bool transB, size_t K,
     return NULL;
 }
 
-onyx_status *onyx_sgemm_pack_b_half(bool transB, size_t K, size_t N, const void *B, size_t ldb,
-                                    onyx_packed_mat **out) {
+onyx_status *onyx_sgemm_pack_b_half(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const void *B,
+                                    size_t ldb, onyx_packed_mat **out) {
     *out = NULL;
     size_t n, bytes;
     if (onyx_mul_overflow_size(K, N, &n) || onyx_mul_overflow_size(n, sizeof(float), &bytes) ||
         bytes > ONYX_MAX_TENSOR_BYTES)
         return ONYX_INVALID_ARG("gemm: float16 matrix of %zu x %zu too large to pack", K, N);
-    if (onyx_bf16_pack_mode_on() && onyx_bf16_fastmath_available()) {
+    if (pk && pk->bf16 && onyx_bf16_fastmath_available()) {
         /* bf16 fast-math rounds the weights to bfloat16: through float32 once */
         float *wide = onyx_alloc(bytes ? bytes : sizeof(float));
         if (!wide) return ONYX_OOM();
         onyx_half_widen_bytes(B, n, wide);
-        onyx_status *st = pack_b_bf16(transB, K, N, wide, ldb, out);
+        onyx_status *st = pack_b_bf16(pk, transB, K, N, wide, ldb, out);
         onyx_free(wide);
         return st;
     }

@@ -67,13 +67,13 @@ onyx_status *onyx_sgemm(bool transA, bool transB, size_t M, size_t N, size_t K, 
 typedef struct onyx_packed_mat onyx_packed_mat;
 
 /* Pack op(B) (K x N) as the right-hand operand. */
-onyx_status *onyx_sgemm_pack_b(bool transB, size_t K, size_t N, const float *B, size_t ldb,
+onyx_status *onyx_sgemm_pack_b(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const float *B, size_t ldb,
                                onyx_packed_mat **out);
 /* Pack op(B) (K x N) from float16 data (any alignment) as the right-hand
  * operand, kept in float16 and widened block by block while a GEMM runs
  * (sgemm_half.h); with bf16 fast-math on, packed as bfloat16 instead. */
-onyx_status *onyx_sgemm_pack_b_half(bool transB, size_t K, size_t N, const void *B, size_t ldb,
-                                    onyx_packed_mat **out);
+onyx_status *onyx_sgemm_pack_b_half(const onyx_pack_ctx *pk, bool transB, size_t K, size_t N, const void *B,
+                                    size_t ldb, onyx_packed_mat **out);
 /* Pack op(A) (M x K) as the left-hand operand. */
 onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
                                onyx_packed_mat **out);

@@ -34,16 +34,6 @@ bool onyx_bf16_fastmath_available(void) {
 #endif
 }
 
-static _Thread_local bool pack_mode;
-
-bool onyx_bf16_pack_mode(bool on) {
-    bool old = pack_mode;
-    pack_mode = on;
-    return old;
-}
-
-bool onyx_bf16_pack_mode_on(void) { return pack_mode; }
-
 static const onyx_bf16_isa *best_isa(void) {
 #if defined(__x86_64__)
     if (onyx_bf16_fastmath_available()) return onyx_bf16_amx_usable() ? &onyx_bf16_isa_amx : &onyx_bf16_isa_avx512;
@@ -117,8 +107,8 @@ static void pack_strips(void *arg, size_t begin, size_t end) {
     }
 }
 
-onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
-                              size_t ldb, onyx_bf16_mat **out) {
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
+                              const float *B, size_t ldb, onyx_bf16_mat **out) {
     *out = NULL;
     if (!isa) isa = best_isa();
     onyx_bf16_mat *m = calloc(1, sizeof *m);
@@ -143,7 +133,7 @@ onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, s
     }
     m->bytes = bytes + sizeof *m;
     pack_job j = {m, B, ldb, transB};
-    if (K && N) onyx_parallel_for(onyx_threadpool_init_pool(), m->strips, 1, pack_strips, &j);
+    if (K && N) onyx_parallel_for(pool, m->strips, 1, pack_strips, &j);
     *out = m;
     return NULL;
 }

@@ -77,15 +77,10 @@ extern const onyx_bf16_isa onyx_bf16_isa_portable;
  * ONYX_ISA forcing a lower set turns fast-math off). */
 bool onyx_bf16_fastmath_available(void);
 
-/* While on (per thread, set by the session around kernel creation),
- * onyx_sgemm_pack_b packs bfloat16 where available. Returns the previous
- * setting. */
-bool onyx_bf16_pack_mode(bool on);
-bool onyx_bf16_pack_mode_on(void);
-
-/* Pack op(B) (K x N) for `isa` (NULL: the best available). */
-onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, bool transB, size_t K, size_t N, const float *B,
-                              size_t ldb, onyx_bf16_mat **out);
+/* Pack op(B) (K x N) for `isa` (NULL: the best available), on pool (NULL:
+ * inline). onyx_sgemm_pack_b packs bfloat16 when its pack context says so. */
+onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
+                              const float *B, size_t ldb, onyx_bf16_mat **out);
 void onyx_bf16_mat_free(onyx_bf16_mat *m);
 
 /* C[M,N] = epilogue(alpha * op(A) * B + beta * C) with A float32 (rounded

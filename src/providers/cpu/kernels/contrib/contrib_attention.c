@@ -62,8 +62,8 @@ static onyx_status *attn_init(const onyx_kernel_info *info, void **state) {
     if (!s) return ONYX_OOM();
     s->din = w->dims[0];
     s->total = w->dims[1];
-    onyx_status *st = half ? onyx_sgemm_pack_b_half(false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w)
-                           : onyx_sgemm_pack_b(false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w);
+    onyx_status *st = half ? onyx_sgemm_pack_b_half(info->pack, false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w)
+                           : onyx_sgemm_pack_b(info->pack, false, (size_t)s->din, (size_t)s->total, w->data, (size_t)s->total, &s->w);
     if (st) {
         free(s);
         return st;

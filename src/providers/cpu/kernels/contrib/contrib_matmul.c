@@ -61,8 +61,8 @@ static onyx_status *fmm_init(const onyx_kernel_info *info, void **state) {
     s->K = b->dims[s->tb ? 1 : 0];
     s->N = b->dims[s->tb ? 0 : 1];
     s->half = half;
-    onyx_status *st = half ? onyx_sgemm_pack_b_half(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed)
-                           : onyx_sgemm_pack_b(s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed);
+    onyx_status *st = half ? onyx_sgemm_pack_b_half(info->pack, s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed)
+                           : onyx_sgemm_pack_b(info->pack, s->tb, (size_t)s->K, (size_t)s->N, b->data, (size_t)b->dims[1], &s->packed);
     if (st) {
         free(s);
         return st;

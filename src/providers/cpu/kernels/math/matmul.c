@@ -101,8 +101,8 @@ static void packed_b_free(void *p) {
 /* Pack the `mats` K x N matrices of a constant float B (op(B) = B^T when
  * trans, stored N x K); float16 bytes when `half` (a half-stored weight:
  * packed in float16, optimizer/passes_half.c). */
-static onyx_status *packed_b_new(const void *data, bool half, int64_t mats, int64_t K, int64_t N, bool trans,
-                                 packed_b **out) {
+static onyx_status *packed_b_new(const onyx_pack_ctx *pk, const void *data, bool half, int64_t mats, int64_t K,
+                                 int64_t N, bool trans, packed_b **out) {
     *out = NULL;
     packed_b *pb = calloc(1, sizeof *pb);
     if (!pb) return ONYX_OOM();
@@ -115,9 +115,9 @@ static onyx_status *packed_b_new(const void *data, bool half, int64_t mats, int6
     }
     for (int64_t m = 0; m < mats; m++, pb->mats++) {
         size_t ld = trans ? (size_t)K : (size_t)N;
-        onyx_status *st = half ? onyx_sgemm_pack_b_half(trans, (size_t)K, (size_t)N,
+        onyx_status *st = half ? onyx_sgemm_pack_b_half(pk, trans, (size_t)K, (size_t)N,
                                                         (const uint16_t *)data + m * K * N, ld, &pb->mats_packed[m])
-                               : onyx_sgemm_pack_b(trans, (size_t)K, (size_t)N, (const float *)data + m * K * N, ld,
+                               : onyx_sgemm_pack_b(pk, trans, (size_t)K, (size_t)N, (const float *)data + m * K * N, ld,
                                                    &pb->mats_packed[m]);
         if (st) {
             packed_b_free(pb);
@@ -162,18 +162,17 @@ static onyx_status *packed_b_new_lazy(const onyx_value *b, int64_t K, int64_t N,
     return NULL;
 }
 
-/* Pack a lazy B now (once; concurrent runs wait for the first). The
- * packers read the init pool: the run's threads do the work. */
+/* Pack a lazy B now (once; concurrent runs wait for the first), on the
+ * run's threads, in float32 (bf16 fast-math packs at creation only). */
 static onyx_status *lazy_pack(packed_b *pb, const onyx_value *b, onyx_threadpool *tp) {
     onyx_status *st = NULL;
     pthread_mutex_lock(&pb->lock);
     if (!atomic_load(&pb->ready)) {
         const float *data = b->data;
-        onyx_threadpool *outer = onyx_threadpool_for_init(tp);
+        const onyx_pack_ctx pk = {.pool = tp};
         for (; pb->mats < pb->lazy_mats && !st; pb->mats++)
-            st = onyx_sgemm_pack_b(false, (size_t)pb->K, (size_t)pb->N, data + pb->mats * pb->K * pb->N,
+            st = onyx_sgemm_pack_b(&pk, false, (size_t)pb->K, (size_t)pb->N, data + pb->mats * pb->K * pb->N,
                                    (size_t)pb->N, &pb->mats_packed[pb->mats]);
-        onyx_threadpool_for_init(outer);
         if (st) {
             while (pb->mats > 0) onyx_packed_mat_free(pb->mats_packed[--pb->mats]);
         } else {
@@ -335,7 +334,7 @@ static onyx_status *matmul_init(const onyx_kernel_info *info, void **state) {
     if (K == 0 || N == 0) return NULL;
     packed_b *pb;
     if (lazy_packing_wanted(b)) ONYX_TRY(packed_b_new_lazy(b, K, N, &pb));
-    else ONYX_TRY(packed_b_new(b->data, b->dtype == ONYX_FLOAT16, b->numel / (K * N), K, N, false, &pb));
+    else ONYX_TRY(packed_b_new(info->pack, b->data, b->dtype == ONYX_FLOAT16, b->numel / (K * N), K, N, false, &pb));
     *state = pb;
     return NULL;
 }
@@ -529,7 +528,7 @@ static onyx_status *gemm_init(const onyx_kernel_info *info, void **state) {
     bool tb = onyx_attr_int(info->node, "transB", 0) != 0;
     int64_t K = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
     packed_b *pb;
-    ONYX_TRY(packed_b_new(b->data, false, 1, K, N, tb, &pb));
+    ONYX_TRY(packed_b_new(info->pack, b->data, false, 1, K, N, tb, &pb));
     *state = pb;
     return NULL;
 }

@@ -329,13 +329,14 @@ static void pack_groups(void *arg, size_t begin, size_t end) {
 }
 
 /* lanes: blk (blocked X) or 1 (NCHW X) */
-static onyx_status *pack_direct(const float *w, const int64_t *wd, int lanes, int blk, float **out) {
+static onyx_status *pack_direct(onyx_threadpool *pool, const float *w, const int64_t *wd, int lanes, int blk,
+                                float **out) {
     const int64_t M = wd[0], C = wd[1], KH = wd[2], KW = wd[3], K = KH * KW;
     const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = lanes > 1 ? onyx_nchwc_blocks(C, blk) * blk : C;
     ONYX_TRY(alloc_floats(Mb * blk, Cp, K, 1, out));
     pack_job j = {.w = w, .M = M, .C = C, .K = K, .Cp = Cp, .lanes = lanes, .blk = blk,
                   .bg = onyx_nchwc_make_groups(Mb, blk), .out = *out};
-    onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, pack_groups, &j);
+    onyx_parallel_for(pool, (size_t)j.bg.n, 1, pack_groups, &j);
     if (j.failed) {
         onyx_free(*out);
         *out = NULL;
@@ -373,6 +374,7 @@ static bool wino_only(const onyx_type *xt, const nconv_attrs *a, const int64_t *
 }
 
 static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W, nconv_state *st) {
+    onyx_threadpool *pool = onyx_pack_pool(info->pack);
     int xrank = -1;   /* unknown: pack for both layouts */
     const onyx_type *xt = info->in_types && info->n_in > 0 ? info->in_types[0] : NULL;
     if (xt && xt->rank >= 0) {
@@ -392,9 +394,9 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         return NULL;
     }
     /* bf16 fast-math: bfloat16 weights replace the blocked float32 ones */
-    if (xrank != 4 && (st->bf16k = onyx_nchwc_bf16_pick(st->blk))) {
-        ONYX_TRY(onyx_nchwc_bf16_pack(W->data, W->dims, &st->w_bf16));
-        if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, st->blk, &st->w_nchw));
+    if (xrank != 4 && (st->bf16k = onyx_nchwc_bf16_pick(info->pack, st->blk))) {
+        ONYX_TRY(onyx_nchwc_bf16_pack(pool, W->data, W->dims, &st->w_bf16));
+        if (xrank != 5) ONYX_TRY(pack_direct(pool, W->data, W->dims, 1, st->blk, &st->w_nchw));
         return NULL;
     }
     /* Winograd F(2,3) where it may apply; compute picks per shape, so the
@@ -407,11 +409,11 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         if (n <= 0) return ONYX_INVALID_ARG("Winograd weights of W [%lld, %lld, 3, 3] are too large", (long long)wg.M,
                                             (long long)wg.C);
         ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_wino));
-        onyx_nchwc_wino_pack(W->data, wg.M, wg.C, st->blk, st->w_wino);
+        onyx_nchwc_wino_pack(pool, W->data, wg.M, wg.C, st->blk, st->w_wino);
     }
     if (xrank != 4 && !(st->w_wino && wino_only(xt, &st->a, W->dims, st->blk)))
-        ONYX_TRY(pack_direct(W->data, W->dims, st->blk, st->blk, &st->w_blocked));
-    if (xrank != 5) ONYX_TRY(pack_direct(W->data, W->dims, 1, st->blk, &st->w_nchw));
+        ONYX_TRY(pack_direct(pool, W->data, W->dims, st->blk, st->blk, &st->w_blocked));
+    if (xrank != 5) ONYX_TRY(pack_direct(pool, W->data, W->dims, 1, st->blk, &st->w_nchw));
     return NULL;
 }
 

@@ -21,8 +21,8 @@
 
 /* ---- choice of kernel ---- */
 
-const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk) {
-    if (blk != 16 || !onyx_bf16_pack_mode_on() || !onyx_bf16_fastmath_available()) return NULL;
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk) {
+    if (blk != 16 || !pk || !pk->bf16 || !onyx_bf16_fastmath_available()) return NULL;
 #if defined(__x86_64__) && defined(__linux__)
     /* VDPBF16PS alone is no faster than float32 FMA on Sapphire Rapids: AMX only */
     if (onyx_bf16_amx_usable()) return &onyx_nchwc_bf16_amx;
@@ -69,7 +69,8 @@ static void pack_groups(void *arg, size_t begin, size_t end) {
         pack_group(j->W, j->w, (int64_t)og, j->w->data + (int64_t)og * j->w->steps * STEP_ELEMS);
 }
 
-onyx_status *onyx_nchwc_bf16_pack(const float *W, const int64_t wdims[4], onyx_nchwc_bf16_w **out) {
+onyx_status *onyx_nchwc_bf16_pack(onyx_threadpool *pool, const float *W, const int64_t wdims[4],
+                                  onyx_nchwc_bf16_w **out) {
     *out = NULL;
     onyx_nchwc_bf16_w *w = calloc(1, sizeof *w);
     if (!w) return ONYX_OOM();
@@ -93,7 +94,7 @@ onyx_status *onyx_nchwc_bf16_pack(const float *W, const int64_t wdims[4], onyx_n
         return ONYX_OOM();
     }
     pack_job j = {W, w};
-    onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)w->groups, 1, pack_groups, &j);
+    onyx_parallel_for(pool, (size_t)w->groups, 1, pack_groups, &j);
     *out = w;
     return NULL;
 }

@@ -69,11 +69,12 @@ extern const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_portable;
 extern const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_amx;   /* nchwc_conv_bf16_amx.c */
 #endif
 
-/* The kernel a session uses for blocks of blk channels while bf16 fast-math
- * packing is on (onyx_bf16_pack_mode_on), or NULL: the float32 kernels. */
-const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(int blk);
+/* The kernel a session uses for blocks of blk channels when its pack
+ * context asks for bfloat16 (bf16 fast-math), or NULL: the float32 kernels. */
+const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk);
 
-onyx_status *onyx_nchwc_bf16_pack(const float *w, const int64_t wdims[4], onyx_nchwc_bf16_w **out);
+onyx_status *onyx_nchwc_bf16_pack(onyx_threadpool *pool, const float *w, const int64_t wdims[4],
+                                  onyx_nchwc_bf16_w **out);
 void onyx_nchwc_bf16_free(onyx_nchwc_bf16_w *w);
 size_t onyx_nchwc_bf16_bytes(const onyx_nchwc_bf16_w *w);
 

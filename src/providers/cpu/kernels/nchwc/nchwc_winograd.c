@@ -143,11 +143,11 @@ static void wino_pack_groups(void *arg, size_t begin, size_t end) {
     }
 }
 
-void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed) {
+void onyx_nchwc_wino_pack(onyx_threadpool *pool, const float *w, int64_t M, int64_t C, int blk, float *packed) {
     const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = onyx_nchwc_blocks(C, blk) * blk;
     wino_pack_job j = {.w = w, .M = M, .C = C, .Cp = Cp, .plane = Mb * blk * Cp, .blk = blk,
                        .bg = onyx_nchwc_make_groups(Mb, blk), .packed = packed};
-    onyx_parallel_for(onyx_threadpool_init_pool(), (size_t)j.bg.n, 1, wino_pack_groups, &j);
+    onyx_parallel_for(pool, (size_t)j.bg.n, 1, wino_pack_groups, &j);
 }
 
 /* ------------------------------------------------------------ plan */

@@ -26,7 +26,7 @@ int64_t onyx_nchwc_wino_packed_size(int64_t M, int64_t C, int blk);
  * blocked weights of the direct convolution (nchwc_conv.h: per group of
  * up to 64 output channels, as onyx_nchwc_make_groups splits them,
  * [Cb][blk input lanes][nob][blk output lanes]); padding channels zero. */
-void onyx_nchwc_wino_pack(const float *w, int64_t M, int64_t C, int blk, float *packed);
+void onyx_nchwc_wino_pack(onyx_threadpool *pool, const float *w, int64_t M, int64_t C, int blk, float *packed);
 
 /* Whether Winograd pays off (and applies) for this convolution: 3x3,
  * stride 1, dilation 1, group 1, blocked X, and large enough (see the rule

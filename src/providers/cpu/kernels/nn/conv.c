@@ -920,7 +920,7 @@ static onyx_status *conv_init_common(const onyx_kernel_info *info, void **state,
     for (int64_t gi = 0; !err && gi < G; gi++, st->G++) {
         if (st->as_b) {     /* B = W_g^T: (Cg * k) x (M/G) */
             int64_t Mg = W->dims[0] / G, K = W->dims[1] * ksize;
-            err = onyx_sgemm_pack_b(true, (size_t)K, (size_t)Mg, w + gi * Mg * K, (size_t)K, &st->packed[gi]);
+            err = onyx_sgemm_pack_b(info->pack, true, (size_t)K, (size_t)Mg, w + gi * Mg * K, (size_t)K, &st->packed[gi]);
         } else if (!transpose) {   /* A = W_g: (M/G) x (Cg * k) */
             int64_t Mg = W->dims[0] / G, K = W->dims[1] * ksize;
             err = onyx_sgemm_pack_a(false, (size_t)Mg, (size_t)K, w + gi * Mg * K, (size_t)K, &st->packed[gi]);

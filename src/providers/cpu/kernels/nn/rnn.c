@@ -340,9 +340,9 @@ static onyx_status *rnn_init_kind(const onyx_kernel_info *info, void **state, in
     s->N_r = kind == RNN_GRU ? 2 * H : GH;
     for (size_t d = 0; d < D && !st; d++) {
         const float *wd = (const float *)w->data + d * GH * I, *rd = (const float *)r->data + d * GH * H;
-        st = onyx_sgemm_pack_b(true, I, GH, wd, I, &s->w[d]);
-        if (!st) st = onyx_sgemm_pack_b(true, H, s->N_r, rd, H, &s->r[d]);
-        if (!st && kind == RNN_GRU) st = onyx_sgemm_pack_b(true, H, H, rd + 2 * H * H, H, &s->rh[d]);
+        st = onyx_sgemm_pack_b(info->pack, true, I, GH, wd, I, &s->w[d]);
+        if (!st) st = onyx_sgemm_pack_b(info->pack, true, H, s->N_r, rd, H, &s->r[d]);
+        if (!st && kind == RNN_GRU) st = onyx_sgemm_pack_b(info->pack, true, H, H, rd + 2 * H * H, H, &s->rh[d]);
     }
     if (st) {
         rnn_state_free(s);
