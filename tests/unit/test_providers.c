@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "onyx.h"
 #include "testlib.h"
 
@@ -267,6 +268,27 @@ static void test_cuda_by_name(void) {
     onyx_session_options_free(o);
 }
 
+/* The CUDA provider's cuda_graph option is validated before the device
+ * starts, so a bad value fails the same way with or without a GPU. */
+static void test_cuda_graph_option(const char *dir) {
+    char lib[4200];
+    snprintf(lib, sizeof lib, "%s/libonyx_provider_cuda.so", dir);
+    if (access(lib, R_OK) != 0) {
+        fprintf(stderr, "test_cuda_graph_option: skipped: %s was not built (no CUDA toolkit)\n", lib);
+        return;
+    }
+    onyx_session *s = NULL;
+    CHECK_ERR(open_session(MIXED, lib, "nodes", NULL, NULL, true, &s), "unknown option 'mode'");
+    const char *keys[1] = {"cuda_graph"}, *values[1] = {"2"};
+    onyx_session_options *o;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_append_provider_library(o, lib, keys, values, 1));
+    CHECK_OK(onyx_session_options_add_config(o, "session.disable_provider_fallback", "1"));
+    CHECK_ERR(onyx_session_create(NULL, MIXED, o, &s), "cuda_graph must be 0 or 1, got '2'");
+    CHECK(s == NULL);
+    onyx_session_options_free(o);
+}
+
 int main(void) {
     const char *dir = getenv("ONYX_TEST_PLUGIN_DIR") ? getenv("ONYX_TEST_PLUGIN_DIR") : ONYX_TEST_PLUGIN_DIR;
     snprintf(EXAMPLE_LIB, sizeof EXAMPLE_LIB, "%s/libonyx_provider_example.so", dir);
@@ -283,5 +305,6 @@ int main(void) {
     test_run_pair();
     test_shape_stays_on_cpu();
     test_cuda_by_name();
+    test_cuda_graph_option(dir);
     return testlib_finish("test_providers");
 }

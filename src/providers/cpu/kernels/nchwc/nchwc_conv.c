@@ -35,6 +35,12 @@
 #define CHUNK_WEIGHT_BYTES (256 * 1024)
 /* Input of one band and chunk, read again by every block group. */
 #define BAND_INPUT_BYTES (256 * 1024)
+/* An image's input small enough to stay in L2 while every band of one
+ * block group passes (items then go group by group, see plan_blocking). */
+#define IMAGE_INPUT_L2_BYTES (1024 * 1024)
+/* Weights above this (more than L2 holds next to the input) are
+ * prefetched a chunk ahead (direct_item). */
+#define PREFETCH_WEIGHT_BYTES (1024 * 1024)
 /* Least multiply-adds per work item, so the pool's overhead stays small. */
 #define MIN_ITEM_MACS ((int64_t)1 << 19)
 /* Sizes above this are refused (pads, dilated kernels). */
@@ -463,13 +469,23 @@ typedef struct direct_plan {
     onyx_nchwc_groups bg;
     int64_t cc, nchunks;      /* channel units per chunk */
     int64_t nbands;           /* output pixel bands (near-equal) */
+    bool group_major;         /* items ordered group by group (else band by band) */
     int64_t parts;            /* pool tasks over the nbands * groups items */
     /* the image being computed */
     const float *xv;          /* input view [units][Hv][Wv][lanes]: every tap inside */
     int64_t Hv, Wv;
     const float *z;
     float *y;
+    const float *w_end;       /* past the last packed weight; NULL: no prefetch */
 } direct_plan;
+
+/* The share of tile t (of ntiles) in the `ahead` bytes at `next`. */
+static void prefetch_share(onyx_nchwc_kparams *kp, const char *next, size_t ahead, int64_t t, int64_t ntiles) {
+    const size_t share = ((ahead + (size_t)ntiles - 1) / (size_t)ntiles + 63) & ~(size_t)63;
+    const size_t from = (size_t)t * share < ahead ? (size_t)t * share : ahead;
+    kp->pf = next + from;
+    kp->pf_end = next + (from + share < ahead ? from + share : ahead);
+}
 
 /* Output pixels [q0, q1) of block group gi over every input channel. */
 static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t gi) {
@@ -491,8 +507,19 @@ static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t g
         kp.first = k == 0;
         kp.last = k == pl->nchunks - 1;
         const float *xb = pl->xv + c0 * kp.x_c;
+        /* The weights packed after this chunk's (the next chunk's, or the
+         * next group's first) come from L3 or DRAM when they outgrow L2
+         * (ResNet's last stage: 4-9 MB per Conv over 7x7 pixels): the
+         * hardware prefetcher starts on their first touch, so the next
+         * chunk's first tile would wait on memory. Each tile of this chunk
+         * prefetches a share of them instead, overlapping that with compute. */
+        const char *next = (const char *)(kp.w + kp.nc * K * L * nob * BLK);
+        const size_t chunk = (size_t)(kp.nc * K * L * nob * BLK) * sizeof(float);
+        const size_t left = pl->w_end ? (size_t)((const char *)pl->w_end - next) : 0;
+        const size_t ahead = chunk < left ? chunk : left;
         int64_t q = q0, oh = q0 / g->OW, ow = q0 % g->OW;
         for (int64_t t = 0; t < ntiles; t++) {
+            prefetch_share(&kp, next, ahead, t, ntiles);
             /* balanced tiles: no lone pixel at the end */
             const int npix = (int)(n / ntiles + (t < n % ntiles));
             const float *xp[ONYX_NCHWC_MAX_PIX];
@@ -510,15 +537,18 @@ static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t g
 }
 
 /* Items are band-major, so one thread's consecutive items share the band's
- * input in L2 while the block groups change. The items are dealt out in
- * `parts` near-equal runs, one per pool task: with few items, the pool's
- * own chunking would leave one thread a whole extra chunk. */
+ * input in L2 while the block groups change (or group-major, sharing a
+ * group's weights, where plan_blocking finds the weights the larger). The
+ * items are dealt out in `parts` near-equal runs, one per pool task: with
+ * few items, the pool's own chunking would leave one thread a whole extra
+ * chunk. */
 static void direct_range(void *arg, size_t begin, size_t end) {
     const direct_plan *pl = arg;
     const int64_t P = pl->g->OH * pl->g->OW, items = pl->nbands * pl->bg.n;
     const int64_t band = P / pl->nbands, extra = P % pl->nbands;   /* equal bands, the first `extra` one longer */
     for (int64_t it = (int64_t)begin * items / pl->parts; it < (int64_t)end * items / pl->parts; it++) {
-        int64_t b = it / pl->bg.n, gi = it % pl->bg.n;
+        int64_t b = pl->group_major ? it % pl->nbands : it / pl->bg.n;
+        int64_t gi = pl->group_major ? it / pl->nbands : it % pl->bg.n;
         int64_t q0 = b * band + (b < extra ? b : extra);
         direct_item(pl, q0, q0 + band + (b < extra), gi);
     }
@@ -534,8 +564,11 @@ static void plan_blocking(direct_plan *pl, int threads) {
     if (cc < 1) cc = 1;
     pl->nchunks = (pl->units + cc - 1) / cc;
     pl->cc = (pl->units + pl->nchunks - 1) / pl->nchunks;
-    /* band: its input for one chunk fits BAND_INPUT_BYTES */
-    int64_t px_bytes = pl->cc * L * (int64_t)sizeof(float) * (g->SH < 4 ? g->SH : 4) * (g->SW < 4 ? g->SW : 4);
+    /* band: its input for one chunk fits BAND_INPUT_BYTES. An output pixel
+     * reads about SH x SW input pixels when the kernel spans the stride
+     * (3x3 stride 2), but one when it does not (1x1 stride 2 skips the rest) */
+    const int64_t rh = g->SH < g->KH ? g->SH : g->KH, rw = g->SW < g->KW ? g->SW : g->KW;
+    int64_t px_bytes = pl->cc * L * (int64_t)sizeof(float) * (rh < 4 ? rh : 4) * (rw < 4 ? rw : 4);
     int64_t band = BAND_INPUT_BYTES / px_bytes;
     if (threads > 1) {   /* a few items per thread, none too small */
         int64_t want_bands = (4 * threads + pl->bg.n - 1) / pl->bg.n;
@@ -547,6 +580,17 @@ static void plan_blocking(direct_plan *pl, int threads) {
     }
     if (band < 1) band = 1;
     pl->nbands = (P + band - 1) / band;
+    /* Band by band, every band streams all the weights again: from L3 or
+     * DRAM when they outgrow L2 (ResNet's 14x14 and 7x7 stages: 1-8 MB of
+     * weights over a few hundred KB of input). Group by group, a group's
+     * weights stay in L2 over the bands instead, and the image's input is
+     * what is read again: the better order when that input fits L2 and the
+     * weights are the larger. */
+    const double unit_w = (double)(pl->units * L * K) * sizeof(float);   /* (in double: no overflow) */
+    const double w_bytes = (double)(g->Mb * g->blk) * unit_w, group_w_bytes = ONYX_NCHWC_GROUP_CHANNELS * unit_w;
+    const double x_bytes = (double)P * (double)(px_bytes / pl->cc) * (double)pl->units;
+    pl->group_major = pl->nbands > 1 && pl->bg.n > 1 && w_bytes > x_bytes && x_bytes <= IMAGE_INPUT_L2_BYTES &&
+                      group_w_bytes <= CHUNK_WEIGHT_BYTES * 4;
     /* an item count the threads divide, where the pixels allow */
     for (int64_t more = 0; threads > 1 && more < threads && pl->nbands + more <= P; more++)
         if ((pl->nbands + more) * pl->bg.n % threads == 0) {
@@ -607,6 +651,8 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
                       .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
+    const int64_t w_floats = g->Mb * g->blk * pl.units * lanes * g->KH * g->KW;   /* packed: fits memory */
+    if (w_floats * (int64_t)sizeof(float) > PREFETCH_WEIGHT_BYTES) pl.w_end = w + w_floats;
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;
     const bool pad = taps_leave_input(g);
     pad_job pj = {.g = g, .L = lanes};
