@@ -356,6 +356,11 @@ static void test_cases(onyx_threadpool *tp) {
          .pads = P0, .bias = true, .act = ONYX_GEMM_ACT_RELU},
         {.N = 1, .C = 1000, .H = 17, .W = 18, .M = 130, .KH = 1, .KW = 1, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
          .pads = P0, .bias = true, .z = true},
+        /* weights over 1 MB: each tile prefetches a share of the next chunk's */
+        {.N = 1, .C = 1024, .H = 5, .W = 5, .M = 300, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .pads = P0, .bias = true, .act = ONYX_GEMM_ACT_RELU},
+        {.N = 1, .C = 200, .H = 4, .W = 3, .M = 200, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .pads = P1, .z = true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], tp);
     /* output widths 1..13 (every tile edge), with 1, 2, 3, 4 and 5 output blocks */

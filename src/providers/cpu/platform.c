@@ -268,6 +268,10 @@ const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
     default: break;
     }
 #endif
+#if defined(ONYX_GEMM_NEON) && defined(__aarch64__)
+    if (onyx_cpu()->isa == ONYX_CPU_NEON && (onyx_cpu_features() & ONYX_CPU_FEAT_DOTPROD))
+        return &onyx_igemm_isa_neon_dot;
+#endif
     return &onyx_igemm_isa_generic;
 }
 
@@ -283,6 +287,10 @@ const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count) {
     if (isa >= ONYX_CPU_AVX512 && (v & 1)) paths[n++] = &onyx_igemm_isa_avx512vnni;
     if (isa >= ONYX_CPU_AVX2 && (v & 2)) paths[n++] = &onyx_igemm_isa_avxvnni;
     if (isa >= ONYX_CPU_AVX2) paths[n++] = &onyx_igemm_isa_avx2;
+#endif
+#if defined(ONYX_GEMM_NEON) && defined(__aarch64__)
+    if (onyx_cpu_detected() == ONYX_CPU_NEON && (onyx_cpu_features() & ONYX_CPU_FEAT_DOTPROD))
+        paths[n++] = &onyx_igemm_isa_neon_dot;
 #endif
     paths[n++] = &onyx_igemm_isa_generic;
     *count = n;

@@ -45,27 +45,67 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, 
     else _mm256_maskstore_ps(c, m, x);
 }
 
-#define DECL_ROW(i) __m256 c##i##0 = z, c##i##1 = z;
+/* Accumulator sets: a tile of fewer than 8 vectors (the panel's last rows,
+ * the last columns) would wait on the 4-cycle FMA latency with one
+ * accumulator per vector, so consecutive K steps go to up to 4 separate
+ * sets, summed at the end (8 independent chains keep both FMA units busy). */
+#define SETS(mr, nv) ((mr) * (nv) >= 8 ? 1 : (mr) * (nv) >= 4 ? 2 : 4)
+
+/* The general store of a tile spilled to acc (alpha, beta, bias, activation). */
+TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k, const __m256 acc[MR][NV],
+                                                        size_t nv, bool masked, __m256i mask) {
+    for (size_t i = 0; i < k->mr; i++)
+        for (size_t v = 0; v < nv; v++)
+            store_vec(k, k->c + i * k->ldc + VL * v, acc[i][v], mask, !(masked && v == nv - 1), i, v);
+}
+
+#define DECL_ROW(i) __m256 c##i##0##0 = z, c##i##1##0 = z, c##i##0##1 = z, c##i##1##1 = z, \
+                           c##i##0##2 = z, c##i##1##2 = z, c##i##0##3 = z, c##i##1##3 = z;
 #define LOAD_B(v) ((masked && (v) == nv - 1) ? _mm256_maskload_ps(b + VL * (v), mask) \
                                               : _mm256_loadu_ps(b + VL * (v)))
-#define FMA_ROW(i)                                              \
-    if ((i) < mr) {                                             \
-        const __m256 ai = _mm256_broadcast_ss(a + (i));         \
-        c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);             \
-        if (nv > 1) c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); \
+#define FMA_ROW(i, s)                                                   \
+    if ((i) < mr) {                                                     \
+        const __m256 ai = _mm256_broadcast_ss(a + (i));                 \
+        c##i##0##s = _mm256_fmadd_ps(ai, b0, c##i##0##s);               \
+        if (nv > 1) c##i##1##s = _mm256_fmadd_ps(ai, b1, c##i##1##s);   \
     }
-#define STORE_V(i, v)                                                              \
-    if ((v) < nv) store_vec(ka, crow + VL * (v), c##i##v, mask, !(masked && (v) == nv - 1), \
-                            (i), (v));
-#define STORE_ROW(i)                                  \
+#define STEP(s)                                                 \
+    {                                                           \
+        const __m256 b0 = LOAD_B(0);                            \
+        const __m256 b1 = nv > 1 ? LOAD_B(1) : z;               \
+        FMA_ROW(0, s) FMA_ROW(1, s) FMA_ROW(2, s) FMA_ROW(3, s) FMA_ROW(4, s) FMA_ROW(5, s) \
+        a += MR;                                                \
+        b += ldb;                                               \
+    }
+#define SUM_SETS(i, v)                                                                   \
+    if (sets > 2) c##i##v##0 = _mm256_add_ps(_mm256_add_ps(c##i##v##0, c##i##v##1),     \
+                                             _mm256_add_ps(c##i##v##2, c##i##v##3));     \
+    else if (sets > 1) c##i##v##0 = _mm256_add_ps(c##i##v##0, c##i##v##1);
+#define SUM_ROW(i) SUM_SETS(i, 0) SUM_SETS(i, 1)
+#define PLAIN_V(i, v)                                                                     \
+    if ((v) < nv) {                                                                       \
+        const bool full = !(masked && (v) == nv - 1);                                     \
+        float *cv = crow + VL * (v);                                                      \
+        __m256 x = c##i##v##0;                                                            \
+        if (load_c) x = _mm256_add_ps(x, full ? _mm256_loadu_ps(cv) : _mm256_maskload_ps(cv, mask)); \
+        if (full) _mm256_storeu_ps(cv, x);                                                \
+        else _mm256_maskstore_ps(cv, mask, x);                                            \
+    }
+#define PLAIN_ROW(i)                                  \
     if ((i) < mr) {                                   \
-        float *crow = ka->c + (size_t)(i) * ka->ldc;  \
-        STORE_V(i, 0) STORE_V(i, 1)                   \
+        float *crow = c + (size_t)(i) * ldc;          \
+        PLAIN_V(i, 0) PLAIN_V(i, 1)                   \
+    }
+#define SPILL_ROW(i)                 \
+    if ((i) < mr) {                  \
+        acc[i][0] = c##i##0##0;      \
+        acc[i][1] = c##i##1##0;      \
     }
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 
 INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t nv,
                         const bool masked) {
+    const size_t sets = SETS(mr, nv);
     const __m256 z = _mm256_setzero_ps();
     ALL_ROWS(DECL_ROW)
     const int tail = (int)(ka->nr - (nv - 1) * VL);   /* 1..8 */
@@ -73,14 +113,32 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     const float *a = ka->a, *b = ka->b;
     const size_t ldb = ka->ldb;
-    for (size_t p = ka->kc; p; p--) {
-        const __m256 b0 = LOAD_B(0);
-        const __m256 b1 = nv > 1 ? LOAD_B(1) : z;
-        ALL_ROWS(FMA_ROW)
-        a += MR;
-        b += ldb;
+    size_t p = ka->kc;
+    for (; p >= sets; p -= sets) {
+        STEP(0)
+        if (sets > 1) STEP(1)
+        if (sets > 2) {
+            STEP(2)
+            STEP(3)
+        }
     }
-    ALL_ROWS(STORE_ROW)
+    for (; p; p--) STEP(0)
+    ALL_ROWS(SUM_ROW)
+    /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
+     * bias or activation yet); anything else out of line, one copy for all
+     * the kernels */
+    if (ka->alpha == 1.0f && (!ka->load_c || ka->beta == 1.0f) &&
+        (!ka->last || (!ka->bias_row && !ka->bias_col && ka->act == ONYX_GEMM_ACT_NONE))) {
+        /* read once: the stores to C could alias *ka */
+        const bool load_c = ka->load_c;
+        float *const c = ka->c;
+        const size_t ldc = ka->ldc;
+        ALL_ROWS(PLAIN_ROW)
+    } else {
+        __m256 acc[MR][NV];
+        ALL_ROWS(SPILL_ROW)
+        store_tile(ka, acc, nv, masked, mask);
+    }
 }
 
 typedef void (*kernel_fn)(const onyx_gemm_kargs *);

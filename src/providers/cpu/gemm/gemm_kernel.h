@@ -30,6 +30,12 @@ typedef struct onyx_gemm_kargs {
     const float *bias_col;   /* bias of tile column 0, or NULL */
     int act;                 /* onyx_gemm_activation */
     float act_a, act_b;
+    /* Lines of the next B block to bring into L2 during this call, one per
+     * two K steps (gemm.c, b_prefetch): the packed weights stream from
+     * memory behind the arithmetic instead of in a burst when the next
+     * block starts. Kernels may ignore them. */
+    const char *pf;
+    size_t pf_lines;
 } onyx_gemm_kargs;
 
 /* dst[c * dst_ld + r] = src[r * ld + c] for r < 8, c < n: the transposes

@@ -131,6 +131,9 @@ extern const onyx_igemm_isa onyx_igemm_isa_avx512vnni;
 #if defined(__x86_64__)
 extern const onyx_igemm_isa onyx_igemm_isa_amx;
 #endif
+#if defined(__aarch64__)
+extern const onyx_igemm_isa onyx_igemm_isa_neon_dot; /* SDOT (asimddp), igemm_neon.c */
+#endif
 
 /* The micro-kernel of the CPU dispatch table in use (platform.c), and the
  * driver on an explicit one (tests force each path in turn). */

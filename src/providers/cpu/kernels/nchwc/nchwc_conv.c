@@ -39,6 +39,9 @@
 /* An image's input small enough to stay in L2 while every band of one
  * block group passes (items then go group by group, see plan_blocking). */
 #define IMAGE_INPUT_L2_BYTES (1024 * 1024)
+/* Weights above this (more than L2 holds next to the input) are
+ * prefetched a chunk ahead (direct_item). */
+#define PREFETCH_WEIGHT_BYTES (1024 * 1024)
 /* Least multiply-adds per work item, so the pool's overhead stays small. */
 #define MIN_ITEM_MACS ((int64_t)1 << 19)
 /* Sizes above this are refused (pads, dilated kernels). */
@@ -345,7 +348,16 @@ typedef struct direct_plan {
     int64_t Hv, Wv;
     const float *z;
     float *y;
+    const float *w_end;       /* past the last packed weight; NULL: no prefetch */
 } direct_plan;
+
+/* The share of tile t (of ntiles) in the `ahead` bytes at `next`. */
+static void prefetch_share(onyx_nchwc_kparams *kp, const char *next, size_t ahead, int64_t t, int64_t ntiles) {
+    const size_t share = ((ahead + (size_t)ntiles - 1) / (size_t)ntiles + 63) & ~(size_t)63;
+    const size_t from = (size_t)t * share < ahead ? (size_t)t * share : ahead;
+    kp->pf = next + from;
+    kp->pf_end = next + (from + share < ahead ? from + share : ahead);
+}
 
 /* Output pixels [q0, q1) of block group gi over every input channel. */
 static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t gi) {
@@ -367,8 +379,19 @@ static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t g
         kp.first = k == 0;
         kp.last = k == pl->nchunks - 1;
         const float *xb = pl->xv + c0 * kp.x_c;
+        /* The weights packed after this chunk's (the next chunk's, or the
+         * next group's first) come from L3 or DRAM when they outgrow L2
+         * (ResNet's last stage: 4-9 MB per Conv over 7x7 pixels): the
+         * hardware prefetcher starts on their first touch, so the next
+         * chunk's first tile would wait on memory. Each tile of this chunk
+         * prefetches a share of them instead, overlapping that with compute. */
+        const char *next = (const char *)(kp.w + kp.nc * K * L * nob * BLK);
+        const size_t chunk = (size_t)(kp.nc * K * L * nob * BLK) * sizeof(float);
+        const size_t left = pl->w_end ? (size_t)((const char *)pl->w_end - next) : 0;
+        const size_t ahead = chunk < left ? chunk : left;
         int64_t q = q0, oh = q0 / g->OW, ow = q0 % g->OW;
         for (int64_t t = 0; t < ntiles; t++) {
+            prefetch_share(&kp, next, ahead, t, ntiles);
             /* balanced tiles: no lone pixel at the end */
             const int npix = (int)(n / ntiles + (t < n % ntiles));
             const float *xp[ONYX_NCHWC_MAX_PIX];
@@ -500,6 +523,8 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
                       .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
+    const int64_t w_floats = g->Mb * g->blk * pl.units * lanes * g->KH * g->KW;   /* packed: fits memory */
+    if (w_floats * (int64_t)sizeof(float) > PREFETCH_WEIGHT_BYTES) pl.w_end = w + w_floats;
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;
     const bool pad = taps_leave_input(g);
     pad_job pj = {.g = g, .L = lanes};

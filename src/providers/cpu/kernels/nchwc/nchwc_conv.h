@@ -84,6 +84,9 @@ typedef struct onyx_nchwc_kparams {
     bool last;                /* add z, apply the activation */
     bool has_z;               /* a Z input: z points at it */
     onyx_nchwc_act act;
+    /* optional: bytes [pf, pf_end) to bring into L2 while the tile runs
+     * (the weights of the next chunk; tiles that ignore it stay correct) */
+    const char *pf, *pf_end;
 } onyx_nchwc_kparams;
 
 /* One tile of npix (1..the table's pixels[nob - 1]) output pixels: xp[p]

@@ -14,6 +14,7 @@
 #define INLINE TARGET static inline __attribute__((always_inline))
 #define NOBM 4   /* blocks of 16 channels: 4 per group */
 #define NPM ONYX_NCHWC_MAX_PIX
+#define PF_LINES 8   /* kp->pf lines prefetched per kernel tap (16 or 1 lanes of FMAs) */
 /* Complete unrolling of the loop over the 16 input lanes: constant
  * offsets in the broadcasts (clang's count form would mean "by exactly N"). */
 #if defined(__clang__)
@@ -75,6 +76,7 @@ INLINE void tile_body(const onyx_nchwc_kparams *kp, const float *const *xpp, flo
     FOR_OB1(DECL_B)
     FOR_ALL(INIT_ACC)
     const float *w = kp->w;
+    const char *pf = kp->pf, *const pf_end = kp->pf_end;
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
     for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
         for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
@@ -84,6 +86,12 @@ INLINE void tile_body(const onyx_nchwc_kparams *kp, const float *const *xpp, flo
                     FOR_OB1(LOAD_W)
                     FOR_PIX1(PIX_STEP)
                     w += 16 * NOB;
+                }
+                /* a few lines per tap: spread over the tile, the prefetches
+                 * never hold up the loads the FMAs wait on */
+                if (pf < pf_end) {
+                    for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);
+                    pf += 64 * PF_LINES;
                 }
             }
     FOR_ALL(STORE_ACC)
