@@ -24,6 +24,7 @@ writes, under OUT_DIR/gen/ (put before src/ on the include path of the files
 that read them):
   optimizer/passes.h     the pass list, filtered
   providers/cpu/kernels/families.h  the families that kept an operator
+  ir/schemas/families.h  the rule families that kept an operator
   ir/op_arity_table.h    the arity table, only the listed operators
   minimal_ops.h          ONYX_MINIMAL_KEEPS_<op> for each listed operator,
                          ONYX_MINIMAL_TYPES (the types line as ONYX_T bits)
@@ -321,14 +322,21 @@ def main(argv):
             print(f"{path}|{gen}")
     # the inference rules of left-out operators go with their kernels
     schemas_root = os.path.join(src_root, "src", "ir", "schemas")
+    empty_schemas = set()
     for name in sorted(os.listdir(schemas_root)):
         path = os.path.join(schemas_root, name)
         res = filter_family(path, ops, SCHEMA_TABLE_RE) if name.endswith(".c") else None
         if res is None:
             continue
+        if not res[3]:
+            empty_schemas.add(res[0])  # left out of gen/ir/schemas/families.h
         gen = os.path.join(out_dir, "schemas", res[0] + ".c")
         write_if_changed(gen, res[1])
         print(f"{path}|{gen}")
+    with open(os.path.join(schemas_root, "families.h"), encoding="utf-8") as f:
+        kept_schemas = [line for line in f if not (re.match(r"ONYX_SCHEMA_FAMILY\((\w+)\)", line) and
+                                                   re.match(r"ONYX_SCHEMA_FAMILY\((\w+)\)", line).group(1) in empty_schemas)]
+    write_if_changed(os.path.join(out_dir, "gen", "ir", "schemas", "families.h"), "".join(kept_schemas))
     write_if_changed(os.path.join(out_dir, "gen", "optimizer", "passes.h"),
                      filter_passes(os.path.join(src_root, "src", "optimizer", "passes.h"), passes))
     families = os.path.join(src_root, "src", "providers", "cpu", "kernels", "families.h")
