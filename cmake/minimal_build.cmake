@@ -129,10 +129,10 @@ set(ONYX_MINIMAL_OPT -Os CACHE STRING "Minimal builds: the optimisation flag")
 set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-sections -fno-ident
     -fno-asynchronous-unwind-tables -fno-semantic-interposition -fno-plt
     -Wno-maybe-uninitialized -Wno-format-truncation)  # -Os inlines less: gcc sees fewer paths
-# RELR packs the relocations of the kernel and pass tables (glibc 2.36, Debian 12);
+# (RELR relocations, as every build where the linker has them: CMakeLists.txt.)
 # -z now: full RELRO (with -fno-plt every call goes through the GOT, which then
 # turns read-only at load with the rest; 64 B smaller too: no lazy-binding table).
-set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,pack-relative-relocs -Wl,-z,noseparate-code -Wl,-z,now)
+set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,noseparate-code -Wl,-z,now)
 
 
 # A minimal configuration: the library itself is built from the filtered sources.

@@ -195,9 +195,10 @@ done:
 /* Every mode and transpose on sizes that cross the K, M and N blocks. */
 static void test_blocks(onyx_threadpool *tp) {
     /* 205 rows: more A panels than one block of them (onyx_gemm_isa.a_panels), a short last one;
-     * 130 x 1100 x 600: one A block packed once for three NC blocks (gemm.c, plan_a_once) */
+     * 130 x 1100 x 600: one A block packed once for three NC blocks (gemm.c, plan_a_once);
+     * 41 x 1100 x 520: A packed once and shared (N over an NC block, several K blocks) */
     static const size_t shapes[][3] = {{24, 1000, 520}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300},
-                                       {205, 70, 300}, {130, 1100, 600}};
+                                       {205, 70, 300}, {130, 1100, 600}, {41, 1100, 520}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int mode = 0; mode < MODE_COUNT; mode++)
             for (int t = 0; t < 4; t++)
@@ -890,7 +891,50 @@ static double bench_one(size_t M, size_t N, size_t K, bool packed, onyx_threadpo
     return flops / best * 1e-9;
 }
 
+/* Transformer shapes with the weights packed and cold, as in a model: a
+ * GEMM per weight matrix, more of them than the caches hold (~96 MB), so
+ * B streams from memory as it does between layers. Best round of the mean
+ * time per GEMM, in GFLOP/s. */
+static double bench_cold(size_t M, size_t N, size_t K, onyx_threadpool *tp) {
+    size_t mats = ((size_t)96 << 20) / (K * N * sizeof(float));
+    if (mats < 2) mats = 2;
+    if (mats > 16) mats = 16;
+    float *A = rand_buf(M * K), *B = rand_buf(K * N), *C = rand_buf(M * N);
+    onyx_packed_mat **pb = calloc(mats, sizeof *pb);
+    for (size_t i = 0; i < mats; i++) CHECK_OK(onyx_sgemm_pack_b(NULL, false, K, N, B, N, &pb[i]));
+    double best = 1e30;
+    for (int round = 0; round < 5; round++) {
+        double t0 = now_s();
+        for (size_t i = 0; i < mats; i++)
+            CHECK_OK(onyx_sgemm_packed(false, M, 1.0f, A, K, pb[i], 0.0f, C, N, NULL, tp));
+        double t = (now_s() - t0) / (double)mats;
+        if (t < best) best = t;
+    }
+    for (size_t i = 0; i < mats; i++) onyx_packed_mat_free(pb[i]);
+    free(pb);
+    free(A);
+    free(B);
+    free(C);
+    return 2.0 * (double)M * (double)N * (double)K / best * 1e-9;
+}
+
+static void bench_transformer(onyx_threadpool *tp) {
+    static const size_t shapes[][3] = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072},
+                                       {128, 50257, 768}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        printf("  cold-B %-8s M=%-5zu N=%-5zu K=%-5zu 1 thread: %6.1f GFLOP/s", onyx_gemm_isa_name(), M, N, K,
+               bench_cold(M, N, K, NULL));
+        if (tp) printf("  %d threads: %6.1f GFLOP/s", onyx_threadpool_threads(tp), bench_cold(M, N, K, tp));
+        printf("\n");
+    }
+}
+
 static void bench(onyx_threadpool *tp) {
+    if (getenv("ONYX_BENCH_COLD")) {   /* the transformer shapes only */
+        bench_transformer(tp);
+        return;
+    }
     static const size_t shapes[][3] = {{1024, 1024, 1024}, {4096, 4096, 1024}, {64, 3136, 576}, {256, 784, 1152},
                                        {512, 49, 4608}, {128, 768, 768}, {128, 3072, 768},
                                        {1, 1000, 2048}};
@@ -902,6 +946,7 @@ static void bench(onyx_threadpool *tp) {
         if (tp) printf("  %d threads: %6.1f GFLOP/s", onyx_threadpool_threads(tp), bench_one(M, N, K, false, tp));
         printf("\n");
     }
+    bench_transformer(tp);
 }
 
 int main(int argc, char **argv) {

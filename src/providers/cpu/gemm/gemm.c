@@ -12,10 +12,13 @@
  * The first K block stores alpha*AB + beta*C, later ones accumulate, and the
  * last applies bias and activation, so C is written K/KC times at most.
  *
- * Threads share nothing but C: the tiles are disjoint and every task packs
- * into its own (per-thread, reused) buffers. The tile grid comes from a
- * small cost model (plan_tiles): splitting N repacks A, splitting M
- * repacks B, and a few large tiles balance worse than many small ones. */
+ * Threads share C (disjoint tiles) and, when it is small enough, A packed
+ * once for the whole call (share_a); B blocks are packed by each task into
+ * its own (per-thread, reused) buffers unless B was packed at load, and
+ * then the kernel calls of one block prefetch the next into L2. The tile
+ * grid comes from a small cost model (plan_tiles): splitting N repacks A
+ * (unless shared), splitting M repacks or re-reads B, and a few large
+ * tiles balance worse than many small ones. */
 #include "providers/cpu/gemm/gemm.h"
 
 #include <pthread.h>
@@ -98,6 +101,10 @@ static void pack_a_panel(const onyx_gemm_isa *isa, const float *A, size_t lda, b
     }
     if (mr == 8 && MR == 8 && isa->transpose8) {
         isa->transpose8(A + i0 * lda + p0, lda, kc, dst, MR);
+        return;
+    }
+    if (mr == MR && isa->pack_a) {
+        isa->pack_a(A + i0 * lda + p0, lda, kc, dst);
         return;
     }
     const float *rows[16];
@@ -317,9 +324,17 @@ typedef struct gemm_job {
     const onyx_gemm_epilogue *ep;
     size_t nt_m, nt_n;        /* tile grid */
     size_t panels, strips;    /* M in MR panels, N in NR strips */
+    bool a_shared;            /* A packed once for all tiles (share_a) */
     bool a_once;              /* each tile packs its A once for all its NC blocks (plan_a_once) */
     atomic_bool failed;       /* a task could not get its buffers */
 } gemm_job;
+
+/* Prefetch cursor over the packed B block that a tile uses next: its lines
+ * are handed to the kernel calls of the current block a few at a time. */
+typedef struct b_prefetch {
+    const char *p;
+    size_t lines, per_call;
+} b_prefetch;
 
 /* Buffers of one task. */
 typedef struct gemm_bufs {
@@ -336,7 +351,8 @@ static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? 
  * packed strip is prefetched into L2 a slice per kernel call: the first
  * panel to use it would otherwise wait for L3 once per cache line. */
 static void run_block(const gemm_job *job, const float *ablock, const float *bblock, size_t strip_stride,
-                      size_t ldb_k, size_t ic, size_t ic1, size_t jc, size_t nc, size_t pc, size_t kc) {
+                      size_t ldb_k, size_t ic, size_t ic1, size_t jc, size_t nc, size_t pc, size_t kc,
+                      b_prefetch *pf) {
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
@@ -366,9 +382,40 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             ka.c = job->C + ir * job->ldc + jc + jr;
             ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
             if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
+            ka.pf = pf->p;
+            ka.pf_lines = pf->lines < pf->per_call ? pf->lines : pf->per_call;
+            pf->p += ka.pf_lines * 64;
+            pf->lines -= ka.pf_lines;
             isa->kernel(&ka);
         }
     }
+}
+
+/* The packed B block after (jc, pc) in run_tile's order (K blocks inner)
+ * as a prefetch cursor spread over the current block's kernel calls
+ * (kernel steps / 2 lines per call at most), or an empty one. */
+static b_prefetch next_b_block(const gemm_job *job, size_t m0, size_t m1, size_t n1, size_t jc, size_t nc,
+                               size_t pc, size_t kc) {
+    const onyx_packed_mat *pb = job->B->packed;
+    b_prefetch pf = {0};
+    if (!pb || (!pb->data && !pb->half)) return pf;
+    const size_t NR = job->isa->nr;
+    size_t npc = pc + kc, njc = jc;
+    if (npc >= job->K) {
+        npc = 0;
+        njc = jc + nc;
+        if (njc >= n1) return pf;
+    }
+    size_t nkc = job->K - npc < job->kcb ? job->K - npc : job->kcb;
+    size_t nnc = n1 - njc < job->nc_block ? n1 - njc : job->nc_block;
+    size_t first = npc * pb->padded + (njc / NR) * nkc * NR, elems = div_up(nnc, NR) * nkc * NR;
+    size_t esize = pb->half ? sizeof(uint16_t) : sizeof(float);
+    pf.p = pb->half ? (const char *)(pb->half + first) : (const char *)(pb->data + first);
+    pf.lines = elems * esize / 64;
+    size_t calls = div_up(m1 - m0, job->isa->mr) * div_up(nc, NR);
+    pf.per_call = div_up(pf.lines, calls);
+    if (pf.per_call > kc / 2) pf.per_call = kc / 2;
+    return pf;
 }
 
 static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_t n1,
@@ -409,6 +456,7 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 ldb_k = NR;
             }
             const size_t mc = a_block_panels(isa) * MR;
+            b_prefetch pf = next_b_block(job, m0, m1, n1, jc, nc, pc, kc);
             for (size_t ic = m0; ic < m1; ic += mc) {
                 size_t ic1 = m1 - ic < mc ? m1 : ic + mc;
                 const float *ablock;
@@ -427,7 +475,7 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                                      buf->a + (ir - ic) / MR * kc * MR);
                     ablock = buf->a;
                 }
-                run_block(job, ablock, bblock, strip_stride, ldb_k, ic, ic1, jc, nc, pc, kc);
+                run_block(job, ablock, bblock, strip_stride, ldb_k, ic, ic1, jc, nc, pc, kc, &pf);
             }
         }
     }
@@ -442,7 +490,8 @@ static void split_range(size_t units, size_t parts, size_t t, size_t *begin, siz
 /* Packing buffers are kept per thread (a GEMM per operator would
  * otherwise map and fault in half a megabyte each time) and freed when the
  * thread exits. */
-#define SCRATCH_SLOTS 4
+#define SCRATCH_SLOTS 5
+#define SHARED_A_SLOT 4   /* gemm.c's own: the A packed once per call (share_a) */
 #define SCRATCH_MAX_BYTES ((size_t)16 << 20)   /* larger requests go to the heap each time */
 
 typedef struct scratch {
@@ -485,7 +534,7 @@ static float *thread_scratch(int slot, size_t floats) {
 }
 
 float *onyx_scratch_acquire(int slot, size_t floats, bool *heap) {
-    *heap = slot < 1 || slot >= SCRATCH_SLOTS || floats > SCRATCH_MAX_BYTES / sizeof(float);
+    *heap = slot < 1 || slot >= SHARED_A_SLOT || floats > SCRATCH_MAX_BYTES / sizeof(float);
     if (!*heap) return thread_scratch(slot, floats ? floats : 1);
     if (floats > ONYX_MAX_TENSOR_BYTES / sizeof(float)) return NULL;
     return onyx_alloc((floats ? floats : 1) * sizeof(float));
@@ -528,7 +577,10 @@ static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
     double b_elem = job->B->row_fn ? 1.5 : job->B->trans ? 0.5 : 0.3;
     if (!job->B->packed) cost += b_elem * k * (double)cols;
     else if (job->B->packed->half) cost += 0.1 * k * (double)cols;   /* widening the float16 blocks */
-    if (!job->A->packed) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
+    /* packed weights come from memory, once per tile that reads them: two
+     * tiles of the same columns read them twice (splitting M at M = 128) */
+    if (job->B->packed) cost += 0.25 * k * (double)cols;
+    if (!job->A->packed && !job->a_shared) cost += 0.3 * k * (double)rows * (double)div_up(cols, job->nc_block);
     return cost + 2000.0;   /* task overhead */
 }
 
@@ -589,6 +641,59 @@ static void plan_tiles(gemm_job *job, int threads) {
             }
         }
     }
+}
+
+/* ---- A packed once per call ----
+ * A tile packs its rows of A once per NC block, and every tile column
+ * packs them again: 99 times over for a 128 x 768 A against the 50257
+ * columns of a language-model head. When A is small enough, all of it is
+ * packed once (the threads share the panels, read-only) and the tile grid
+ * is then free to give each thread a contiguous range of columns. */
+#define SHARED_A_MAX_FLOATS ((size_t)2 << 20)   /* 8 MiB, kept per calling thread */
+
+static size_t padded_rows(const gemm_job *job) { return div_up(job->M, job->isa->mr) * job->isa->mr; }
+
+static bool share_a_wanted(const gemm_job *job, int threads) {
+    if (!job->A->data || job->M <= job->isa->mr) return false;   /* packed elsewhere, or one panel */
+    if (threads <= 1 && job->N <= job->nc_block) return false;   /* packed once per K block anyway */
+    return padded_rows(job) <= SHARED_A_MAX_FLOATS / job->K;
+}
+
+typedef struct share_a_job {
+    const gemm_job *job;
+    float *dst;
+    size_t panels;
+} share_a_job;
+
+/* Items are (K block, panel) pairs, in the layout of onyx_sgemm_pack_a. */
+static void share_a_items(void *arg, size_t begin, size_t end) {
+    const share_a_job *s = arg;
+    const gemm_job *job = s->job;
+    const size_t MR = job->isa->mr;
+    for (size_t it = begin; it < end; it++) {
+        size_t pc = it / s->panels * job->kcb, i = it % s->panels * MR;
+        size_t kc = job->K - pc < job->kcb ? job->K - pc : job->kcb;
+        size_t mr = job->M - i < MR ? job->M - i : MR;
+        pack_a_panel(job->isa, job->A->data, job->A->ld, job->A->trans, i, mr, pc, kc,
+                     s->dst + pc * padded_rows(job) + i * kc);
+    }
+}
+
+/* Packs A into *mat (this thread's scratch) and points *op at it; false
+ * (nothing changed) when the buffer cannot be had: tiles then pack A. */
+static bool share_a(gemm_job *job, onyx_threadpool *tp, bool parallel, onyx_packed_mat *mat,
+                    onyx_gemm_operand *op) {
+    float *buf = thread_scratch(SHARED_A_SLOT, padded_rows(job) * job->K);
+    if (!buf) return false;
+    share_a_job s = {job, buf, div_up(job->M, job->isa->mr)};
+    size_t items = div_up(job->K, job->kcb) * s.panels;
+    if (parallel) onyx_parallel_for(tp, items, 1, share_a_items, &s);
+    else share_a_items(&s, 0, items);
+    *mat = (onyx_packed_mat){.isa = job->isa, .outer = job->M, .K = job->K, .padded = padded_rows(job),
+                             .kcb = job->kcb, .data = buf};
+    *op = (onyx_gemm_operand){.packed = mat};
+    job->A = op;
+    return true;
 }
 
 /* A plain A is packed once per NC block of columns; when every tile's rows
@@ -666,9 +771,14 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
         .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc, .ep = ep,
     };
     atomic_init(&job.failed, false);
-    plan_tiles(&job, onyx_threadpool_threads(tp));
-    plan_a_once(&job);
+    int threads = onyx_threadpool_threads(tp);
+    job.a_shared = share_a_wanted(&job, threads);
+    plan_tiles(&job, threads);
     size_t tiles = job.nt_m * job.nt_n;
+    onyx_packed_mat a_mat;
+    onyx_gemm_operand a_op;
+    if (job.a_shared) job.a_shared = share_a(&job, tp, tiles > 1, &a_mat, &a_op);
+    plan_a_once(&job);   /* per tile, where A could not be shared */
     if (tiles == 1) run_tiles(&job, 0, 1);
     else onyx_parallel_for(tp, tiles, 1, run_tiles, &job);
     return atomic_load(&job.failed) ? ONYX_OOM() : NULL;

@@ -81,7 +81,16 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
      * fetching its lines now */
     for (size_t i = 0; i < mr; i++)
         for (size_t v = 0; v < nv; v++) _mm_prefetch((const char *)(ka->c + i * ka->ldc + VL * v), _MM_HINT_T0);
+    /* only the full tile prefetches: edge tiles are rare, and the extra
+     * loop in each of the 48 variants would cost 8 KB of library */
+    const char *pf = ka->pf;
+    size_t pf_lines = mr == MR && nv == NV && !masked ? ka->pf_lines : 0;
     for (size_t p = ka->kc; p; p--) {
+        if (pf_lines && (p & 1)) {
+            _mm_prefetch(pf, _MM_HINT_T1);
+            pf += 64;
+            pf_lines--;
+        }
         const __m512 b0 = LOAD_B(0);
         const __m512 b1 = nv > 1 ? LOAD_B(1) : z;
         const __m512 b2 = nv > 2 ? LOAD_B(2) : z;

@@ -30,6 +30,12 @@ typedef struct onyx_gemm_kargs {
     const float *bias_col;   /* bias of tile column 0, or NULL */
     int act;                 /* onyx_gemm_activation */
     float act_a, act_b;
+    /* Lines of the next B block to bring into L2 during this call, one per
+     * two K steps (gemm.c, b_prefetch): the packed weights stream from
+     * memory behind the arithmetic instead of in a burst when the next
+     * block starts. Kernels may ignore them. */
+    const char *pf;
+    size_t pf_lines;
 } onyx_gemm_kargs;
 
 /* dst[c * dst_ld + r] = src[r * ld + c] for r < 8, c < n: the transposes
@@ -48,6 +54,9 @@ typedef struct onyx_gemm_isa {
      * KC x NR strip is too wide for L1. More: the strip stays in L1 while
      * that many packed panels (L2) stream past it (gemm.c, run_block). */
     size_t a_panels;
+    /* Packs a panel of exactly MR rows of a plain (not transposed) A:
+     * dst[p * MR + i] = src[i * ld + p] for p < kc. NULL: the driver's loops. */
+    void (*pack_a)(const float *src, size_t ld, size_t kc, float *dst);
 } onyx_gemm_isa;
 
 extern const onyx_gemm_isa onyx_gemm_isa_generic;
