@@ -1,8 +1,15 @@
 /* A small fork-join pool. One job at a time: the caller publishes the job,
  * workers and the caller take chunks from an atomic counter, and the caller
- * waits until every worker has left the job. Workers spin briefly for the
- * next job (back-to-back operators) and then sleep on a condition variable,
- * so idle sessions use no CPU. */
+ * waits until every worker that joined the job has left it. Workers spin
+ * briefly for the next job (back-to-back operators) and then sleep on a
+ * condition variable, so idle sessions use no CPU.
+ *
+ * A worker joins by counting itself into the job's entry word while the
+ * job is open; the caller closes the entry once the chunks are all taken,
+ * so a worker the OS has not run yet (a loaded machine: more runnable
+ * threads than cores) is not waited for: the caller has done its share,
+ * and the late worker finds the job closed. Waiting for every worker
+ * instead cost a scheduler time slice per operator there. */
 #define _GNU_SOURCE
 #include "core/threadpool.h"
 
@@ -38,8 +45,25 @@ struct onyx_threadpool {
     void *arg;
     size_t n, chunk, n_chunks;
     atomic_size_t next_chunk;
-    atomic_int active;          /* workers still inside the current job */
+    /* the current job's entry: its generation (ENTRY_GEN_SHIFT up), CLOSED,
+     * and the count of workers inside it (the low 32 bits) */
+    atomic_uint_fast64_t entry;
 };
+
+#define ENTRY_CLOSED ((uint64_t)1 << 32)
+#define ENTRY_GEN_SHIFT 33
+#define ENTRY_COUNT(e) ((e) & 0xffffffffu)
+
+static uint64_t entry_gen(uint64_t gen) { return gen << ENTRY_GEN_SHIFT; }
+
+/* Counts the worker into job `gen` if it is still open. */
+static bool join_job(onyx_threadpool *tp, uint64_t gen) {
+    uint64_t e = atomic_load(&tp->entry);
+    for (;;) {
+        if ((e & ENTRY_CLOSED) || (e >> ENTRY_GEN_SHIFT) != (entry_gen(gen) >> ENTRY_GEN_SHIFT)) return false;
+        if (atomic_compare_exchange_weak(&tp->entry, &e, e + 1)) return true;
+    }
+}
 
 static void run_chunks(onyx_threadpool *tp) {
     for (;;) {
@@ -68,8 +92,10 @@ static void *worker_main(void *p) {
         }
         if (atomic_load(&tp->stop)) return NULL;
         seen = gen;
+        if (!join_job(tp, gen)) continue;   /* closed already: the caller and others did it */
         run_chunks(tp);
-        if (atomic_fetch_sub(&tp->active, 1) == 1) {
+        uint64_t left = atomic_fetch_sub(&tp->entry, 1) - 1;
+        if ((left & ENTRY_CLOSED) && ENTRY_COUNT(left) == 0) {   /* the last one out of a closed job */
             pthread_mutex_lock(&tp->mu);
             pthread_cond_signal(&tp->done);
             pthread_mutex_unlock(&tp->mu);
@@ -155,17 +181,23 @@ void onyx_parallel_for(onyx_threadpool *tp, size_t n, size_t grain, onyx_range_f
     tp->arg = arg;
     tp->n = n;
     atomic_store(&tp->next_chunk, 0);
-    atomic_store(&tp->active, tp->threads - 1);
     pthread_mutex_lock(&tp->mu);
-    atomic_fetch_add(&tp->generation, 1);
+    uint64_t gen = atomic_load(&tp->generation) + 1;
+    atomic_store(&tp->entry, entry_gen(gen));   /* open, nobody inside */
+    atomic_store(&tp->generation, gen);
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
     run_chunks(tp);
-    /* wait for every worker to leave the job before it is reused */
-    for (int i = 0; atomic_load(&tp->active) > 0 && i < SPIN_ITERATIONS; i++) cpu_relax();
-    if (atomic_load(&tp->active) > 0) {
+    /* close the job, then wait for the workers inside it to leave before
+     * the job's fields are reused */
+    uint64_t e = atomic_fetch_or(&tp->entry, ENTRY_CLOSED);
+    for (int i = 0; ENTRY_COUNT(e) > 0 && i < SPIN_ITERATIONS; i++) {
+        cpu_relax();
+        e = atomic_load(&tp->entry);
+    }
+    if (ENTRY_COUNT(e) > 0) {
         pthread_mutex_lock(&tp->mu);
-        while (atomic_load(&tp->active) > 0) pthread_cond_wait(&tp->done, &tp->mu);
+        while (ENTRY_COUNT(atomic_load(&tp->entry)) > 0) pthread_cond_wait(&tp->done, &tp->mu);
         pthread_mutex_unlock(&tp->mu);
     }
     pthread_mutex_unlock(&tp->job_lock);

@@ -490,6 +490,19 @@ static void test_winograd(onyx_threadpool *tp) {
     op_free(&r);
     onyx_value *vals[] = {x, w, b, xb, y};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
+    /* U over 1 MB and under 64 output pixels (ResNet-50's 7x7 stage): direct
+     * on every ISA; the same Conv at 14x14 stays Winograd */
+    onyx_nchwc_geom g = {.N = 1, .C = 512, .M = 512, .blk = 16, .KH = 3, .KW = 3, .SH = 1, .SW = 1, .DH = 1, .DW = 1,
+                         .IH = 7, .IW = 7, .OH = 7, .OW = 7};
+    CHECK(!onyx_nchwc_wino_applies(&g, true));
+    CHECK(onyx_nchwc_wino_applies(&g, false));   /* size unknown at init: both weights packed */
+    g.N = -1;   /* a symbolic batch at init: maybe 1 (direct weights packed too) */
+    CHECK(!onyx_nchwc_wino_applies(&g, true));
+    g.N = 8;    /* a batch of 8 shares U over 392 pixels */
+    CHECK(onyx_nchwc_wino_applies(&g, true));
+    g.N = 1;
+    g.IH = g.IW = g.OH = g.OW = 14;
+    CHECK(onyx_nchwc_wino_applies(&g, true));
 }
 
 /* ------------------------------------------------------------ errors */

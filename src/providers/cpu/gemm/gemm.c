@@ -103,6 +103,10 @@ static void pack_a_panel(const onyx_gemm_isa *isa, const float *A, size_t lda, b
         isa->transpose8(A + i0 * lda + p0, lda, kc, dst, MR);
         return;
     }
+    if (mr == MR && isa->pack_a) {
+        isa->pack_a(A + i0 * lda + p0, lda, kc, dst);
+        return;
+    }
     const float *rows[16];
     if (mr <= 16) {   /* read the rows in parallel so the writes stay sequential */
         for (size_t i = 0; i < mr; i++) rows[i] = A + (i0 + i) * lda + p0;

@@ -65,12 +65,6 @@ TARGET static void block(const uint8_t *a, size_t lda, const int8_t *b, size_t k
     _tile_release();
 }
 
-TARGET static void store_block(const onyx_igemm_tile *t) {
-    for (size_t i = 0; i < 32; i++)
-        for (size_t v = 0; v < 2; v++)
-            store_vec(t, _mm512_loadu_si512((const void *)(t->acc + i * 32 + v * 16)), i, v);
-}
-
 static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, size_t kp, size_t nv,
                    const onyx_igemm_tile *t, const onyx_igemm_b *pb) {
     const onyx_igemm_isa *vnni = &onyx_igemm_isa_avx512vnni;
@@ -85,7 +79,7 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
         return;
     }
     block(a, lda, b, kp, t->acc);
-    store_block(t);
+    store_acc(t, t->acc, 32, 32, 2);
 }
 
 /* the quantisation of A is the AVX-512 one: the VNNI kernel's functions */

@@ -20,15 +20,6 @@
 
 #include "providers/cpu/gemm/igemm_store_avx512.h"
 
-/* The tile's sums (t->acc, rows nv * 16 apart) through the fused store: out
- * of line, once, rather than inlined in each of the 24 tile shapes (the
- * round trip through L1 is small beside the k loop). */
-TARGET static __attribute__((noinline)) void store_tile(const onyx_igemm_tile *t, int mr, int nv) {
-    for (int i = 0; i < mr; i++)
-        for (int v = 0; v < nv; v++)
-            store_vec(t, _mm512_loadu_si512((const void *)(t->acc + (size_t)i * nv * 16 + v * 16)), (size_t)i, (size_t)v);
-}
-
 INLINE void tile(const uint8_t *a, size_t lda, const int8_t *b, size_t kp, const onyx_igemm_tile *t, const int mr,
                  const int nv) {
     __m512i c[MR][NV];
@@ -54,7 +45,9 @@ INLINE void tile(const uint8_t *a, size_t lda, const int8_t *b, size_t kp, const
     for (int i = 0; i < mr; i++)
 #pragma GCC unroll 3
         for (int v = 0; v < nv; v++) _mm512_storeu_si512((void *)(t->acc + (size_t)i * nv * 16 + v * 16), c[i][v]);
-    store_tile(t, mr, nv);
+    /* the fused store out of line, once, rather than inlined in each of the
+     * 24 tile shapes (the round trip through L1 is small beside the k loop) */
+    store_acc(t, t->acc, (size_t)nv * 16, (size_t)mr, (size_t)nv);
 }
 
 #define T(R, V)                                                                                                 \

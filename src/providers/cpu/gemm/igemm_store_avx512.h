@@ -8,21 +8,8 @@
 #include <immintrin.h>
 #include "providers/cpu/gemm/igemm.h"
 
-/* f (scaled) requantised: round half to even (the MXCSR default, as
- * nearbyintf in the portable store), plus the zero point, saturated. Out of
- * line: the micro-kernels inline store_vec in every tile shape. */
-TARGET static __attribute__((noinline)) void store_requant(const onyx_igemm_out *o, __m512 f, __mmask16 m,
-                                                           size_t off) {
-    bool u8 = o->kind == ONYX_IGEMM_OUT_U8;
-    /* limited first so the conversion cannot overflow (2^30 saturates either way) */
-    f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-1073741824.0f)), _mm512_set1_ps(1073741824.0f));
-    __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
-    q = _mm512_max_epi32(q, _mm512_set1_epi32(u8 ? 0 : -128));
-    q = _mm512_min_epi32(q, _mm512_set1_epi32(u8 ? 255 : 127));
-    _mm_mask_storeu_epi8((uint8_t *)o->c + off, m, _mm512_cvtepi32_epi8(q));
-}
-
-/* One accumulator vector of row i, columns 16v.. of the tile, to C. */
+/* One accumulator vector of row i, columns 16v.. of the tile, to C: int32
+ * or float out (store_acc requantises 8-bit out itself). */
 INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
     const onyx_igemm_out *o = t->o;
     size_t jv = v * 16;
@@ -40,10 +27,6 @@ INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
     __m512 f = _mm512_cvtepi32_ps(x), s = _mm512_set1_ps(o->scale);
     if (o->scale_col) s = _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, o->scale_col + t->j0 + jv));
     f = _mm512_mul_ps(f, s);
-    if (o->kind == ONYX_IGEMM_OUT_U8 || o->kind == ONYX_IGEMM_OUT_S8) {
-        store_requant(o, f, m, off);
-        return;
-    }
     if (o->bias) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, o->bias + t->j0 + jv));
     __m512 zero = _mm512_setzero_ps();
     switch (o->act) {
@@ -53,6 +36,41 @@ INLINE void store_vec(const onyx_igemm_tile *t, __m512i x, size_t i, size_t v) {
     default: break;
     }
     _mm512_mask_storeu_ps((float *)o->c + off, m, f);
+}
+
+/* A tile's raw sums (acc, rows ldacc int32 apart; mr rows, nv vectors)
+ * through the store, column vector outer so each vector's column terms,
+ * scales and mask load once. The 8-bit output (every quantised conv) is
+ * requantised inline; clamping in float to the output range less zy
+ * before the round-half-even conversion equals rounding then saturating
+ * (the bounds are integers), as store_requant does. */
+TARGET static __attribute__((noinline)) void store_acc(const onyx_igemm_tile *t, const int32_t *acc, size_t ldacc,
+                                                       size_t mr, size_t nv) {
+    const onyx_igemm_out *o = t->o;
+    const bool u8 = o->kind == ONYX_IGEMM_OUT_U8;
+    for (size_t v = 0; v < nv; v++) {
+        const size_t jv = v * 16;
+        if (jv >= t->nc) break;
+        if (!u8 && o->kind != ONYX_IGEMM_OUT_S8) {
+            for (size_t i = 0; i < mr; i++) store_vec(t, _mm512_loadu_si512((const void *)(acc + i * ldacc + jv)), i, v);
+            continue;
+        }
+        const __mmask16 m = t->nc - jv >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (t->nc - jv)) - 1);
+        const __m512i ct = _mm512_loadu_si512((const void *)(t->col_term + jv)), zy = _mm512_set1_epi32(o->zy);
+        const __m512i zb = t->row_sum ? _mm512_loadu_si512((const void *)(t->zb + jv)) : _mm512_setzero_si512();
+        __m512 s = _mm512_set1_ps(o->scale);
+        if (o->scale_col) s = _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, o->scale_col + t->j0 + jv));
+        const __m512 lo = _mm512_set1_ps((float)((u8 ? 0 : -128) - o->zy));
+        const __m512 hi = _mm512_set1_ps((float)((u8 ? 255 : 127) - o->zy));
+        uint8_t *c = (uint8_t *)o->c + t->i0 * o->ldc + t->j0 + jv;
+        for (size_t i = 0; i < mr; i++) {
+            __m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc + i * ldacc + jv)), ct);
+            if (t->row_sum) x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_set1_epi32(t->row_sum[i]), zb));
+            __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), s), lo), hi);
+            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
+            _mm_mask_storeu_epi8(c + i * o->ldc, m, _mm512_cvtepi32_epi8(q));
+        }
+    }
 }
 
 #endif

@@ -1,0 +1,106 @@
+/* The 8-bit element loops behind the quantised operators, every path this
+ * CPU runs forced in turn (AVX-512, AVX2, baseline):
+ *
+ * - QLinearAdd (kernels/quant/qlinear_add.h), uint8 and int8, B full or one
+ *   value: the baseline gives the formula's bytes (float products and sum,
+ *   each rounded, round half to even) and every vector path the
+ *   baseline's; lengths 1..67 and past a vector multiple (tails), zero
+ *   points at the type's edges, scale ratios that saturate both ways, and
+ *   a NaN sum (inf - inf) that saturates low. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "onyx.h"
+#include "providers/cpu/kernels/quant/qlinear_add.h"
+#include "providers/cpu/platform.h"
+#include "testlib.h"
+
+typedef struct qadd_case {
+    bool s8, b_scalar;
+    float ra, rb;
+    int za, zb, zc;
+} qadd_case;
+
+/* The formula in float, each product and the sum rounded on its own (the
+ * volatiles keep the compiler from fusing them). */
+static int qadd_ref(const qadd_case *c, int a, int b) {
+    volatile float x = (float)(a - c->za) * c->ra, y = (float)(b - c->zb) * c->rb;
+    volatile float v = x + y;
+    float lo = c->s8 ? -128.0f : 0.0f, hi = c->s8 ? 127.0f : 255.0f;
+    if (isnan(v)) return (int)lo;
+    float q = nearbyintf(v) + (float)c->zc;
+    return (int)(q < lo ? lo : (q > hi ? hi : q));
+}
+
+static int byte_val(uint8_t x, bool s8) { return s8 ? (int8_t)x : x; }
+
+/* Inputs of length n: a pattern with the type's extremes at both ends. */
+static void qadd_inputs(const qadd_case *c, size_t n, uint8_t *a, uint8_t *b) {
+    for (size_t i = 0; i < n; i++) a[i] = (uint8_t)(i * 37 + 11), b[i] = (uint8_t)(i * 101 + 3);
+    a[0] = c->s8 ? 0x80 : 0, b[0] = c->s8 ? 0x7f : 255;
+    if (n > 1) a[n - 1] = c->s8 ? 0x7f : 255, b[n - 1] = c->s8 ? 0x80 : 0;
+}
+
+static void qadd_run(onyx_qadd_fn fn, const qadd_case *c, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                     size_t n) {
+    onyx_qadd_params p = {.ra = c->ra, .rb = c->rb, .za = (float)c->za, .zb = (float)c->zb, .zc = (float)c->zc,
+                          .s8 = c->s8};
+    p.bconst = ((float)byte_val(b[0], c->s8) - p.zb) * p.rb;
+    fn(&p, a, b, c->b_scalar, out, n);
+}
+
+/* out of path `isa` against the baseline's bytes base, or (base NULL)
+ * against the formula. */
+static void qadd_compare(const char *isa, const qadd_case *c, const uint8_t *a, const uint8_t *b,
+                         const uint8_t *out, const uint8_t *base, size_t n) {
+    int bad = 0;
+    for (size_t i = 0; i < n && bad < 3; i++) {
+        int got = byte_val(out[i], c->s8);
+        int want = base ? byte_val(base[i], c->s8)
+                        : qadd_ref(c, byte_val(a[i], c->s8), byte_val(c->b_scalar ? b[0] : b[i], c->s8));
+        if (got != want) {
+            fprintf(stderr, "QLinearAdd %s s8 %d scalar %d ra %g rb %g zp %d %d %d n %zu: [%zu] = %d, want %s%d\n", isa,
+                    c->s8, c->b_scalar, c->ra, c->rb, c->za, c->zb, c->zc, n, i, got, base ? "the baseline's " : "",
+                    want);
+            bad++;
+        }
+    }
+    CHECK(bad == 0);
+}
+
+static void test_qadd(void) {
+    static const qadd_case cases[] = {
+        {false, false, 0.75f, 0.5f, 128, 120, 130},   {false, false, 3.0f, 2.5f, 0, 255, 0},  /* saturates */
+        {true, false, 0.37f, 1.21f, -128, 127, -3},   {true, false, 0.8f, 0.9f, 0, 0, 127},
+        {false, true, 1.0f, 0.25f, 10, 3, 250},       {true, true, 0.5f, 2.0f, 5, -128, -128},
+        {false, false, 3e38f, 3e38f, 128, 128, 9},    /* inf - inf: NaN, saturates low */
+    };
+    static const size_t lens[] = {1, 2, 15, 16, 17, 31, 33, 63, 64, 67, 1000};
+    static const char *isas[] = {"avx512", "avx2"};
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+            const qadd_case *c = &cases[ci];
+            size_t n = lens[li];
+            uint8_t *a = malloc(n), *b = malloc(n), *base = malloc(n), *out = malloc(n);
+            if (a && b && base && out) {
+                qadd_inputs(c, n, a, b);
+                qadd_run(onyx_qadd_generic, c, a, b, base, n);
+                qadd_compare("generic", c, a, b, base, NULL, n);
+                for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
+                    if (!onyx_cpu_force_isa(isas[k])) continue;   /* above this CPU */
+                    memset(out, 0xa5, n);
+                    qadd_run(onyx_qadd(), c, a, b, out, n);
+                    qadd_compare(isas[k], c, a, b, out, base, n);
+                }
+                CHECK(onyx_cpu_force_isa(before));
+            }
+            free(a), free(b), free(base), free(out);
+        }
+}
+
+int main(void) {
+    test_qadd();
+    return testlib_finish("test_q8_kernels");
+}
