@@ -376,17 +376,6 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *nb_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in < 1 || !ctx->in[0] || ctx->n_out < 1) return NULL;
-    const onyx_type *a = ctx->in[0];
-    onyx_type y = *a;
-    int64_t N = onyx_attr_int(ctx->node, "N", -1);
-    if (a->rank >= 1 && N > 0) y.dims[a->rank - 1] = N;
-    ctx->out[0] = y;
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_contrib_nbits[] = {
-    {"com.microsoft", "MatMulNBits", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, nb_compute, nb_infer},
-    {0},
-};
+    {"com.microsoft", "MatMulNBits", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, nb_compute},
+    {0},};
