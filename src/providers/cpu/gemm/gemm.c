@@ -384,8 +384,10 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
             ka.pf = pf->p;
             ka.pf_lines = pf->lines < pf->per_call ? pf->lines : pf->per_call;
-            pf->p += ka.pf_lines * 64;
-            pf->lines -= ka.pf_lines;
+            if (ka.pf_lines) {   /* an empty cursor's p is NULL: no arithmetic on it (UBSan) */
+                pf->p += ka.pf_lines * 64;
+                pf->lines -= ka.pf_lines;
+            }
             isa->kernel(&ka);
         }
     }
