@@ -57,7 +57,7 @@ function(onyx_minimal_sources config out_dir description replaced_var generated_
   endforeach()
   # Sources that read a generated header (OUT_DIR/gen, before src/ through
   # -iquote) are compiled through a wrapper in OUT_DIR.
-  foreach(src optimizer/optimizer.c ir/op_arity.c providers/cpu/build_options.c
+  foreach(src optimizer/optimizer.c ir/op_arity.c ir/schema.c providers/cpu/build_options.c
               providers/cpu/platform.c providers/cpu/registry.c)
     get_filename_component(base ${src} NAME_WE)
     set(wrapper ${out_dir}/${base}_minimal.c)

@@ -17,11 +17,14 @@ required_operators.config (written by `onyx ops --required-by MODEL...`):
 For every CPU kernel family source (a file that defines
 `const onyx_op_def onyx_ops_<family>[]`) it writes OUT_DIR/kernels/<family>.c:
 the same file with the table entries of operators outside the list removed,
-so the compiler drops their compute, init and inference functions. It also
+so the compiler drops their compute and init functions; likewise for every
+inference-rule family (`const onyx_schema_def onyx_schemas_<family>[]` under
+src/ir/schemas/) into OUT_DIR/schemas/<family>.c. It also
 writes, under OUT_DIR/gen/ (put before src/ on the include path of the files
 that read them):
   optimizer/passes.h     the pass list, filtered
   providers/cpu/kernels/families.h  the families that kept an operator
+  ir/schemas/families.h  the rule families that kept an operator
   ir/op_arity_table.h    the arity table, only the listed operators
   minimal_ops.h          ONYX_MINIMAL_KEEPS_<op> for each listed operator,
                          ONYX_MINIMAL_TYPES (the types line as ONYX_T bits)
@@ -56,6 +59,8 @@ import re
 import sys
 
 TABLE_RE = re.compile(r"^const onyx_op_def onyx_ops_(\w+)\[\]\s*=\s*\{", re.M)
+# the inference rules' families (src/ir/schemas/*.c), filtered the same way
+SCHEMA_TABLE_RE = re.compile(r"^const onyx_schema_def onyx_schemas_(\w+)\[\]\s*=\s*\{", re.M)
 STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 DEFINE_RE = re.compile(r"^#\s*define\s+(\w+)\s*\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
@@ -186,11 +191,11 @@ def entry_names(entry, macros):
     return {n for n in names if n and "." not in n}  # domains have dots, operator names never
 
 
-def filter_family(path, ops):
+def filter_family(path, ops, table_re=TABLE_RE):
     """(family, new_text, removed_names, entries_kept) or None when the table cannot be parsed."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    m = TABLE_RE.search(text)
+    m = table_re.search(text)
     if not m:
         return None
     parsed = split_table(text, m.end() - 1)
@@ -315,6 +320,23 @@ def main(argv):
             gen = os.path.join(out_dir, "kernels", family + ".c")
             write_if_changed(gen, text)
             print(f"{path}|{gen}")
+    # the inference rules of left-out operators go with their kernels
+    schemas_root = os.path.join(src_root, "src", "ir", "schemas")
+    empty_schemas = set()
+    for name in sorted(os.listdir(schemas_root)):
+        path = os.path.join(schemas_root, name)
+        res = filter_family(path, ops, SCHEMA_TABLE_RE) if name.endswith(".c") else None
+        if res is None:
+            continue
+        if not res[3]:
+            empty_schemas.add(res[0])  # left out of gen/ir/schemas/families.h
+        gen = os.path.join(out_dir, "schemas", res[0] + ".c")
+        write_if_changed(gen, res[1])
+        print(f"{path}|{gen}")
+    with open(os.path.join(schemas_root, "families.h"), encoding="utf-8") as f:
+        kept_schemas = [line for line in f if not (re.match(r"ONYX_SCHEMA_FAMILY\((\w+)\)", line) and
+                                                   re.match(r"ONYX_SCHEMA_FAMILY\((\w+)\)", line).group(1) in empty_schemas)]
+    write_if_changed(os.path.join(out_dir, "gen", "ir", "schemas", "families.h"), "".join(kept_schemas))
     write_if_changed(os.path.join(out_dir, "gen", "optimizer", "passes.h"),
                      filter_passes(os.path.join(src_root, "src", "optimizer", "passes.h"), passes))
     families = os.path.join(src_root, "src", "providers", "cpu", "kernels", "families.h")

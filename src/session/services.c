@@ -1,8 +1,9 @@
 /* What the session lends the layers below it, so that none of them calls
  * up or around the provider interface:
  *   - type inference (ir/infer.c) finds each operator's schema through a
- *     schema source that asks the session's providers in priority order
- *     (their `schema` entry) and the caller's custom operators;
+ *     schema source: the IR's schemas (ir/schema.h), else the session's
+ *     providers in priority order (their optional `schema` entry), and the
+ *     caller's custom operators;
  *   - constant folding (optimizer/passes_basic.c) runs a node through the
  *     provider interface (claims, create_kernel, run) of the first provider
  *     working in host memory that claims it;
@@ -11,13 +12,16 @@
  *     kernel host (providers/kernel_ctx.h, session.c fills it). */
 #include <stdlib.h>
 #include <string.h>
+#include "ir/schema.h"
 #include "session/session.h"
 
 static onyx_infer_fn find_schema(void *user, const onyx_graph *g, const onyx_node *n) {
     const onyx_provider_set *set = user;
+    onyx_infer_fn rule = onyx_schema_find(n->domain, n->op_type, n->opset);
+    if (rule) return rule;
     for (size_t i = 0; i < set->n_providers; i++) {
         const onyx_provider *p = set->providers[i];
-        onyx_infer_fn rule = p->vt->schema ? p->vt->schema(p, g, n) : NULL;
+        rule = p->vt->schema ? p->vt->schema(p, g, n) : NULL;
         if (rule) return rule;
     }
     return NULL;

@@ -133,6 +133,10 @@ def matmul_nbits_cases(exact, int8):
     matmul_nbits_case(exact, "matmulnbits_b4_blk32_prefill", 33, 256, 48, 4, 32, "uint8", 0)
     # several SGEMM column chunks (96 wide) and a partial one
     matmul_nbits_case(exact, "matmulnbits_b4_blk64_prefill_wide", 9, 130, 200, 4, 64, "float", 0, bias=True)
+    # the AVX-512 prefill kernel: two passes over rows (192 + 8), several K slices of 256, a
+    # 32-row tail
+    matmul_nbits_case(exact, "matmulnbits_b4_blk16_prefill_rows", 200, 300, 27, 4, 16, "uint8", 0)
+    matmul_nbits_case(exact, "matmulnbits_b4_blk128_prefill_slices", 30, 600, 11, 4, 128, "none", 0)
 
 
 # ------------------------------------------------------------------ rotary

@@ -128,6 +128,42 @@ static int compare_f32_rows(onyx_f32_rows_fn fn, size_t k, size_t n, const char 
     return bad;
 }
 
+/* The prefill kernel (nbits.h) against the portable dequantisation and a
+ * double-precision product: kb blocks (several K slices of 256 when kb * blk
+ * is large), n columns (a partial group of 8), mv rows; ct starts at 1 and
+ * must be added to; its rows past n must stay zero sums (start 0, end 0). */
+static int compare_prefill(onyx_nbits_prefill_fn fn, const data *d, size_t mv, const char *what) {
+    const onyx_nbits_gemv *g = &d->g;
+    size_t kp = g->k_blocks * g->blk, n8 = (g->n + 7) / 8 * 8, ldct = mv + 16;
+    float *w = malloc(g->n * kp * sizeof(float)), *at = malloc(kp * mv * sizeof(float));
+    float *ct = malloc(n8 * ldct * sizeof(float));
+    for (size_t i = 0; i < kp * mv; i++) at[i] = testlib_frand();
+    /* element (m, k) of A in the kernel's blocks of 48 rows */
+#define AT(m, k) at[(m) / 48 * 48 * kp + (k) * (mv - (m) / 48 * 48 < 48 ? mv - (m) / 48 * 48 : 48) + (m) % 48]
+    for (size_t c = 0; c < n8; c++)
+        for (size_t m = 0; m < ldct; m++) ct[c * ldct + m] = c < g->n ? 1.0f : 0.0f;
+    onyx_nbits_isa_generic.dequant(g, w, kp);
+    fn(g, at, mv, ct, ldct);
+    int bad = 0;
+    for (size_t c = 0; c < n8 && !bad; c++)
+        for (size_t m = 0; m < ldct && !bad; m++) {
+            double want = c < g->n ? 1.0 : 0.0, mag = 1.0;
+            if (c < g->n && m < mv)
+                for (size_t k = 0; k < kp; k++) {
+                    double p = (double)w[c * kp + k] * AT(m, k);
+                    want += p, mag += fabs(p);
+                }
+            if (fabs(ct[c * ldct + m] - want) > 1e-5 * mag) {
+                fprintf(stderr, "%s prefill bits %d blk %zu kb %zu n %zu mv %zu: ct[%zu][%zu] = %g, expected %g\n",
+                        what, g->bits, g->blk, g->k_blocks, g->n, mv, c, m, (double)ct[c * ldct + m], want);
+                bad = 1;
+            }
+        }
+#undef AT
+    free(w), free(at), free(ct);
+    return bad;
+}
+
 int main(void) {
     const onyx_nbits_isa *gen = &onyx_nbits_isa_generic;
     const onyx_nbits_isa *isas[2] = {0};
@@ -153,6 +189,18 @@ int main(void) {
             }
             release(&d);
         }
+    /* prefill: K of 1 to 3 slices of 256, partial column groups, 16 to 80 rows */
+    static const size_t pf_kb[] = {1, 3, 24}, pf_n[] = {5, 8, 19}, pf_mv[] = {16, 32, 48, 80, 96, 112};
+    for (size_t blk = 16; blk <= 256; blk *= 4)
+        for (int bits = 4; bits <= 8; bits += 4)
+            for (size_t a = 0; a < 3; a++) {
+                data d;
+                make(&d, bits, blk, pf_kb[a] * (blk == 256 ? 1 : 64 / blk), pf_n[a]);
+                for (int i = 0; i < n_isa; i++)
+                    if (isas[i]->prefill)
+                        for (size_t m = 0; m < 6; m++) CHECK(!compare_prefill(isas[i]->prefill, &d, pf_mv[m], isas[i]->name));
+                release(&d);
+            }
     static const size_t rows_k[] = {1, 3, 4, 9, 64}, rows_n[] = {1, 7, 16, 37, 300};
     for (size_t a = 0; a < 5; a++)
         for (size_t b = 0; b < 5; b++) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "core/threadpool.h"
 #include "core/value.h"
+#include "ir/schema.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/platform.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
@@ -489,6 +490,19 @@ static void test_winograd(onyx_threadpool *tp) {
     op_free(&r);
     onyx_value *vals[] = {x, w, b, xb, y};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
+    /* U over 1 MB and under 64 output pixels (ResNet-50's 7x7 stage): direct
+     * on every ISA; the same Conv at 14x14 stays Winograd */
+    onyx_nchwc_geom g = {.N = 1, .C = 512, .M = 512, .blk = 16, .KH = 3, .KW = 3, .SH = 1, .SW = 1, .DH = 1, .DW = 1,
+                         .IH = 7, .IW = 7, .OH = 7, .OW = 7};
+    CHECK(!onyx_nchwc_wino_applies(&g, true));
+    CHECK(onyx_nchwc_wino_applies(&g, false));   /* size unknown at init: both weights packed */
+    g.N = -1;   /* a symbolic batch at init: maybe 1 (direct weights packed too) */
+    CHECK(!onyx_nchwc_wino_applies(&g, true));
+    g.N = 8;    /* a batch of 8 shares U over 392 pixels */
+    CHECK(onyx_nchwc_wino_applies(&g, true));
+    g.N = 1;
+    g.IH = g.IW = g.OH = g.OW = 14;
+    CHECK(onyx_nchwc_wino_applies(&g, true));
 }
 
 /* ------------------------------------------------------------ errors */
@@ -591,8 +605,9 @@ static void test_errors(void) {
 /* Shape inference: [N, ceil(M/16), OH, OW, 16] with a symbolic N. */
 static void test_infer(void) {
     const onyx_op_def *def = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "Conv", 1, ONYX_FLOAT);
-    CHECK(def && def->infer && def->consumes_const_input);
-    if (!def) return;
+    onyx_infer_fn infer = onyx_schema_find(ONYX_NCHWC_DOMAIN, "Conv", 1);   /* the rule: ir/schemas */
+    CHECK(def && infer && def->consumes_const_input);
+    if (!def || !infer) return;
     int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
     onyx_attr_proto attrs[2] = {attr_ints("pads", pads, 4), attr_ints("strides", strides, 2)};
     int32_t ids[4] = {0}, oid[1] = {0};
@@ -603,15 +618,15 @@ static void test_infer(void) {
     const onyx_type *ins[2] = {&x, &w};
     onyx_type out = {0};
     onyx_infer_ctx ic = {.node = &node, .opset = 1, .n_in = 2, .n_out = 1, .in = ins, .out = &out};
-    CHECK_OK(def->infer(&ic));
+    CHECK_OK(infer(&ic));
     CHECK(out.rank == 5 && out.dims[0] == ONYX_DIM_SYMBOL_BASE - 3 && out.dims[1] == 3 && out.dims[2] == 28 &&
           out.dims[3] == 28 && out.dims[4] == 16 && out.dtype == ONYX_FLOAT);
     x.dims[2] = ONYX_DIM_UNKNOWN;
-    CHECK_OK(def->infer(&ic));
+    CHECK_OK(infer(&ic));
     CHECK(out.dims[1] == 3 && out.dims[2] == ONYX_DIM_UNKNOWN && out.dims[3] == 28);
     x.dims[1] = 2;   /* ceil(40/16) = 3 */
     x.dims[2] = 56;
-    CHECK_ERR(def->infer(&ic), "does not fit");
+    CHECK_ERR(infer(&ic), "does not fit");
 }
 
 /* Init packs W and a constant B; compute runs with their data released. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "core/threadpool.h"
 #include "core/value.h"
+#include "ir/schema.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/platform.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
@@ -535,12 +536,14 @@ static void test_depthwise(void) {
 /* ------------------------------------------------------------ inference */
 
 static void test_infer(void) {
-    const onyx_op_def *ri = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "ReorderInput", 1, ONYX_FLOAT);
-    const onyx_op_def *ro = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "ReorderOutput", 1, ONYX_FLOAT);
-    const onyx_op_def *mp = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "MaxPool", 1, ONYX_FLOAT);
-    const onyx_op_def *gp = onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "GlobalAveragePool", 1, ONYX_FLOAT);
-    CHECK(ri && ro && mp && gp && onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "AveragePool", 1, ONYX_FLOAT) &&
-          onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "GlobalMaxPool", 1, ONYX_FLOAT));
+    /* the rules come from the schemas (ir/schema.h); the kernels from the CPU registry */
+    onyx_infer_fn ri = onyx_schema_find(ONYX_NCHWC_DOMAIN, "ReorderInput", 1),
+                  ro = onyx_schema_find(ONYX_NCHWC_DOMAIN, "ReorderOutput", 1),
+                  mp = onyx_schema_find(ONYX_NCHWC_DOMAIN, "MaxPool", 1),
+                  gp = onyx_schema_find(ONYX_NCHWC_DOMAIN, "GlobalAveragePool", 1);
+    CHECK(ri && ro && mp && gp && onyx_schema_find(ONYX_NCHWC_DOMAIN, "AveragePool", 1) &&
+          onyx_schema_find(ONYX_NCHWC_DOMAIN, "GlobalMaxPool", 1));
+    CHECK(onyx_cpu_find_kernel(ONYX_NCHWC_DOMAIN, "MaxPool", 1, ONYX_FLOAT) != NULL);
     if (!ri || !ro || !mp || !gp) return;
     const int64_t S1 = ONYX_DIM_SYMBOL_BASE, S2 = ONYX_DIM_SYMBOL_BASE - 1;
     onyx_type in = {.kind = ONYX_VALUE_TENSOR, .dtype = ONYX_FLOAT, .rank = 4, .dims = {S1, 17, S2, 8}}, out;
@@ -549,24 +552,24 @@ static void test_infer(void) {
     onyx_node node = {.name = "i", .op_type = "ReorderInput", .domain = ONYX_NCHWC_DOMAIN, .opset = 1, .n_in = 1,
                       .n_out = 1, .in = ids, .out = ids + 1};
     onyx_infer_ctx ic = {.node = &node, .opset = 1, .n_in = 1, .n_out = 1, .in = ins, .out = &out};
-    CHECK_OK(ri->infer(&ic));
+    CHECK_OK(ri(&ic));
     CHECK(out.rank == 5 && out.dtype == ONYX_FLOAT && out.dims[0] == S1 && out.dims[1] == 2 && out.dims[2] == S2 &&
           out.dims[3] == 8 && out.dims[4] == 16);
     in.rank = 3;
-    CHECK_ERR(ri->infer(&ic), "4-D");
+    CHECK_ERR(ri(&ic), "4-D");
     in.rank = 4;
     in.dtype = ONYX_INT64;
-    CHECK_ERR(ri->infer(&ic), "element type");
+    CHECK_ERR(ri(&ic), "element type");
     /* ReorderOutput */
     in = (onyx_type){.kind = ONYX_VALUE_TENSOR, .dtype = ONYX_FLOAT, .rank = 5, .dims = {S1, 2, 5, S2, 16}};
     onyx_attr_proto ch = attr_int("channels", 17);
     node.op_type = "ReorderOutput";
     node.attrs = &ch;
     node.n_attrs = 1;
-    CHECK_OK(ro->infer(&ic));
+    CHECK_OK(ro(&ic));
     CHECK(out.rank == 4 && out.dims[0] == S1 && out.dims[1] == 17 && out.dims[2] == 5 && out.dims[3] == S2);
     ch.i = 33;
-    CHECK_ERR(ro->infer(&ic), "does not match");
+    CHECK_ERR(ro(&ic), "does not match");
     /* MaxPool 3x3 s2 p1 on 112x112 */
     int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[4] = {1, 1, 1, 1};
     onyx_attr_proto pa[3] = {attr_ints("kernel_shape", k, 2), attr_ints("strides", s, 2), attr_ints("pads", p, 4)};
@@ -574,30 +577,30 @@ static void test_infer(void) {
     node.op_type = "MaxPool";
     node.attrs = pa;
     node.n_attrs = 3;
-    CHECK_OK(mp->infer(&ic));
+    CHECK_OK(mp(&ic));
     CHECK(out.rank == 5 && out.dims[0] == S1 && out.dims[1] == 4 && out.dims[2] == 56 && out.dims[3] == 56 &&
           out.dims[4] == 16);
     in.dims[2] = S2;   /* unknown spatial size: unknown output size */
-    CHECK_OK(mp->infer(&ic));
+    CHECK_OK(mp(&ic));
     CHECK(out.rank == 5 && out.dims[2] == ONYX_DIM_UNKNOWN && out.dims[3] == 56);
     in.dims[4] = 8;
-    CHECK_ERR(mp->infer(&ic), "blocked");
+    CHECK_ERR(mp(&ic), "blocked");
     in.dims[4] = 16;
     int32_t two_out[2] = {1, 2};   /* MaxPool with its Indices output wired */
     node.out = two_out;
     node.n_out = ic.n_out = 2;
     onyx_type outs2[2];
     ic.out = outs2;
-    CHECK_ERR(mp->infer(&ic), "Indices");
+    CHECK_ERR(mp(&ic), "Indices");
     two_out[1] = -1;   /* declared but not wired: fine */
-    CHECK_OK(mp->infer(&ic));
+    CHECK_OK(mp(&ic));
     CHECK(outs2[0].dims[3] == 56);
     node.out = ids + 1;
     node.n_out = ic.n_out = 1;
     ic.out = &out;
     node.op_type = "GlobalAveragePool";
     node.n_attrs = 0;
-    CHECK_OK(gp->infer(&ic));
+    CHECK_OK(gp(&ic));
     CHECK(out.rank == 5 && out.dims[0] == S1 && out.dims[1] == 4 && out.dims[2] == 1 && out.dims[3] == 1);
 }
 

@@ -113,20 +113,6 @@ static onyx_status *cpu_run(const onyx_provider *p, const onyx_kernel *k, onyx_k
     return d->compute(ctx);
 }
 
-/* The registry's inference rule for n: the def found without a type says
- * which input constrains; the def for that input's type wins when there is
- * one. */
-static onyx_infer_fn cpu_schema(const onyx_provider *p, const onyx_graph *g, const onyx_node *n) {
-    const onyx_op_def *d = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, 0);
-    if (!d || !d->infer) return NULL;
-    int dt = node_type_dtype(g, n, d->type_input);
-    if (dt) {
-        const onyx_op_def *typed = onyx_cpu_find_kernel(n->domain, n->op_type, n->opset, dt);
-        if (typed) d = typed;
-    }
-    return d->infer;
-}
-
 static int cpu_layout_block(const onyx_provider *p) { return onyx_cpu_nchwc_block(); }
 
 static void cpu_destroy(onyx_provider *p) { free(p->impl); }
@@ -175,7 +161,6 @@ static const onyx_provider_vtable cpu_vtable = {
     .kernel_owns_input = cpu_kernel_owns_input,
     .run = cpu_run,
     .destroy = cpu_destroy,
-    .schema = cpu_schema,
     .layout_block = cpu_layout_block,
     .configure = cpu_configure,
     .takes_rest = true,

@@ -26,6 +26,7 @@
 #include "core/value.h"
 #include "ir/graph.h"
 #include "ir/infer.h"
+#include "ir/shape_util.h"
 #include "providers/kernel_ctx.h"
 
 /* What init sees: the node, static input types and constant inputs (values
@@ -53,7 +54,6 @@ typedef struct onyx_op_def {
     onyx_status *(*init)(const onyx_kernel_info *info, void **state);  /* optional */
     void (*free_state)(void *state);                                    /* optional */
     onyx_status *(*compute)(onyx_kernel_ctx *ctx);
-    onyx_infer_fn infer;      /* optional: the op schema's rule (ir/infer.h) */
     /* Optional: true if the state made by init holds everything compute
      * needs of constant input k (e.g. pre-packed weights), so compute never
      * reads that input's data. The session then frees the constant's bytes
@@ -63,18 +63,6 @@ typedef struct onyx_op_def {
 
 #define ONYX_OPSET_LATEST INT_MAX
 
-/* Type masks for op_def.types */
-#define ONYX_T(dt) (UINT64_C(1) << (dt))
-#define ONYX_T_FLOATS (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
-#define ONYX_T_SINTS (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_INT16) | ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64))
-#define ONYX_T_UINTS (ONYX_T(ONYX_UINT8) | ONYX_T(ONYX_UINT16) | ONYX_T(ONYX_UINT32) | ONYX_T(ONYX_UINT64))
-#define ONYX_T_INTS (ONYX_T_SINTS | ONYX_T_UINTS)
-#define ONYX_T_NUMERIC (ONYX_T_FLOATS | ONYX_T_INTS)
-#define ONYX_T_ALL_POD (ONYX_T_NUMERIC | ONYX_T(ONYX_BOOL) | ONYX_T(ONYX_COMPLEX64) | ONYX_T(ONYX_COMPLEX128) \
-    | ONYX_T(ONYX_FLOAT8E4M3FN) | ONYX_T(ONYX_FLOAT8E4M3FNUZ) | ONYX_T(ONYX_FLOAT8E5M2) \
-    | ONYX_T(ONYX_FLOAT8E5M2FNUZ) | ONYX_T(ONYX_FLOAT8E8M0) | ONYX_T(ONYX_UINT4) | ONYX_T(ONYX_INT4) \
-    | ONYX_T(ONYX_FLOAT4E2M1) | ONYX_T(ONYX_UINT2) | ONYX_T(ONYX_INT2))
-#define ONYX_T_ALL (ONYX_T_ALL_POD | ONYX_T(ONYX_STRING))
 
 /* ---- registry ---- */
 
@@ -88,20 +76,5 @@ bool onyx_cpu_has_op(const char *domain, const char *op_type);
 /* Iterate all registered defs (support table, docs). */
 size_t onyx_cpu_kernel_count(void);
 const onyx_op_def *onyx_cpu_kernel_at(size_t i);
-
-/* ---- helpers shared by kernels (kernels/common.c) ---- */
-
-/* Numpy-style multidirectional broadcast of two shapes into out (rank =
- * max). Error if incompatible. */
-onyx_status *onyx_broadcast_shapes(const int64_t *a, int ra, const int64_t *b, int rb,
-                                   int64_t *out, int *rout);
-/* Normalise an axis in [-rank, rank) to [0, rank); error otherwise. */
-onyx_status *onyx_normalize_axis(int64_t axis, int rank, int *out);
-/* Row-major strides for dims (elements). */
-void onyx_strides(const int64_t *dims, int rank, int64_t *strides);
-/* Read an integer tensor (int32/int64) as int64 values into a malloc'd array. */
-onyx_status *onyx_read_int_tensor(const onyx_value *v, int64_t **vals, int64_t *count);
-/* Default inference rule: every output has the type and shape of input 0. */
-onyx_status *onyx_infer_same_as_input0(onyx_infer_ctx *ctx);
 
 #endif

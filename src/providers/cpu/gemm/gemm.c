@@ -103,6 +103,10 @@ static void pack_a_panel(const onyx_gemm_isa *isa, const float *A, size_t lda, b
         isa->transpose8(A + i0 * lda + p0, lda, kc, dst, MR);
         return;
     }
+    if (mr == MR && isa->pack_a) {
+        isa->pack_a(A + i0 * lda + p0, lda, kc, dst);
+        return;
+    }
     const float *rows[16];
     if (mr <= 16) {   /* read the rows in parallel so the writes stay sequential */
         for (size_t i = 0; i < mr; i++) rows[i] = A + (i0 + i) * lda + p0;
@@ -380,8 +384,10 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
             ka.pf = pf->p;
             ka.pf_lines = pf->lines < pf->per_call ? pf->lines : pf->per_call;
-            pf->p += ka.pf_lines * 64;
-            pf->lines -= ka.pf_lines;
+            if (ka.pf_lines) {   /* an empty cursor's p is NULL: no arithmetic on it (UBSan) */
+                pf->p += ka.pf_lines * 64;
+                pf->lines -= ka.pf_lines;
+            }
             isa->kernel(&ka);
         }
     }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include "core/status.h"
 #include "core/threadpool.h"
+#include "ir/fused_activation.h"   /* onyx_gemm_activation */
 
 /* ---- epilogue ---- */
 
@@ -32,12 +33,6 @@ typedef enum onyx_gemm_bias_kind {
     ONYX_GEMM_BIAS_COL = 2,   /* bias[n] is added to every element of column n (Gemm: per output) */
 } onyx_gemm_bias_kind;
 
-typedef enum onyx_gemm_activation {
-    ONYX_GEMM_ACT_NONE = 0,
-    ONYX_GEMM_ACT_RELU = 1,        /* max(x, 0) */
-    ONYX_GEMM_ACT_CLIP = 2,        /* min(max(x, act_a), act_b) */
-    ONYX_GEMM_ACT_LEAKY_RELU = 3,  /* x >= 0 ? x : act_a * x */
-} onyx_gemm_activation;
 
 /* C = act(alpha * op(A) op(B) + beta * C + bias). NULL means no bias and no
  * activation. */

@@ -156,35 +156,60 @@ static void kernel_avx2(const onyx_gemm_kargs *ka) {
     kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0](ka);
 }
 
-/* 8 x 8 blocks transposed in registers (the classic unpack/shuffle/permute
- * sequence), the columns past the last whole block one by one. */
+/* r[c] = column c of the 8 x 8 block r[0..7] (the classic
+ * unpack/shuffle/permute sequence). */
+INLINE void transpose8x8(__m256 r[8]) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* 8 x 8 blocks transposed in registers, the columns past the last whole
+ * block one by one. */
 TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, float *dst, size_t dst_ld) {
     size_t c = 0;
     for (; c + 8 <= n; c += 8) {
-        __m256 r0 = _mm256_loadu_ps(src + 0 * ld + c), r1 = _mm256_loadu_ps(src + 1 * ld + c);
-        __m256 r2 = _mm256_loadu_ps(src + 2 * ld + c), r3 = _mm256_loadu_ps(src + 3 * ld + c);
-        __m256 r4 = _mm256_loadu_ps(src + 4 * ld + c), r5 = _mm256_loadu_ps(src + 5 * ld + c);
-        __m256 r6 = _mm256_loadu_ps(src + 6 * ld + c), r7 = _mm256_loadu_ps(src + 7 * ld + c);
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-        float *d = dst + c * dst_ld;
-        _mm256_storeu_ps(d + 0 * dst_ld, _mm256_permute2f128_ps(u0, u4, 0x20));
-        _mm256_storeu_ps(d + 1 * dst_ld, _mm256_permute2f128_ps(u1, u5, 0x20));
-        _mm256_storeu_ps(d + 2 * dst_ld, _mm256_permute2f128_ps(u2, u6, 0x20));
-        _mm256_storeu_ps(d + 3 * dst_ld, _mm256_permute2f128_ps(u3, u7, 0x20));
-        _mm256_storeu_ps(d + 4 * dst_ld, _mm256_permute2f128_ps(u0, u4, 0x31));
-        _mm256_storeu_ps(d + 5 * dst_ld, _mm256_permute2f128_ps(u1, u5, 0x31));
-        _mm256_storeu_ps(d + 6 * dst_ld, _mm256_permute2f128_ps(u2, u6, 0x31));
-        _mm256_storeu_ps(d + 7 * dst_ld, _mm256_permute2f128_ps(u3, u7, 0x31));
+        __m256 r[8];
+        for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * ld + c);
+        transpose8x8(r);
+        for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (c + i) * dst_ld, r[i]);
     }
     for (; c < n; c++)
         for (size_t r = 0; r < 8; r++) dst[c * dst_ld + r] = src[r * ld + c];
+}
+
+/* A panel of MR = 6 rows: 8 steps at a time through the 8 x 8 transpose
+ * (rows 6 and 7 zero), each step's 6 values stored as a whole vector whose
+ * last 2 lanes the next step's store overwrites (the panel's last step
+ * masked, so nothing past the panel is written). */
+TARGET static void pack_a6_avx2(const float *src, size_t ld, size_t kc, float *dst) {
+    const __m256i six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+    size_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        __m256 r[8];
+        for (int i = 0; i < MR; i++) r[i] = _mm256_loadu_ps(src + i * ld + p);
+        r[6] = r[7] = _mm256_setzero_ps();
+        transpose8x8(r);
+        float *d = dst + p * MR;
+        for (int c = 0; c < 7; c++) _mm256_storeu_ps(d + c * MR, r[c]);
+        if (p + 8 < kc) _mm256_storeu_ps(d + 7 * MR, r[7]);
+        else _mm256_maskstore_ps(d + 7 * MR, six, r[7]);
+    }
+    for (; p < kc; p++)
+        for (size_t i = 0; i < MR; i++) dst[p * MR + i] = src[i * ld + p];
 }
 
 /* A KC x 16 strip is 16 KiB: it stays in L1 while 32 panels of A (192 rows,
@@ -192,6 +217,6 @@ TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, flo
  * of A from L2 instead of 64 of B (measured 10-20% faster on the BERT and
  * GPT-2 shapes than one panel against the whole B block). */
 const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2,
-                                          onyx_gemm_transpose8_avx2, 32};
+                                          onyx_gemm_transpose8_avx2, 32, pack_a6_avx2};
 
 #endif

@@ -54,6 +54,9 @@ typedef struct onyx_gemm_isa {
      * KC x NR strip is too wide for L1. More: the strip stays in L1 while
      * that many packed panels (L2) stream past it (gemm.c, run_block). */
     size_t a_panels;
+    /* Packs a panel of exactly MR rows of a plain (not transposed) A:
+     * dst[p * MR + i] = src[i * ld + p] for p < kc. NULL: the driver's loops. */
+    void (*pack_a)(const float *src, size_t ld, size_t kc, float *dst);
 } onyx_gemm_isa;
 
 extern const onyx_gemm_isa onyx_gemm_isa_generic;

@@ -159,11 +159,10 @@ static onyx_status *fast_gelu_compute(onyx_kernel_ctx *ctx) { return fz_run(ctx,
 
 #define F4 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
 #define MS(name, fn) \
-    {"com.microsoft", name, 1, ONYX_OPSET_LATEST, F4, 0, NULL, NULL, fn, onyx_infer_same_as_input0}
+    {"com.microsoft", name, 1, ONYX_OPSET_LATEST, F4, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_contrib[] = {
     MS("Gelu", gelu_compute),
     MS("BiasGelu", bias_gelu_compute),
     MS("FastGelu", fast_gelu_compute),
-    {0},
-};
+    {0},};

@@ -135,33 +135,6 @@ static onyx_status *fmm_compute(onyx_kernel_ctx *ctx) {
 }
 
 /* numpy.matmul shape rules on known or symbolic dims, after op(). */
-static onyx_status *fmm_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1) return NULL;
-    const onyx_type *a = ctx->in[0], *b = ctx->in[1];
-    onyx_type *y = &ctx->out[0];
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = a->dtype;
-    if (a->rank < 1 || b->rank < 1) return NULL;
-    bool ta = a->rank >= 2 && onyx_attr_int(ctx->node, "transA", 0);
-    bool tb = b->rank >= 2 && onyx_attr_int(ctx->node, "transB", 0);
-    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
-    int n = na > nb ? na : nb, r = 0;
-    if (n + 2 > ONYX_MAX_RANK) return NULL;
-    for (int i = 0; i < n; i++) {
-        int ka = i - (n - na), kb = i - (n - nb);
-        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
-        if (da == 1) y->dims[r++] = db;
-        else if (db == 1 || da == db) y->dims[r++] = da;
-        else if (onyx_dim_known(da) && onyx_dim_known(db))
-            return ONYX_INVALID_ARG("batch dims %lld and %lld cannot be broadcast", (long long)da, (long long)db);
-        else y->dims[r++] = ONYX_DIM_UNKNOWN;
-    }
-    if (a->rank > 1) y->dims[r++] = a->dims[a->rank - (ta ? 1 : 2)];
-    if (b->rank > 1) y->dims[r++] = b->dims[b->rank - (tb ? 2 : 1)];
-    y->rank = r;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ FusedGemm */
 
 typedef enum fg_act { FG_RELU, FG_LEAKY_RELU, FG_SIGMOID, FG_TANH, FG_HARD_SIGMOID } fg_act;
@@ -333,15 +306,6 @@ static onyx_status *fg_compute(onyx_kernel_ctx *ctx) {
     return j.failed ? ONYX_OOM() : NULL;
 }
 
-static onyx_status *fg_infer(onyx_infer_ctx *ctx) {
-    int dt = ctx->n_in > 0 && ctx->in[0] ? ctx->in[0]->dtype : 0;
-    const onyx_op_def *d = onyx_cpu_find_kernel("", "Gemm", FG_GEMM_OPSET, dt);
-    if (!d || !d->infer) return NULL;
-    onyx_infer_ctx inner = *ctx;
-    inner.opset = FG_GEMM_OPSET;
-    return d->infer(&inner);
-}
-
 /* ------------------------------------------------------------ registration */
 
 #define F4 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
@@ -350,8 +314,7 @@ static onyx_status *fg_infer(onyx_infer_ctx *ctx) {
 static bool fmm_consumes(const void *state, size_t k) { return state && k == 1; }
 
 const onyx_op_def onyx_ops_contrib_matmul[] = {
-    {"com.microsoft", "FusedMatMul", 1, ONYX_OPSET_LATEST, F4, 0, fmm_init, fmm_state_free, fmm_compute, fmm_infer,
+    {"com.microsoft", "FusedMatMul", 1, ONYX_OPSET_LATEST, F4, 0, fmm_init, fmm_state_free, fmm_compute,
      fmm_consumes},
-    {"com.microsoft", "FusedGemm", 1, ONYX_OPSET_LATEST, F4, 0, fg_init, fg_state_free, fg_compute, fg_infer},
-    {0},
-};
+    {"com.microsoft", "FusedGemm", 1, ONYX_OPSET_LATEST, F4, 0, fg_init, fg_state_free, fg_compute},
+    {0},};

@@ -9,11 +9,13 @@
  * unpacked in registers. accuracy_level 4 quantises A per block to int8 and
  * multiplies on integer dot products (VNNI where the CPU has it), as ONNX
  * Runtime does; levels 0-3 compute in float. With several float rows
- * (prefill) a chunk of columns is dequantised once (vectorised, one float
- * row per column, the weights' own order) and the SGEMM engine multiplies
- * it, as a transposed B, by all rows of A, packed once per call: the
- * dequantisation costs about one pass over the panel against M / 16 FMAs
- * per weight.
+ * (prefill) the ISA's prefill kernel, where it has one (AVX-512), takes A
+ * transposed once per call and dequantises slices of a few columns into L1
+ * against all rows (nbits.h); elsewhere a chunk of columns is dequantised
+ * once (vectorised, one float row per column, the weights' own order) and
+ * the SGEMM engine multiplies it, as a transposed B, by all rows of A,
+ * packed once per call. Either way the dequantisation costs about one pass
+ * over the weights against M / 16 FMAs per weight.
  *
  * K need not be a multiple of block_size: the last block is zero padded
  * (ONNX Runtime's layout), and its padding multiplies zeros of A. */
@@ -176,6 +178,9 @@ typedef struct nb_job {
     const float *scales;
     const onyx_value *zp;     /* NULL: default 2^(bits-1) */
     const onyx_packed_mat *Ap; /* A packed for the SGEMM path */
+    const float *at;          /* A transposed for the prefill kernel (nbits.h), mp rows */
+    size_t mp;                /* M rounded up to 16 */
+    onyx_nbits_prefill_fn prefill;
     const nb_rows *rows;
     float *Y;
     size_t M, chunk;
@@ -214,13 +219,55 @@ static bool nb_chunk_sgemm(const nb_job *j, const onyx_nbits_gemv *g, size_t n0,
     return onyx_sgemm_ex(j->M, g->n, (size_t)s->K, 1.0f, &a, &b, 0.0f, j->Y + n0, (size_t)s->N, NULL, NULL) == NULL;
 }
 
+/* Rows of A per prefill pass: their slice of A transposed (256 x 192 floats,
+ * 192 KB) and the chunk's sums stay in L2. */
+#define NB_PF_ROWS 192
+
+/* Columns [n0, n0 + g->n) for all rows through the ISA's prefill kernel:
+ * sums per column in ct (column-major), then written to Y row by row. */
+static void nb_chunk_prefill(const nb_job *j, const onyx_nbits_gemv *g, size_t n0, float *ct) {
+    size_t N = (size_t)j->s->N;
+    for (size_t m0 = 0; m0 < j->M; m0 += NB_PF_ROWS) {
+        size_t mt = j->M - m0 < NB_PF_ROWS ? j->M - m0 : NB_PF_ROWS, mv = (mt + 15) & ~(size_t)15;
+        memset(ct, 0, j->chunk * NB_PF_ROWS * sizeof(float));
+        j->prefill(g, j->at + m0 * j->s->kp, mv, ct, NB_PF_ROWS);
+        /* row by row, each written whole (the row 4 ahead fetched for writing:
+         * Y is usually not in cache and each line would otherwise stall) */
+        for (size_t m = 0; m < mt; m++) {
+            float *y = j->Y + (m0 + m) * N + n0;
+            if (m + 4 < mt)
+                for (size_t c = 0; c < g->n; c += 16) __builtin_prefetch(y + 4 * N + c, 1, 3);
+            for (size_t c = 0; c < g->n; c++) y[c] = ct[c * NB_PF_ROWS + m];
+        }
+    }
+}
+
+/* A transposed and padded for the prefill kernel (nbits.h): blocks of 48
+ * rows, zero for k >= K and rows past M up to mp. */
+static float *nb_transpose_a(const nb_shape *s, const float *A, size_t M, size_t mp) {
+    size_t n;
+    if (onyx_mul_overflow_size(s->kp, mp, &n) || onyx_mul_overflow_size(n, sizeof(float), &n)) return NULL;
+    float *at = onyx_alloc_zeroed(n);
+    if (!at) return NULL;
+    size_t K = (size_t)s->K;
+    for (size_t m0 = 0; m0 < M; m0 += 48) {
+        size_t wb = mp - m0 < 48 ? mp - m0 : 48, m1 = m0 + 48 < M ? m0 + 48 : M;
+        float *blk = at + m0 * s->kp;
+        for (size_t k0 = 0; k0 < K; k0 += 16)   /* 16 x 48 tiles: both sides stay in L1 */
+            for (size_t m = m0; m < m1; m++)
+                for (size_t k = k0; k < k0 + 16 && k < K; k++) blk[k * wb + m - m0] = A[m * K + k];
+    }
+    return at;
+}
+
 static void nb_chunks(void *arg, size_t begin, size_t end) {
     nb_job *j = arg;
     const nb_shape *s = j->s;
     size_t N = (size_t)s->N, kb = s->k_blocks;
     float *zp = malloc(j->chunk * kb * sizeof(float));
     bool w_heap = false;
-    float *w = j->sgemm ? onyx_scratch_acquire(1, j->chunk * s->kp, &w_heap) : NULL;
+    size_t w_floats = j->prefill ? j->chunk * NB_PF_ROWS : j->chunk * s->kp;
+    float *w = j->sgemm ? onyx_scratch_acquire(1, w_floats, &w_heap) : NULL;
     if (!zp || (j->sgemm && !w)) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         free(zp);
@@ -232,6 +279,10 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
         nb_zero_points(j, n0, n, zp);
         onyx_nbits_gemv g = {.bits = (int)s->bits, .blk = (size_t)s->blk, .k_blocks = kb, .blob = s->blob,
                              .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zp, .n = n};
+        if (j->prefill) {
+            nb_chunk_prefill(j, &g, n0, w);
+            continue;
+        }
         if (j->sgemm) {
             if (!nb_chunk_sgemm(j, &g, n0, w)) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
             continue;
@@ -288,8 +339,18 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     j.sgemm = !int8 && M >= 4;
     nb_rows rows = {0};
     onyx_packed_mat *Ap = NULL;
-    if (j.sgemm) ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));
-    else ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
+    float *at = NULL;
+    const onyx_nbits_isa *isa = onyx_cpu()->nbits;
+    if (j.sgemm && isa && isa->prefill && s.blk <= 256) {
+        j.prefill = isa->prefill;
+        j.mp = (M + 15) & ~(size_t)15;
+        if (!(at = nb_transpose_a(&s, A->data, M, j.mp))) return ONYX_OOM();
+        j.at = at;
+    } else if (j.sgemm) {
+        ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));
+    } else {
+        ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
+    }
     j.rows = &rows;
     j.Ap = Ap;
     j.fn = nb_kernel(int8);
@@ -304,6 +365,7 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
     nb_rows_free(&rows);
     onyx_packed_mat_free(Ap);
+    onyx_free(at);
     if (j.failed) return ONYX_OOM();
     if (bias) {
         const float *bv = bias->data;
@@ -314,17 +376,6 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *nb_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in < 1 || !ctx->in[0] || ctx->n_out < 1) return NULL;
-    const onyx_type *a = ctx->in[0];
-    onyx_type y = *a;
-    int64_t N = onyx_attr_int(ctx->node, "N", -1);
-    if (a->rank >= 1 && N > 0) y.dims[a->rank - 1] = N;
-    ctx->out[0] = y;
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_contrib_nbits[] = {
-    {"com.microsoft", "MatMulNBits", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, nb_compute, nb_infer},
-    {0},
-};
+    {"com.microsoft", "MatMulNBits", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, nb_compute},
+    {0},};

@@ -56,6 +56,18 @@ typedef void (*onyx_nbits_dequant_fn)(const onyx_nbits_gemv *g, float *w, size_t
  * once, in address order. */
 typedef void (*onyx_f32_rows_fn)(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y);
 
+/* Prefill (several float rows of A) without materialising B: for the g->n
+ * columns of g, ct[j * ldct + m] += sum over k < kp = k_blocks * blk of
+ * W[j][k] * A[m][k] for m < mv (a multiple of 16), W the dequantised
+ * weights. A comes transposed in blocks of 48 rows (the last one mv % 48
+ * wide when that is not 0): block i holds rows [48i, 48i + wb) at
+ * at + 48i * kp, element (m, k) at k * wb + m - 48i, zero past K. The kernel
+ * dequantises a slice of K of some columns into a buffer in L1 and runs it
+ * against every block (the weights are broadcast, rows of A are the vector
+ * lanes), so no transposition or panel of floats reaches L2. block_size
+ * <= 256; ct has room for n rounded up to 8 columns (zero sums past n). */
+typedef void (*onyx_nbits_prefill_fn)(const onyx_nbits_gemv *g, const float *at, size_t mv, float *ct, size_t ldct);
+
 typedef struct onyx_nbits_isa {
     const char *name;
     onyx_nbits_gemv_fn gemv_f32;   /* float A */
@@ -63,6 +75,7 @@ typedef struct onyx_nbits_isa {
     onyx_nbits_gemv_fn gemv_vnni;  /* int8 A on VNNI dot products; NULL: none for this ISA */
     onyx_nbits_dequant_fn dequant; /* weights to float rows (prefill) */
     onyx_f32_rows_fn f32_rows;     /* float32 weights, one row of A (decode) */
+    onyx_nbits_prefill_fn prefill; /* NULL: prefill through dequant and the SGEMM engine */
 } onyx_nbits_isa;
 
 /* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */

@@ -8,6 +8,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <string.h>
 #include "providers/cpu/kernels/contrib/nbits_x86.h"
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
@@ -105,5 +106,90 @@ NBITS_DEQUANT(TARGET, dequant, __m512, _mm512_set1_ps, store_dq16)
 /* Without VNNI, the AVX2 kernel's VPMADDUBSW path serves (same registers). */
 NBITS_F32_ROWS(TARGET, f32_rows, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps)
 
-const onyx_nbits_isa onyx_nbits_isa_avx512 = {"avx512", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_vnni, dequant, f32_rows};
+/* ---- prefill (nbits.h): 8 columns x 48 rows of A per register tile ---- */
+
+#define PF_KC 128   /* K per slice: a 48-row block of A^T over it is 24 KB, in L1 */
+#define PF_NC 8     /* columns per tile: 8 broadcasts x 3 vectors = 24 accumulators */
+#define PF_CC 96    /* columns dequantised per slice: 48 KB of floats */
+
+/* ct (8 columns ldct apart, NV vectors of 16 rows) += w (8 rows of kc, ldw
+ * apart) x at (kc rows of 16 * NV). Each weight is broadcast; the rows of A
+ * are the lanes. */
+TARGET INLINE void pf_tile(const float *at, const float *w, size_t ldw, size_t kc, float *ct, size_t ldct, int NV) {
+    __m512 c[PF_NC][3];
+#pragma GCC unroll 8
+    for (int j = 0; j < PF_NC; j++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) c[j][v] = _mm512_loadu_ps(ct + j * ldct + 16 * v);
+    for (size_t k = 0; k < kc; k++, at += 16 * NV) {
+        __m512 a[3];
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) a[v] = _mm512_loadu_ps(at + 16 * v);
+#pragma GCC unroll 8
+        for (int j = 0; j < PF_NC; j++) {
+            __m512 b = _mm512_set1_ps(w[j * ldw + k]);
+#pragma GCC unroll 3
+            for (int v = 0; v < NV; v++) c[j][v] = _mm512_fmadd_ps(a[v], b, c[j][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < PF_NC; j++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(ct + j * ldct + 16 * v, c[j][v]);
+}
+
+TARGET static void pf_tile3(const float *at, const float *w, size_t ldw, size_t kc, float *ct, size_t ldct) {
+    pf_tile(at, w, ldw, kc, ct, ldct, 3);
+}
+TARGET static void pf_tile2(const float *at, const float *w, size_t ldw, size_t kc, float *ct, size_t ldct) {
+    pf_tile(at, w, ldw, kc, ct, ldct, 2);
+}
+TARGET static void pf_tile1(const float *at, const float *w, size_t ldw, size_t kc, float *ct, size_t ldct) {
+    pf_tile(at, w, ldw, kc, ct, ldct, 1);
+}
+
+/* Columns [c0, c0 + nc) dequantised over blocks [b0, b1) into w, one row of
+ * ldw per column, the rows up to the next multiple of 8 zero. */
+TARGET static void pf_dequant(const onyx_nbits_gemv *g, size_t c0, size_t nc, size_t b0, size_t b1, float *w,
+                              size_t ldw) {
+    size_t kc = (b1 - b0) * g->blk, bpk = b1 - b0;
+    for (size_t j = 0; j < nc; j++) {
+        /* the column's next slice into L2, read after this slice's rows */
+        if (b1 < g->k_blocks) {
+            const char *next = (const char *)(g->b + ((c0 + j) * g->k_blocks + b1) * g->blob);
+            for (size_t o = 0; o < bpk * g->blob; o += 64) _mm_prefetch(next + o, _MM_HINT_T1);
+        }
+        dequant_blocks(g, c0 + j, b0, b1, w + j * ldw);
+    }
+    for (size_t j = nc; j % PF_NC; j++) memset(w + j * ldw, 0, kc * sizeof(float));
+}
+
+/* K in slices of 128 (or one block of 256); per slice, up to 96 columns (48
+ * for blocks of 256) are dequantised once (w) and run against every 48-row
+ * block of A^T (each in L1 over the slice), 8 columns a tile. */
+TARGET static void prefill(const onyx_nbits_gemv *g, const float *at, size_t mv, float *ct, size_t ldct) {
+    float w[PF_CC * PF_KC] __attribute__((aligned(64)));
+    size_t kp = g->k_blocks * g->blk, ldw = g->blk > PF_KC ? g->blk : PF_KC;
+    size_t bpk = ldw / g->blk, cc = PF_CC * PF_KC / ldw;
+    for (size_t k0 = 0, b0 = 0; k0 < kp; k0 += ldw, b0 += bpk) {
+        size_t b1 = b0 + bpk < g->k_blocks ? b0 + bpk : g->k_blocks, kc = (b1 - b0) * g->blk;
+        for (size_t c0 = 0; c0 < g->n; c0 += cc) {
+            size_t nc = g->n - c0 < cc ? g->n - c0 : cc;
+            pf_dequant(g, c0, nc, b0, b1, w, ldw);
+            for (size_t m = 0; m < mv; m += 48) {
+                size_t wb = mv - m < 48 ? mv - m : 48;
+                const float *a = at + m * kp + k0 * wb;
+                for (size_t j = 0; j < nc; j += PF_NC) {
+                    float *c = ct + (c0 + j) * ldct + m;
+                    if (wb == 48) pf_tile3(a, w + j * ldw, ldw, kc, c, ldct);
+                    else if (wb == 32) pf_tile2(a, w + j * ldw, ldw, kc, c, ldct);
+                    else pf_tile1(a, w + j * ldw, ldw, kc, c, ldct);
+                }
+            }
+        }
+    }
+}
+
+const onyx_nbits_isa onyx_nbits_isa_avx512 = {"avx512", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_vnni, dequant,
+                                              f32_rows, prefill};
 #endif

@@ -34,30 +34,32 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
  * 4-bit block holds element 2t in its low nibble: unpacking the low and
  * high nibbles byte by byte restores the order. */
 #define NBITS_DEQUANT(TGT, name, VT, set1, store16)                                                        \
-    TGT static void name(const onyx_nbits_gemv *g, float *w, size_t ldw) {                                \
+    TGT static inline __attribute__((always_inline)) void name##_blocks(const onyx_nbits_gemv *g, size_t j,   \
+                                                                         size_t b0, size_t b1, float *o) {    \
         const __m128i m = _mm_set1_epi8(15);                                                               \
-        for (size_t j = 0; j < g->n; j++) {                                                                \
-            const uint8_t *q = g->b + j * g->k_blocks * g->blob;                                           \
-            for (size_t b = 0; b < g->k_blocks; b++, q += g->blob) {                                       \
-                VT sc = set1(g->scales[j * g->k_blocks + b]), z = set1(g->zp[j * g->k_blocks + b]);        \
-                float *o = w + j * ldw + b * g->blk;                                                       \
-                if (g->bits == 8) {                                                                        \
-                    for (size_t t = 0; t < g->blk; t += 16)                                                \
-                        store16(_mm_loadu_si128((const __m128i *)(q + t)), z, sc, o + t);                  \
-                } else if (g->blk == 16) {                                                                 \
-                    __m128i v = _mm_loadl_epi64((const __m128i *)q);                                       \
-                    store16(_mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m)), \
-                            z, sc, o);                                                                     \
-                } else {                                                                                   \
-                    for (size_t t = 0; t < g->blob; t += 16, o += 32) {                                    \
-                        __m128i lo, hi;                                                                    \
-                        nbits_nibbles16(q + t, &lo, &hi);                                                  \
-                        store16(_mm_unpacklo_epi8(lo, hi), z, sc, o);                                      \
-                        store16(_mm_unpackhi_epi8(lo, hi), z, sc, o + 16);                                 \
-                    }                                                                                      \
+        const uint8_t *q = g->b + (j * g->k_blocks + b0) * g->blob;                                        \
+        for (size_t b = b0; b < b1; b++, q += g->blob, o += g->blk) {                                      \
+            VT sc = set1(g->scales[j * g->k_blocks + b]), z = set1(g->zp[j * g->k_blocks + b]);            \
+            if (g->bits == 8) {                                                                            \
+                for (size_t t = 0; t < g->blk; t += 16)                                                    \
+                    store16(_mm_loadu_si128((const __m128i *)(q + t)), z, sc, o + t);                      \
+            } else if (g->blk == 16) {                                                                     \
+                __m128i v = _mm_loadl_epi64((const __m128i *)q);                                           \
+                store16(_mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m)), z, \
+                        sc, o);                                                                            \
+            } else {                                                                                       \
+                float *oo = o;                                                                             \
+                for (size_t t = 0; t < g->blob; t += 16, oo += 32) {                                       \
+                    __m128i lo, hi;                                                                        \
+                    nbits_nibbles16(q + t, &lo, &hi);                                                      \
+                    store16(_mm_unpacklo_epi8(lo, hi), z, sc, oo);                                         \
+                    store16(_mm_unpackhi_epi8(lo, hi), z, sc, oo + 16);                                    \
                 }                                                                                          \
             }                                                                                              \
         }                                                                                                  \
+    }                                                                                                      \
+    TGT static void name(const onyx_nbits_gemv *g, float *w, size_t ldw) {                                \
+        for (size_t j = 0; j < g->n; j++) name##_blocks(g, j, 0, g->k_blocks, w + j * ldw);                \
     }
 
 /* One row of A against a float32 B read in place (the f32_rows kernel of

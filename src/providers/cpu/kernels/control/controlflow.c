@@ -588,9 +588,8 @@ static onyx_status *seqmap_compute(onyx_kernel_ctx *ctx) {
 }
 
 const onyx_op_def onyx_ops_controlflow[] = {
-    {"", "SequenceMap", 17, ONYX_OPSET_LATEST, 0, 0, loop_init, cf_free, seqmap_compute, NULL},
-    {"", "If", 1, ONYX_OPSET_LATEST, 0, 0, if_init, cf_free, if_compute, NULL},
-    {"", "Loop", 1, ONYX_OPSET_LATEST, 0, 0, loop_init, cf_free, loop_compute, NULL},
-    {"", "Scan", 8, ONYX_OPSET_LATEST, 0, 0, scan_init, cf_free, scan_compute, NULL},
-    {0},
-};
+    {"", "SequenceMap", 17, ONYX_OPSET_LATEST, 0, 0, loop_init, cf_free, seqmap_compute},
+    {"", "If", 1, ONYX_OPSET_LATEST, 0, 0, if_init, cf_free, if_compute},
+    {"", "Loop", 1, ONYX_OPSET_LATEST, 0, 0, loop_init, cf_free, loop_compute},
+    {"", "Scan", 8, ONYX_OPSET_LATEST, 0, 0, scan_init, cf_free, scan_compute},
+    {0},};

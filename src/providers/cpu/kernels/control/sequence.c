@@ -311,16 +311,15 @@ static onyx_status *optional_get(onyx_kernel_ctx *ctx) {
 }
 
 const onyx_op_def onyx_ops_sequence[] = {
-    {"", "SequenceEmpty", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_empty, NULL},
-    {"", "SequenceConstruct", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_construct, NULL},
-    {"", "SequenceInsert", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_insert, NULL},
-    {"", "SequenceAt", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_at, NULL},
-    {"", "SequenceErase", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_erase, NULL},
-    {"", "SequenceLength", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_length, NULL},
-    {"", "SplitToSequence", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, split_to_sequence, NULL},
-    {"", "ConcatFromSequence", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, concat_from_sequence, NULL},
-    {"", "Optional", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_make, NULL},
-    {"", "OptionalHasElement", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_has, NULL},
-    {"", "OptionalGetElement", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_get, NULL},
-    {0},
-};
+    {"", "SequenceEmpty", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_empty},
+    {"", "SequenceConstruct", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_construct},
+    {"", "SequenceInsert", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_insert},
+    {"", "SequenceAt", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_at},
+    {"", "SequenceErase", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_erase},
+    {"", "SequenceLength", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, seq_length},
+    {"", "SplitToSequence", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, split_to_sequence},
+    {"", "ConcatFromSequence", 11, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, concat_from_sequence},
+    {"", "Optional", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_make},
+    {"", "OptionalHasElement", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_has},
+    {"", "OptionalGetElement", 15, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, optional_get},
+    {0},};

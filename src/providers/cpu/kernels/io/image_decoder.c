@@ -42,6 +42,7 @@
 #include <webp/decode.h>
 #endif
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/image.h"
 
 /* Largest image decoded (a build may lower it, e.g. for fuzzing). */
 #ifndef ONYX_IMAGE_MAX_PIXELS
@@ -714,16 +715,6 @@ static dec_result decode_any(const uint8_t *d, size_t n, image *img) {
 
 /* ------------------------------------------------------------- operator */
 
-enum { FMT_RGB, FMT_BGR, FMT_GRAY };
-
-static onyx_status *parse_format(const onyx_node *node, int *fmt) {
-    const char *f = onyx_attr_string(node, "pixel_format", "RGB");
-    if (!strcmp(f, "RGB")) *fmt = FMT_RGB;
-    else if (!strcmp(f, "BGR")) *fmt = FMT_BGR;
-    else if (!strcmp(f, "Grayscale")) *fmt = FMT_GRAY;
-    else return ONYX_INVALID_MODEL("attribute pixel_format is '%s'; expected RGB, BGR or Grayscale", f);
-    return NULL;
-}
 
 static void write_pixels(const image *img, int fmt, uint8_t *out) {
     size_t n = (size_t)(img->w * img->h);
@@ -755,7 +746,7 @@ static onyx_status *missing_codec(dec_result r) {
 
 static onyx_status *image_decoder_compute(onyx_kernel_ctx *ctx) {
     int fmt;
-    ONYX_TRY(parse_format(ctx->node, &fmt));
+    ONYX_TRY(onyx_image_parse_format(ctx->node, &fmt));
     const onyx_value *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
     if (!onyx_is_tensor(x) || x->dtype != ONYX_UINT8)
         return ONYX_INVALID_ARG("input encoded_stream is required and must be a uint8 tensor");
@@ -775,22 +766,7 @@ static onyx_status *image_decoder_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *image_decoder_infer(onyx_infer_ctx *ctx) {
-    int fmt;
-    ONYX_TRY(parse_format(ctx->node, &fmt));
-    if (ctx->n_out < 1) return NULL;
-    onyx_type *o = &ctx->out[0];
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = ONYX_UINT8;
-    o->rank = 3;
-    o->dims[0] = o->dims[1] = ONYX_DIM_UNKNOWN;
-    o->dims[2] = fmt == FMT_GRAY ? 1 : 3;
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_image[] = {
     {"", "ImageDecoder", 20, ONYX_OPSET_LATEST, ONYX_T(ONYX_UINT8), 0, NULL, NULL,
-     image_decoder_compute, image_decoder_infer},
-    {0},
-};
+     image_decoder_compute},
+    {0},};

@@ -196,14 +196,6 @@ static onyx_status *bitcast_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *bitcast_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    int64_t to = onyx_attr_int(ctx->node, "to", 0);
-    ctx->out[0] = *ctx->in[0];
-    if (to > 0 && to < ONYX_DTYPE_COUNT && onyx_dtype_valid((int)to)) ctx->out[0].dtype = (uint8_t)to;
-    return NULL;
-}
-
 /* ================================================================== Unique */
 
 /* Slice i of X along the unique axis, viewed as [outer, n, inner]: element
@@ -596,53 +588,6 @@ static onyx_status *multinomial_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-/* ================================================================ infer */
-
-static void infer_tensor(onyx_type *o, int dtype, int rank, const int64_t *dims) {
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = rank;
-    for (int i = 0; i < rank && i < ONYX_MAX_RANK; i++) o->dims[i] = dims ? dims[i] : ONYX_DIM_UNKNOWN;
-}
-
-static onyx_status *random_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out == 0) return NULL;
-    int64_t dt = onyx_attr_int(ctx->node, "dtype", ONYX_FLOAT);
-    size_t rank;
-    const int64_t *shape = onyx_attr_ints(ctx->node, "shape", &rank);
-    if (dt > 0 && dt < ONYX_DTYPE_COUNT && shape && rank <= ONYX_MAX_RANK)
-        infer_tensor(&ctx->out[0], (int)dt, (int)rank, shape);
-    return NULL;
-}
-
-static onyx_status *like_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    ctx->out[0] = *ctx->in[0];
-    int64_t dt = onyx_attr_int(ctx->node, "dtype", 0);
-    if (dt > 0 && dt < ONYX_DTYPE_COUNT) ctx->out[0].dtype = (uint8_t)dt;
-    return NULL;
-}
-
-static onyx_status *det_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x || ctx->n_out == 0) return NULL;
-    if (x->rank >= 2) infer_tensor(&ctx->out[0], x->dtype, x->rank - 2, x->dims);
-    else infer_tensor(&ctx->out[0], x->dtype, -1, NULL);
-    return NULL;
-}
-
-static onyx_status *unique_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x) return NULL;
-    for (size_t i = 0; i < ctx->n_out; i++) {
-        bool has_axis = onyx_node_attr(ctx->node, "axis") != NULL;
-        if (i == 0) infer_tensor(&ctx->out[i], x->dtype, has_axis ? x->rank : 1, NULL);
-        else infer_tensor(&ctx->out[i], ONYX_INT64, 1, NULL);
-    }
-    return NULL;
-}
-
 /* ================================================================ table */
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
@@ -653,27 +598,26 @@ static onyx_status *unique_infer(onyx_infer_ctx *ctx) {
 #define UNIQUE_T (ONYX_T_INTS | F3 | ONYX_T(ONYX_STRING) | ONYX_T(ONYX_BOOL) | \
                   ONYX_T(ONYX_COMPLEX64) | ONYX_T(ONYX_COMPLEX128))
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_math_misc[] = {
-    OP("CumSum", 11, 13, CUM11, cumsum_compute, onyx_infer_same_as_input0),
-    OP("CumSum", 14, L, CUM14, cumsum_compute, onyx_infer_same_as_input0),
-    OP("CumProd", 26, L, CUM14, cumprod_compute, onyx_infer_same_as_input0),
-    OP("Det", 11, 21, F3, det_compute, det_infer),
-    OP("Det", 22, L, F4, det_compute, det_infer),
-    OP("BitCast", 26, L, 0, bitcast_compute, bitcast_infer),
-    OP("Unique", 11, L, UNIQUE_T, unique_compute, unique_infer),
-    OP("RandomUniform", 1, 21, 0, random_uniform_compute, random_infer),
-    OP("RandomUniform", 22, L, 0, random_uniform_compute, random_infer),
-    OP("RandomNormal", 1, 21, 0, random_normal_compute, random_infer),
-    OP("RandomNormal", 22, L, 0, random_normal_compute, random_infer),
-    OP("RandomUniformLike", 1, 21, 0, random_uniform_like_compute, like_infer),
-    OP("RandomUniformLike", 22, L, 0, random_uniform_like_compute, like_infer),
-    OP("RandomNormalLike", 1, 21, 0, random_normal_like_compute, like_infer),
-    OP("RandomNormalLike", 22, L, 0, random_normal_like_compute, like_infer),
-    OP("Bernoulli", 15, 21, F3, bernoulli_compute, like_infer),
-    OP("Bernoulli", 22, L, F4, bernoulli_compute, like_infer),
-    OP("Multinomial", 7, 21, F3, multinomial_compute, NULL),
-    OP("Multinomial", 22, L, F4, multinomial_compute, NULL),
-    {0},
-};
+    OP("CumSum", 11, 13, CUM11, cumsum_compute),
+    OP("CumSum", 14, L, CUM14, cumsum_compute),
+    OP("CumProd", 26, L, CUM14, cumprod_compute),
+    OP("Det", 11, 21, F3, det_compute),
+    OP("Det", 22, L, F4, det_compute),
+    OP("BitCast", 26, L, 0, bitcast_compute),
+    OP("Unique", 11, L, UNIQUE_T, unique_compute),
+    OP("RandomUniform", 1, 21, 0, random_uniform_compute),
+    OP("RandomUniform", 22, L, 0, random_uniform_compute),
+    OP("RandomNormal", 1, 21, 0, random_normal_compute),
+    OP("RandomNormal", 22, L, 0, random_normal_compute),
+    OP("RandomUniformLike", 1, 21, 0, random_uniform_like_compute),
+    OP("RandomUniformLike", 22, L, 0, random_uniform_like_compute),
+    OP("RandomNormalLike", 1, 21, 0, random_normal_like_compute),
+    OP("RandomNormalLike", 22, L, 0, random_normal_like_compute),
+    OP("Bernoulli", 15, 21, F3, bernoulli_compute),
+    OP("Bernoulli", 22, L, F4, bernoulli_compute),
+    OP("Multinomial", 7, 21, F3, multinomial_compute),
+    OP("Multinomial", 22, L, F4, multinomial_compute),
+    {0},};

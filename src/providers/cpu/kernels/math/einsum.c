@@ -493,20 +493,9 @@ static onyx_status *einsum_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *einsum_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    onyx_type *o = &ctx->out[0];
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = ctx->in[0]->dtype;
-    o->rank = -1;
-    return NULL;
-}
-
 #define NUMERIC (ONYX_T_INTS | ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | \
                  ONYX_T(ONYX_BFLOAT16))
 
 const onyx_op_def onyx_ops_einsum[] = {
-    {"", "Einsum", 12, ONYX_OPSET_LATEST, NUMERIC, 0, NULL, NULL, einsum_compute, einsum_infer},
-    {0},
-};
+    {"", "Einsum", 12, ONYX_OPSET_LATEST, NUMERIC, 0, NULL, NULL, einsum_compute},
+    {0},};

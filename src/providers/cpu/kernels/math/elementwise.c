@@ -1160,98 +1160,6 @@ static onyx_status *where_compute(onyx_kernel_ctx *ctx) {
     return failed ? ONYX_OOM() : NULL;
 }
 
-/* ------------------------------------------------------------- inference */
-
-static void type_set(onyx_type *o, int dtype, int rank, const int64_t *dims) {
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = rank;
-    if (rank > 0) memcpy(o->dims, dims, sizeof(int64_t) * (size_t)rank);
-}
-
-static bool type_has_shape(const onyx_type *t) {
-    return t && t->kind == ONYX_VALUE_TENSOR && t->rank >= 0 && t->rank <= ONYX_MAX_RANK;
-}
-
-/* Fold one static shape into a running broadcast (rank, dims). Known dims
- * follow numpy; a symbolic dim is kept when the other side is 1 or the
- * same symbol, and a known dim > 1 wins over a symbolic one (the symbol
- * must be 1 or equal to it). Error only for two different known dims. */
-static onyx_status *infer_fold(int *rank, int64_t *dims, const onyx_type *t) {
-    int r = *rank > t->rank ? *rank : t->rank;
-    int64_t out[ONYX_MAX_RANK];
-    for (int d = 0; d < r; d++) {
-        int ra = d - (r - *rank), rb = d - (r - t->rank);
-        int64_t a = ra >= 0 ? dims[ra] : 1, b = rb >= 0 ? t->dims[rb] : 1;
-        if (b == 1 || a == b) out[d] = a;
-        else if (a == 1) out[d] = b;
-        else if (onyx_dim_known(a) && onyx_dim_known(b))
-            return ONYX_INVALID_MODEL("input shapes cannot be broadcast (axis %d: %lld vs %lld)", d,
-                                      (long long)a, (long long)b);
-        else if (onyx_dim_known(a) || onyx_dim_known(b)) out[d] = onyx_dim_known(a) ? a : b;
-        else out[d] = ONYX_DIM_UNKNOWN; /* two different symbols, or unknown */
-    }
-    *rank = r;
-    memcpy(dims, out, sizeof(int64_t) * (size_t)r);
-    return NULL;
-}
-
-/* Output 0 gets dtype and the broadcast of inputs [first, first+count);
- * rank unknown (-1) when any of their ranks is. */
-static onyx_status *infer_elementwise(onyx_infer_ctx *ctx, size_t first, size_t count, int dtype) {
-    if (ctx->n_out < 1) return NULL;
-    int64_t dims[ONYX_MAX_RANK];
-    int rank = 0;
-    for (size_t i = first; i < ctx->n_in && i - first < count; i++) {
-        if (!type_has_shape(ctx->in[i])) {
-            rank = -1;
-            break;
-        }
-        ONYX_TRY(infer_fold(&rank, dims, ctx->in[i]));
-    }
-    type_set(&ctx->out[0], dtype, rank, dims);
-    return NULL;
-}
-
-static int in_dtype(const onyx_infer_ctx *ctx, size_t i) {
-    return i < ctx->n_in && ctx->in[i] ? ctx->in[i]->dtype : 0;
-}
-
-static bool legacy_infer(onyx_infer_ctx *ctx, int dtype) {
-    if (ctx->opset >= 7 || !onyx_attr_int(ctx->node, "broadcast", 0) || ctx->n_out < 1) return false;
-    const onyx_type *a = ctx->n_in ? ctx->in[0] : NULL;
-    if (type_has_shape(a)) type_set(&ctx->out[0], dtype, a->rank, a->dims);
-    else type_set(&ctx->out[0], dtype, -1, NULL);
-    return true;
-}
-
-static onyx_status *binary_infer(onyx_infer_ctx *ctx) {
-    if (legacy_infer(ctx, in_dtype(ctx, 0))) return NULL;
-    return infer_elementwise(ctx, 0, 2, in_dtype(ctx, 0));
-}
-
-static onyx_status *compare_infer(onyx_infer_ctx *ctx) {
-    if (legacy_infer(ctx, ONYX_BOOL)) return NULL;
-    return infer_elementwise(ctx, 0, 2, ONYX_BOOL);
-}
-
-static onyx_status *variadic_infer(onyx_infer_ctx *ctx) {
-    return infer_elementwise(ctx, 0, ctx->n_in, in_dtype(ctx, 0));
-}
-
-static onyx_status *where_infer(onyx_infer_ctx *ctx) {
-    return infer_elementwise(ctx, 0, 3, in_dtype(ctx, 1));
-}
-
-static onyx_status *predicate_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (type_has_shape(x)) type_set(&ctx->out[0], ONYX_BOOL, x->rank, x->dims);
-    else type_set(&ctx->out[0], ONYX_BOOL, -1, NULL);
-    return NULL;
-}
-
 /* ----------------------------------------------------------------- table */
 
 #define T_F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
@@ -1265,76 +1173,74 @@ static onyx_status *predicate_infer(onyx_infer_ctx *ctx) {
 #define LATEST ONYX_OPSET_LATEST
 #define SAME onyx_infer_same_as_input0
 
-#define OP(name, since, until, types, tin, compute, infer) \
-    {"", name, since, until, types, tin, NULL, NULL, compute, infer}
+#define OP(name, since, until, types, tin, compute) \
+    {"", name, since, until, types, tin, NULL, NULL, compute}
 
 const onyx_op_def onyx_ops_elementwise[] = {
     /* arithmetic: opset < 7 uses the legacy broadcast attributes */
-    OP("Add", 1, 6, T_NUM, 0, add_compute, binary_infer),
-    OP("Add", 7, LATEST, T_NUM, 0, add_compute, binary_infer),
-    OP("Sub", 1, 6, T_NUM, 0, sub_compute, binary_infer),
-    OP("Sub", 7, LATEST, T_NUM, 0, sub_compute, binary_infer),
-    OP("Mul", 1, 6, T_NUM, 0, mul_compute, binary_infer),
-    OP("Mul", 7, LATEST, T_NUM, 0, mul_compute, binary_infer),
-    OP("Div", 1, 6, T_NUM, 0, div_compute, binary_infer),
-    OP("Div", 7, LATEST, T_NUM, 0, div_compute, binary_infer),
-    OP("Pow", 1, 6, T_FL, 0, pow_compute, binary_infer),
-    OP("Pow", 7, LATEST, T_FL | ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, pow_compute,
-       binary_infer),
-    OP("Mod", 10, LATEST, T_NUM, 0, mod_compute, binary_infer),
+    OP("Add", 1, 6, T_NUM, 0, add_compute),
+    OP("Add", 7, LATEST, T_NUM, 0, add_compute),
+    OP("Sub", 1, 6, T_NUM, 0, sub_compute),
+    OP("Sub", 7, LATEST, T_NUM, 0, sub_compute),
+    OP("Mul", 1, 6, T_NUM, 0, mul_compute),
+    OP("Mul", 7, LATEST, T_NUM, 0, mul_compute),
+    OP("Div", 1, 6, T_NUM, 0, div_compute),
+    OP("Div", 7, LATEST, T_NUM, 0, div_compute),
+    OP("Pow", 1, 6, T_FL, 0, pow_compute),
+    OP("Pow", 7, LATEST, T_FL | ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, pow_compute),
+    OP("Mod", 10, LATEST, T_NUM, 0, mod_compute),
     /* unary */
-    OP("Neg", 1, LATEST, T_FL | ONYX_T_SINTS, 0, neg_compute, SAME),
-    OP("Abs", 1, LATEST, T_NUM, 0, abs_compute, SAME),
-    OP("Reciprocal", 1, LATEST, T_FL, 0, reciprocal_compute, SAME),
-    OP("Sqrt", 1, LATEST, T_FL, 0, sqrt_compute, SAME),
-    OP("Exp", 1, LATEST, T_FL, 0, exp_compute, SAME),
-    OP("Log", 1, LATEST, T_FL, 0, log_compute, SAME),
-    OP("Floor", 1, LATEST, T_FL, 0, floor_compute, SAME),
-    OP("Ceil", 1, LATEST, T_FL, 0, ceil_compute, SAME),
-    OP("Round", 11, LATEST, T_FL, 0, round_compute, SAME),
-    OP("Sign", 9, LATEST, T_NUM, 0, sign_compute, SAME),
-    OP("Erf", 9, 12, T_NUM, 0, erf_compute, SAME),
-    OP("Erf", 13, LATEST, T_FL, 0, erf_compute, SAME),
-    OP("Sin", 7, LATEST, T_FL, 0, sin_compute, SAME),
-    OP("Cos", 7, LATEST, T_FL, 0, cos_compute, SAME),
-    OP("Tan", 7, LATEST, T_FL, 0, tan_compute, SAME),
-    OP("Asin", 7, LATEST, T_FL, 0, asin_compute, SAME),
-    OP("Acos", 7, LATEST, T_FL, 0, acos_compute, SAME),
-    OP("Atan", 7, LATEST, T_FL, 0, atan_compute, SAME),
-    OP("Sinh", 9, LATEST, T_FL, 0, sinh_compute, SAME),
-    OP("Cosh", 9, LATEST, T_FL, 0, cosh_compute, SAME),
-    OP("Asinh", 9, LATEST, T_FL, 0, asinh_compute, SAME),
-    OP("Acosh", 9, LATEST, T_FL, 0, acosh_compute, SAME),
-    OP("Atanh", 9, LATEST, T_FL, 0, atanh_compute, SAME),
-    OP("IsNaN", 9, LATEST, T_FL | T_F8, 0, isnan_compute, predicate_infer),
-    OP("IsInf", 10, LATEST, T_FL | T_F8, 0, isinf_compute, predicate_infer),
+    OP("Neg", 1, LATEST, T_FL | ONYX_T_SINTS, 0, neg_compute),
+    OP("Abs", 1, LATEST, T_NUM, 0, abs_compute),
+    OP("Reciprocal", 1, LATEST, T_FL, 0, reciprocal_compute),
+    OP("Sqrt", 1, LATEST, T_FL, 0, sqrt_compute),
+    OP("Exp", 1, LATEST, T_FL, 0, exp_compute),
+    OP("Log", 1, LATEST, T_FL, 0, log_compute),
+    OP("Floor", 1, LATEST, T_FL, 0, floor_compute),
+    OP("Ceil", 1, LATEST, T_FL, 0, ceil_compute),
+    OP("Round", 11, LATEST, T_FL, 0, round_compute),
+    OP("Sign", 9, LATEST, T_NUM, 0, sign_compute),
+    OP("Erf", 9, 12, T_NUM, 0, erf_compute),
+    OP("Erf", 13, LATEST, T_FL, 0, erf_compute),
+    OP("Sin", 7, LATEST, T_FL, 0, sin_compute),
+    OP("Cos", 7, LATEST, T_FL, 0, cos_compute),
+    OP("Tan", 7, LATEST, T_FL, 0, tan_compute),
+    OP("Asin", 7, LATEST, T_FL, 0, asin_compute),
+    OP("Acos", 7, LATEST, T_FL, 0, acos_compute),
+    OP("Atan", 7, LATEST, T_FL, 0, atan_compute),
+    OP("Sinh", 9, LATEST, T_FL, 0, sinh_compute),
+    OP("Cosh", 9, LATEST, T_FL, 0, cosh_compute),
+    OP("Asinh", 9, LATEST, T_FL, 0, asinh_compute),
+    OP("Acosh", 9, LATEST, T_FL, 0, acosh_compute),
+    OP("Atanh", 9, LATEST, T_FL, 0, atanh_compute),
+    OP("IsNaN", 9, LATEST, T_FL | T_F8, 0, isnan_compute),
+    OP("IsInf", 10, LATEST, T_FL | T_F8, 0, isinf_compute),
     /* comparisons */
-    OP("Equal", 1, 6, T_NUM | T_BOOL, 0, equal_compute, compare_infer),
-    OP("Equal", 7, LATEST, T_NUM | T_BOOL | ONYX_T(ONYX_STRING), 0, equal_compute, compare_infer),
-    OP("Less", 1, 6, T_NUM, 0, less_compute, compare_infer),
-    OP("Less", 7, LATEST, T_NUM, 0, less_compute, compare_infer),
-    OP("Greater", 1, 6, T_NUM, 0, greater_compute, compare_infer),
-    OP("Greater", 7, LATEST, T_NUM, 0, greater_compute, compare_infer),
-    OP("LessOrEqual", 12, LATEST, T_NUM, 0, less_equal_compute, compare_infer),
-    OP("GreaterOrEqual", 12, LATEST, T_NUM, 0, greater_equal_compute, compare_infer),
+    OP("Equal", 1, 6, T_NUM | T_BOOL, 0, equal_compute),
+    OP("Equal", 7, LATEST, T_NUM | T_BOOL | ONYX_T(ONYX_STRING), 0, equal_compute),
+    OP("Less", 1, 6, T_NUM, 0, less_compute),
+    OP("Less", 7, LATEST, T_NUM, 0, less_compute),
+    OP("Greater", 1, 6, T_NUM, 0, greater_compute),
+    OP("Greater", 7, LATEST, T_NUM, 0, greater_compute),
+    OP("LessOrEqual", 12, LATEST, T_NUM, 0, less_equal_compute),
+    OP("GreaterOrEqual", 12, LATEST, T_NUM, 0, greater_equal_compute),
     /* logical and bitwise */
-    OP("Not", 1, LATEST, T_BOOL, 0, not_compute, SAME),
-    OP("And", 1, 6, T_BOOL, 0, and_compute, binary_infer),
-    OP("And", 7, LATEST, T_BOOL, 0, and_compute, binary_infer),
-    OP("Or", 1, 6, T_BOOL, 0, or_compute, binary_infer),
-    OP("Or", 7, LATEST, T_BOOL, 0, or_compute, binary_infer),
-    OP("Xor", 1, 6, T_BOOL, 0, xor_compute, binary_infer),
-    OP("Xor", 7, LATEST, T_BOOL, 0, xor_compute, binary_infer),
-    OP("BitShift", 11, LATEST, ONYX_T_UINTS, 0, bitshift_compute, binary_infer),
-    OP("BitwiseAnd", 18, LATEST, ONYX_T_INTS, 0, bitwise_and_compute, binary_infer),
-    OP("BitwiseOr", 18, LATEST, ONYX_T_INTS, 0, bitwise_or_compute, binary_infer),
-    OP("BitwiseXor", 18, LATEST, ONYX_T_INTS, 0, bitwise_xor_compute, binary_infer),
-    OP("BitwiseNot", 18, LATEST, ONYX_T_INTS, 0, bitwise_not_compute, SAME),
+    OP("Not", 1, LATEST, T_BOOL, 0, not_compute),
+    OP("And", 1, 6, T_BOOL, 0, and_compute),
+    OP("And", 7, LATEST, T_BOOL, 0, and_compute),
+    OP("Or", 1, 6, T_BOOL, 0, or_compute),
+    OP("Or", 7, LATEST, T_BOOL, 0, or_compute),
+    OP("Xor", 1, 6, T_BOOL, 0, xor_compute),
+    OP("Xor", 7, LATEST, T_BOOL, 0, xor_compute),
+    OP("BitShift", 11, LATEST, ONYX_T_UINTS, 0, bitshift_compute),
+    OP("BitwiseAnd", 18, LATEST, ONYX_T_INTS, 0, bitwise_and_compute),
+    OP("BitwiseOr", 18, LATEST, ONYX_T_INTS, 0, bitwise_or_compute),
+    OP("BitwiseXor", 18, LATEST, ONYX_T_INTS, 0, bitwise_xor_compute),
+    OP("BitwiseNot", 18, LATEST, ONYX_T_INTS, 0, bitwise_not_compute),
     /* selection and variadic */
-    OP("Where", 9, LATEST, T_WHERE, 1, where_compute, where_infer),
-    OP("Sum", 1, LATEST, T_FL | ONYX_T_INTS, 0, sum_compute, variadic_infer),
-    OP("Max", 1, LATEST, T_NUM, 0, max_compute, variadic_infer),
-    OP("Min", 1, LATEST, T_NUM, 0, min_compute, variadic_infer),
-    OP("Mean", 1, LATEST, T_FL, 0, mean_compute, variadic_infer),
-    {0},
-};
+    OP("Where", 9, LATEST, T_WHERE, 1, where_compute),
+    OP("Sum", 1, LATEST, T_FL | ONYX_T_INTS, 0, sum_compute),
+    OP("Max", 1, LATEST, T_NUM, 0, max_compute),
+    OP("Min", 1, LATEST, T_NUM, 0, min_compute),
+    OP("Mean", 1, LATEST, T_FL, 0, mean_compute),
+    {0},};

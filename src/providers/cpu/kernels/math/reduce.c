@@ -502,66 +502,6 @@ RED_COMPUTE(reduce_log_sum_exp_compute, RED_LOGSUMEXP)
 RED_COMPUTE(reduce_sum_square_compute, RED_SUMSQ)
 
 /* Output shape when the axes are known (attribute or constant input). */
-static onyx_status *red_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    const onyx_type *t = ctx->in[0];
-    onyx_type *o = &ctx->out[0];
-    *o = *t;
-    if (t->rank < 0) return NULL;
-    int since = !strcmp(ctx->node->op_type, "ReduceSum") ? 13 : 18;
-    bool keepdims = onyx_attr_int(ctx->node, "keepdims", 1) != 0;
-    bool reduced[ONYX_MAX_RANK];
-    int64_t *axes = NULL, n = 0;
-    if (ctx->opset >= since) {
-        if (ctx->n_in > 1 && ctx->in[1]) {
-            const onyx_value *a = ctx->const_in ? ctx->const_in[1] : NULL;
-            if (!a) {
-                /* axes known only at run time */
-                if (keepdims) for (int i = 0; i < t->rank; i++) o->dims[i] = ONYX_DIM_UNKNOWN;
-                else o->rank = -1;
-                return NULL;
-            }
-            onyx_status *st = onyx_read_int_tensor(a, &axes, &n);
-            if (st) {
-                onyx_status_free(st);
-                o->rank = -1;
-                return NULL;
-            }
-        }
-        if (n == 0 && onyx_attr_int(ctx->node, "noop_with_empty_axes", 0)) {
-            free(axes);
-            return NULL;
-        }
-    } else {
-        size_t cnt;
-        const int64_t *v = onyx_attr_ints(ctx->node, "axes", &cnt);
-        if (v && cnt) {
-            axes = malloc(cnt * sizeof(int64_t));
-            if (!axes) return ONYX_OOM();
-            memcpy(axes, v, cnt * sizeof(int64_t));
-            n = (int64_t)cnt;
-        }
-    }
-    for (int i = 0; i < t->rank; i++) reduced[i] = n == 0;
-    for (int64_t i = 0; i < n; i++) {
-        int a;
-        onyx_status *st = onyx_normalize_axis(axes[i], t->rank, &a);
-        if (st) {
-            free(axes);
-            return st;
-        }
-        reduced[a] = true;
-    }
-    free(axes);
-    int r = 0;
-    for (int i = 0; i < t->rank; i++) {
-        if (!reduced[i]) o->dims[r++] = t->dims[i];
-        else if (keepdims) o->dims[r++] = 1;
-    }
-    o->rank = r;
-    return NULL;
-}
-
 /* --------------------------------------------------------- ArgMax/ArgMin */
 
 /* Index of the first (or last) maximum / minimum along len with stride inner. */
@@ -638,25 +578,6 @@ static onyx_status *arg_run(onyx_kernel_ctx *ctx, bool is_max) {
 static onyx_status *argmax_compute(onyx_kernel_ctx *ctx) { return arg_run(ctx, true); }
 static onyx_status *argmin_compute(onyx_kernel_ctx *ctx) { return arg_run(ctx, false); }
 
-static onyx_status *arg_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    const onyx_type *t = ctx->in[0];
-    onyx_type *o = &ctx->out[0];
-    *o = *t;
-    o->dtype = ONYX_INT64;
-    if (t->rank <= 0) return NULL;
-    int axis;
-    ONYX_TRY(onyx_normalize_axis(onyx_attr_int(ctx->node, "axis", 0), t->rank, &axis));
-    bool keepdims = onyx_attr_int(ctx->node, "keepdims", 1) != 0;
-    int r = 0;
-    for (int i = 0; i < t->rank; i++) {
-        if (i != axis) o->dims[r++] = t->dims[i];
-        else if (keepdims) o->dims[r++] = 1;
-    }
-    o->rank = r;
-    return NULL;
-}
-
 /* ------------------------------------------------------------------ table */
 
 #define L ONYX_OPSET_LATEST
@@ -666,11 +587,11 @@ static onyx_status *arg_infer(onyx_infer_ctx *ctx) {
 #define I8 (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8))
 #define R1 (F3 | RI)           /* opset 1..12 */
 #define R13 (F3 | BF | RI)     /* 13+ */
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 /* the eight ops that share the 1 / 11 / 13 / 18 history */
 #define RED_FAMILY(name, fn)                  \
-    OP(name, 1, 12, R1, fn, red_infer),       \
-    OP(name, 13, L, R13, fn, red_infer)
+    OP(name, 1, 12, R1, fn),                  \
+    OP(name, 13, L, R13, fn)
 
 const onyx_op_def onyx_ops_reduce[] = {
     RED_FAMILY("ReduceSum", reduce_sum_compute),
@@ -681,17 +602,16 @@ const onyx_op_def onyx_ops_reduce[] = {
     RED_FAMILY("ReduceLogSum", reduce_log_sum_compute),
     RED_FAMILY("ReduceLogSumExp", reduce_log_sum_exp_compute),
     RED_FAMILY("ReduceSumSquare", reduce_sum_square_compute),
-    OP("ReduceMax", 1, 11, R1, reduce_max_compute, red_infer),
-    OP("ReduceMax", 12, 12, R1 | I8, reduce_max_compute, red_infer),
-    OP("ReduceMax", 13, 19, R13 | I8, reduce_max_compute, red_infer),
-    OP("ReduceMax", 20, L, R13 | I8 | ONYX_T(ONYX_BOOL), reduce_max_compute, red_infer),
-    OP("ReduceMin", 1, 11, R1, reduce_min_compute, red_infer),
-    OP("ReduceMin", 12, 12, R1 | I8, reduce_min_compute, red_infer),
-    OP("ReduceMin", 13, 19, R13 | I8, reduce_min_compute, red_infer),
-    OP("ReduceMin", 20, L, R13 | I8 | ONYX_T(ONYX_BOOL), reduce_min_compute, red_infer),
-    OP("ArgMax", 1, 12, F3 | ONYX_T_INTS, argmax_compute, arg_infer),
-    OP("ArgMax", 13, L, F3 | BF | ONYX_T_INTS, argmax_compute, arg_infer),
-    OP("ArgMin", 1, 12, F3 | ONYX_T_INTS, argmin_compute, arg_infer),
-    OP("ArgMin", 13, L, F3 | BF | ONYX_T_INTS, argmin_compute, arg_infer),
-    {0},
-};
+    OP("ReduceMax", 1, 11, R1, reduce_max_compute),
+    OP("ReduceMax", 12, 12, R1 | I8, reduce_max_compute),
+    OP("ReduceMax", 13, 19, R13 | I8, reduce_max_compute),
+    OP("ReduceMax", 20, L, R13 | I8 | ONYX_T(ONYX_BOOL), reduce_max_compute),
+    OP("ReduceMin", 1, 11, R1, reduce_min_compute),
+    OP("ReduceMin", 12, 12, R1 | I8, reduce_min_compute),
+    OP("ReduceMin", 13, 19, R13 | I8, reduce_min_compute),
+    OP("ReduceMin", 20, L, R13 | I8 | ONYX_T(ONYX_BOOL), reduce_min_compute),
+    OP("ArgMax", 1, 12, F3 | ONYX_T_INTS, argmax_compute),
+    OP("ArgMax", 13, L, F3 | BF | ONYX_T_INTS, argmax_compute),
+    OP("ArgMin", 1, 12, F3 | ONYX_T_INTS, argmin_compute),
+    OP("ArgMin", 13, L, F3 | BF | ONYX_T_INTS, argmin_compute),
+    {0},};

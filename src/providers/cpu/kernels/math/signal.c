@@ -25,6 +25,7 @@
 #include "core/checked.h"
 #include "core/dtype_ext.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/signal.h"
 
 #define L ONYX_OPSET_LATEST
 #define SIG_FLOATS (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
@@ -296,47 +297,6 @@ static onyx_status *dft_compute(onyx_kernel_ctx *ctx) {
     return run_lines(&j, ctx->tp);
 }
 
-static onyx_status *dft_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1 || ctx->n_in < 1 || !ctx->in[0]) return NULL;
-    const onyx_type *x = ctx->in[0];
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = x->dtype;
-    y->rank = x->rank;
-    if (x->rank < 2 || x->rank > ONYX_MAX_RANK) {
-        y->rank = x->rank >= 2 ? -1 : x->rank;
-        return NULL;
-    }
-    bool inverse = onyx_attr_int(ctx->node, "inverse", 0) != 0;
-    bool onesided = onyx_attr_int(ctx->node, "onesided", 0) != 0;
-    memcpy(y->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-    y->dims[x->rank - 1] = onesided && inverse ? 1 : 2;
-    /* the transformed axis: known only with a constant (or default) axis and length */
-    int64_t a = ctx->opset >= 20 ? -2 : onyx_attr_int(ctx->node, "axis", 1);
-    if (ctx->opset >= 20 && ctx->n_in > 2 && ctx->in[2]) {
-        const onyx_value *av = ctx->const_in ? ctx->const_in[2] : NULL;
-        if (!av || av->numel != 1 || (av->dtype != ONYX_INT64 && av->dtype != ONYX_INT32)) {
-            for (int d = 0; d < x->rank - 1; d++) y->dims[d] = ONYX_DIM_UNKNOWN;
-            return NULL;
-        }
-        a = onyx_load_as_int64(av->dtype, av->data, 0);
-    }
-    int64_t axis = a < 0 ? a + x->rank : a;
-    if (axis < 0 || axis > x->rank - 2) return NULL;   /* compute reports it */
-    int64_t n = x->dims[axis];
-    if (ctx->n_in > 1 && ctx->in[1]) {
-        const onyx_value *lv = ctx->const_in ? ctx->const_in[1] : NULL;
-        n = lv && lv->numel == 1 && (lv->dtype == ONYX_INT64 || lv->dtype == ONYX_INT32)
-                ? onyx_load_as_int64(lv->dtype, lv->data, 0) : ONYX_DIM_UNKNOWN;
-    } else if (onesided && inverse) {
-        n = onyx_dim_known(n) ? 2 * (n - 1) : ONYX_DIM_UNKNOWN;
-    }
-    if (onyx_dim_known(n) && onesided && !inverse) n = n / 2 + 1;
-    y->dims[axis] = onyx_dim_known(n) ? n : ONYX_DIM_UNKNOWN;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ STFT */
 
 static onyx_status *stft_compute(onyx_kernel_ctx *ctx) {
@@ -380,32 +340,10 @@ static onyx_status *stft_compute(onyx_kernel_ctx *ctx) {
     return run_lines(&j, ctx->tp);
 }
 
-static onyx_status *stft_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1 || ctx->n_in < 1 || !ctx->in[0]) return NULL;
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = ctx->in[0]->dtype;
-    y->rank = 4;
-    for (int d = 0; d < 4; d++) y->dims[d] = ONYX_DIM_UNKNOWN;
-    if (ctx->in[0]->rank == 3) y->dims[0] = ctx->in[0]->dims[0];
-    y->dims[3] = 2;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ window functions */
 
 #define WINDOW_TYPES \
     (ONYX_T_INTS | ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
-
-static onyx_status *output_datatype(const char *op, const onyx_node *node, int *dt) {
-    int64_t v = onyx_attr_int(node, "output_datatype", ONYX_FLOAT);
-    if (v <= 0 || v >= 64 || !(WINDOW_TYPES & ONYX_T((int)v)))
-        return ONYX_INVALID_ARG("%s: output_datatype %lld is not a numeric type (int8..uint64, float16, float, "
-                                "double, bfloat16)", op, (long long)v);
-    *dt = (int)v;
-    return NULL;
-}
 
 /* w[k] = a0 - a1 cos(2 pi k / N) + a2 cos(4 pi k / N), N = size (periodic)
  * or size - 1 (symmetric), in double, then converted (integer types
@@ -418,7 +356,7 @@ static onyx_status *window_compute(onyx_kernel_ctx *ctx, const char *op, double 
         return ONYX_INVALID_ARG("%s: size %lld must be in [0, %lld]", op, (long long)size,
                                 (long long)ONYX_MAX_TENSOR_ELEMENTS);
     int dt = 0;
-    ONYX_TRY(output_datatype(op, ctx->node, &dt));
+    ONYX_TRY(onyx_signal_output_datatype(op, ctx->node, &dt));
     bool periodic = onyx_attr_int(ctx->node, "periodic", 1) != 0;
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, dt, 1, &size, &Y));
@@ -440,23 +378,6 @@ static onyx_status *hamming_compute(onyx_kernel_ctx *ctx) {
 }
 static onyx_status *blackman_compute(onyx_kernel_ctx *ctx) {
     return window_compute(ctx, "BlackmanWindow", 0.42, 0.5, 0.08);
-}
-
-static onyx_status *window_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    int64_t v = onyx_attr_int(ctx->node, "output_datatype", ONYX_FLOAT);
-    y->dtype = v > 0 && v < 64 && (WINDOW_TYPES & ONYX_T((int)v)) ? (uint8_t)v : 0;
-    y->rank = 1;
-    y->dims[0] = ONYX_DIM_UNKNOWN;
-    const onyx_value *s = ctx->n_in > 0 && ctx->const_in ? ctx->const_in[0] : NULL;
-    if (s && s->numel == 1 && (s->dtype == ONYX_INT32 || s->dtype == ONYX_INT64)) {
-        int64_t n = onyx_load_as_int64(s->dtype, s->data, 0);
-        if (n >= 0) y->dims[0] = n;
-    }
-    return NULL;
 }
 
 /* ------------------------------------------------------------ MelWeightMatrix */
@@ -508,7 +429,7 @@ static onyx_status *mel_compute(onyx_kernel_ctx *ctx) {
         return ONYX_INVALID_ARG("%s: num_mel_bins %lld, dft_length %lld and sample_rate %lld are out of range", op,
                                 (long long)nmel, (long long)dftlen, (long long)rate);
     int dt = 0;
-    ONYX_TRY(output_datatype(op, ctx->node, &dt));
+    ONYX_TRY(onyx_signal_output_datatype(op, ctx->node, &dt));
     const int64_t nspec = dftlen / 2 + 1;
     int64_t dims[2] = {nspec, nmel}, numel;
     ONYX_TRY(onyx_shape_numel(dims, 2, &numel));
@@ -547,29 +468,14 @@ static onyx_status *mel_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *mel_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    int64_t v = onyx_attr_int(ctx->node, "output_datatype", ONYX_FLOAT);
-    y->dtype = v > 0 && v < 64 && (WINDOW_TYPES & ONYX_T((int)v)) ? (uint8_t)v : 0;
-    y->rank = 2;
-    y->dims[0] = y->dims[1] = ONYX_DIM_UNKNOWN;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ registration */
 
 const onyx_op_def onyx_ops_signal[] = {
-    {"", "DFT", 17, 19, SIG_FLOATS, 0, NULL, NULL, dft_compute, dft_infer},
-    {"", "DFT", 20, L, SIG_FLOATS, 0, NULL, NULL, dft_compute, dft_infer},
-    {"", "STFT", 17, L, SIG_FLOATS, 0, NULL, NULL, stft_compute, stft_infer},
-    {"", "HannWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, hann_compute, window_infer},
-    {"", "HammingWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, hamming_compute,
-     window_infer},
-    {"", "BlackmanWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, blackman_compute,
-     window_infer},
-    {"", "MelWeightMatrix", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, mel_compute, mel_infer},
-    {0},
-};
+    {"", "DFT", 17, 19, SIG_FLOATS, 0, NULL, NULL, dft_compute},
+    {"", "DFT", 20, L, SIG_FLOATS, 0, NULL, NULL, dft_compute},
+    {"", "STFT", 17, L, SIG_FLOATS, 0, NULL, NULL, stft_compute},
+    {"", "HannWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, hann_compute},
+    {"", "HammingWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, hamming_compute},
+    {"", "BlackmanWindow", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, blackman_compute},
+    {"", "MelWeightMatrix", 17, L, ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64), 0, NULL, NULL, mel_compute},
+    {0},};

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "core/checked.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/ml_infer.h"
 
 #define ML_DOMAIN "ai.onnx.ml"
 
@@ -145,17 +146,6 @@ static inline size_t ml_write_scores(float *s, size_t n, ml_post post, int secon
 
 /* ------------------------------------------------------------------ attributes */
 
-/* A STRINGS attribute: its elements and count (NULL and 0 when absent). */
-static inline const onyx_bytes *ml_attr_strings(const onyx_node *n, const char *name,
-                                                size_t *count) {
-    const onyx_attr_proto *a = onyx_node_attr(n, name);
-    if (!a || a->type != ONYX_ATTR_STRINGS) {
-        *count = 0;
-        return NULL;
-    }
-    *count = a->n_strings;
-    return a->strings;
-}
 
 /* A numeric list attribute as doubles: the FLOATS attribute `name`, or the
  * TENSOR attribute `tensor_name` (any numeric type) when that is given
@@ -352,26 +342,5 @@ static inline onyx_status *ml_output(onyx_kernel_ctx *ctx, size_t i, int dtype, 
     return onyx_kernel_output(ctx, i, dtype, rank, dims, out);
 }
 
-/* Inference helper: output k is a tensor of dtype with the given rank and
- * dims (ONYX_DIM_UNKNOWN where not known). */
-static inline void ml_infer_tensor(onyx_infer_ctx *ctx, size_t k, int dtype, int rank,
-                                   const int64_t *dims) {
-    if (k >= ctx->n_out) return;
-    onyx_type *t = &ctx->out[k];
-    t->kind = ONYX_VALUE_TENSOR;
-    t->dtype = (uint8_t)dtype;
-    t->rank = rank;
-    for (int i = 0; i < rank && i < ONYX_MAX_RANK; i++) t->dims[i] = dims ? dims[i] : ONYX_DIM_UNKNOWN;
-}
-
-/* The batch dimension of a classifier input type: dims[0] of [N, C], 1 for
- * [C], unknown otherwise. */
-static inline int64_t ml_infer_batch(const onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x || x->kind != ONYX_VALUE_TENSOR) return ONYX_DIM_UNKNOWN;
-    if (x->rank == 1) return 1;
-    if (x->rank == 2) return x->dims[0];
-    return ONYX_DIM_UNKNOWN;
-}
 
 #endif

@@ -157,19 +157,6 @@ static onyx_status *linclf_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *linclf_infer(onyx_infer_ctx *ctx) {
-    size_t ns, ni, nicpt;
-    ml_attr_strings(ctx->node, "classlabels_strings", &ns);
-    onyx_attr_ints(ctx->node, "classlabels_ints", &ni);
-    onyx_attr_floats(ctx->node, "intercepts", &nicpt);
-    int64_t n = ml_infer_batch(ctx);
-    int64_t zc = nicpt == 1 && (ns ? ns : ni) == 2 ? 2 : nicpt ? (int64_t)nicpt : ONYX_DIM_UNKNOWN;
-    int64_t yd[1] = {n}, zd[2] = {n, zc};
-    ml_infer_tensor(ctx, 0, ns ? ONYX_STRING : ONYX_INT64, 1, yd);
-    ml_infer_tensor(ctx, 1, ONYX_FLOAT, 2, zd);
-    return NULL;
-}
-
 /* ------------------------------------------------------------ LinearRegressor */
 
 static onyx_status *linreg_init(const onyx_kernel_info *info, void **state) {
@@ -208,16 +195,9 @@ static onyx_status *linreg_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *linreg_infer(onyx_infer_ctx *ctx) {
-    int64_t d[2] = {ml_infer_batch(ctx), onyx_attr_int(ctx->node, "targets", 1)};
-    ml_infer_tensor(ctx, 0, ONYX_FLOAT, 2, d);
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_ml_linear[] = {
     {ML_DOMAIN, "LinearClassifier", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, linclf_init, lin_free,
-     linclf_compute, linclf_infer},
+     linclf_compute},
     {ML_DOMAIN, "LinearRegressor", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, linreg_init, lin_free,
-     linreg_compute, linreg_infer},
-    {0},
-};
+     linreg_compute},
+    {0},};

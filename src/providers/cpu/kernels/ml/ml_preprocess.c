@@ -168,13 +168,6 @@ static onyx_status *feature_stride(const onyx_value *x, const char *op, int64_t 
     return NULL;
 }
 
-static onyx_status *infer_float_same_shape(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x) return NULL;
-    ml_infer_tensor(ctx, 0, ONYX_FLOAT, x->rank, x->rank >= 0 ? x->dims : NULL);
-    return NULL;
-}
-
 /* --------------------------------------------------------------------- Scaler */
 
 typedef struct scaler_state {
@@ -451,19 +444,6 @@ static onyx_status *onehot_compute(onyx_kernel_ctx *ctx) {
             return ONYX_INVALID_ARG("OneHotEncoder: element %lld is not a known category and zeros is 0",
                                     (long long)i);
     }
-    return NULL;
-}
-
-static onyx_status *onehot_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    size_t ni, ns;
-    onyx_attr_ints(ctx->node, "cats_int64s", &ni);
-    ml_attr_strings(ctx->node, "cats_strings", &ns);
-    if (!x || x->rank < 0 || x->rank >= ONYX_MAX_RANK) return NULL;
-    int64_t d[ONYX_MAX_RANK];
-    memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
-    d[x->rank] = (int64_t)(ni ? ni : ns);
-    ml_infer_tensor(ctx, 0, ONYX_FLOAT, x->rank + 1, d);
     return NULL;
 }
 
@@ -757,23 +737,6 @@ static onyx_status *le_compute(onyx_kernel_ctx *ctx) {
 }
 
 /* Output type of a LabelEncoder from its attributes and input type. */
-static int le_out_type(const onyx_node *n, int opset, int in_type) {
-    if (opset <= 1) return in_type == ONYX_STRING ? ONYX_INT64 : in_type == ONYX_INT64 ? ONYX_STRING : 0;
-    if (onyx_node_attr(n, "values_strings")) return ONYX_STRING;
-    if (onyx_node_attr(n, "values_int64s")) return ONYX_INT64;
-    if (onyx_node_attr(n, "values_floats")) return ONYX_FLOAT;
-    const onyx_attr_proto *t = onyx_node_attr(n, "values_tensor");
-    return t && t->type == ONYX_ATTR_TENSOR && t->t && onyx_dtype_valid(t->t->data_type) ? t->t->data_type : 0;
-}
-
-static onyx_status *le_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x) return NULL;
-    int dt = le_out_type(ctx->node, ctx->opset, x->dtype);
-    ml_infer_tensor(ctx, 0, dt, x->rank, x->rank >= 0 ? x->dims : NULL);
-    return NULL;
-}
-
 /* ------------------------------------------------------------- CategoryMapper */
 
 typedef struct catmap_state {
@@ -837,14 +800,6 @@ static onyx_status *catmap_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *catmap_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (!x || !x->dtype) return NULL;
-    ml_infer_tensor(ctx, 0, x->dtype == ONYX_STRING ? ONYX_INT64 : ONYX_STRING, x->rank,
-                    x->rank >= 0 ? x->dims : NULL);
-    return NULL;
-}
-
 /* ------------------------------------------------------- ArrayFeatureExtractor */
 
 static onyx_status *afe_compute(onyx_kernel_ctx *ctx) {
@@ -891,24 +846,6 @@ static onyx_status *afe_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *afe_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL, *ix = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    if (!x || x->rank < 1) return NULL;
-    int64_t k = ONYX_DIM_UNKNOWN;
-    if (ix && ix->rank >= 0) {
-        k = 1;
-        for (int i = 0; i < ix->rank && k >= 0; i++)
-            k = onyx_dim_known(ix->dims[i]) ? k * ix->dims[i] : ONYX_DIM_UNKNOWN;
-    }
-    int64_t d[ONYX_MAX_RANK];
-    int rank = x->rank == 1 ? 2 : x->rank;
-    if (x->rank == 1) d[0] = 1;
-    else memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
-    d[rank - 1] = k;
-    ml_infer_tensor(ctx, 0, x->dtype, rank, d);
-    return NULL;
-}
-
 /* ----------------------------------------------------------- FeatureVectorizer */
 
 static onyx_status *fv_compute(onyx_kernel_ctx *ctx) {
@@ -943,17 +880,6 @@ static onyx_status *fv_compute(onyx_kernel_ctx *ctx) {
                 out[r * total + offset + c] = (float)onyx_load_as_double(x->dtype, x->data, r * width + c);
         offset += sizes[i];
     }
-    return NULL;
-}
-
-static onyx_status *fv_infer(onyx_infer_ctx *ctx) {
-    size_t nd;
-    const int64_t *sizes = onyx_attr_ints(ctx->node, "inputdimensions", &nd);
-    int64_t total = 0;
-    for (size_t i = 0; i < nd; i++) total += sizes[i] > 0 ? sizes[i] : 0;
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    int64_t d[2] = {x && x->rank == 1 ? 1 : x && x->rank > 1 ? x->dims[0] : ONYX_DIM_UNKNOWN, total};
-    ml_infer_tensor(ctx, 0, ONYX_FLOAT, 2, d);
     return NULL;
 }
 
@@ -1176,15 +1102,6 @@ static onyx_status *castmap_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *castmap_infer(onyx_infer_ctx *ctx) {
-    const char *to = onyx_attr_string(ctx->node, "cast_to", "TO_FLOAT");
-    bool sparse = !strcmp(onyx_attr_string(ctx->node, "map_form", "DENSE"), "SPARSE");
-    int dt = !strcmp(to, "TO_STRING") ? ONYX_STRING : !strcmp(to, "TO_INT64") ? ONYX_INT64 : ONYX_FLOAT;
-    int64_t d[2] = {1, sparse ? onyx_attr_int(ctx->node, "max_map", 1) : ONYX_DIM_UNKNOWN};
-    ml_infer_tensor(ctx, 0, dt, 2, d);
-    return NULL;
-}
-
 /* ---------------------------------------------------------------------- ZipMap */
 
 /* ZipMap's keys: one entry per distinct label, the last column of a
@@ -1300,42 +1217,28 @@ static onyx_status *zipmap_compute(onyx_kernel_ctx *ctx) {
     return onyx_kernel_set_output(ctx, 0, seq);
 }
 
-static onyx_status *zipmap_infer(onyx_infer_ctx *ctx) {
-    size_t ns;
-    ml_attr_strings(ctx->node, "classlabels_strings", &ns);
-    if (!ctx->n_out) return NULL;
-    ctx->out[0].kind = ONYX_VALUE_SEQUENCE;
-    ctx->out[0].dtype = ns ? ONYX_STRING : ONYX_INT64;
-    ctx->out[0].elem_kind = ONYX_VALUE_MAP;
-    ctx->out[0].rank = -1;
-    return NULL;
-}
-
 /* ---------------------------------------------------------------------- table */
 
 const onyx_op_def onyx_ops_ml_preprocess[] = {
     {ML_DOMAIN, "Scaler", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, scaler_init, scaler_free,
-     scaler_compute, infer_float_same_shape},
+     scaler_compute},
     {ML_DOMAIN, "Normalizer", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, normalizer_init,
-     plain_state_free, normalizer_compute, infer_float_same_shape},
-    {ML_DOMAIN, "Binarizer", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, NULL, NULL, binarizer_compute,
-     onyx_infer_same_as_input0},
-    {ML_DOMAIN, "Imputer", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, NULL, NULL, imputer_compute,
-     onyx_infer_same_as_input0},
+     plain_state_free, normalizer_compute},
+    {ML_DOMAIN, "Binarizer", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, NULL, NULL, binarizer_compute},
+    {ML_DOMAIN, "Imputer", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, NULL, NULL, imputer_compute},
     {ML_DOMAIN, "OneHotEncoder", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN | ONYX_T(ONYX_STRING), 0,
-     onehot_init, onehot_free, onehot_compute, onehot_infer},
+     onehot_init, onehot_free, onehot_compute},
     /* one implementation; init reads the opset: 1 (classes_strings), 2-3, 4 (tensor attributes) */
-    {ML_DOMAIN, "LabelEncoder", 1, 1, 0, 0, le_init, le_free, le_compute, le_infer},
-    {ML_DOMAIN, "LabelEncoder", 2, 3, 0, 0, le_init, le_free, le_compute, le_infer},
-    {ML_DOMAIN, "LabelEncoder", 4, ONYX_OPSET_LATEST, 0, 0, le_init, le_free, le_compute, le_infer},
+    {ML_DOMAIN, "LabelEncoder", 1, 1, 0, 0, le_init, le_free, le_compute},
+    {ML_DOMAIN, "LabelEncoder", 2, 3, 0, 0, le_init, le_free, le_compute},
+    {ML_DOMAIN, "LabelEncoder", 4, ONYX_OPSET_LATEST, 0, 0, le_init, le_free, le_compute},
     {ML_DOMAIN, "CategoryMapper", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_STRING) | ONYX_T(ONYX_INT64), 0,
-     catmap_init, catmap_free, catmap_compute, catmap_infer},
-    {ML_DOMAIN, "ArrayFeatureExtractor", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, afe_compute, afe_infer},
-    {ML_DOMAIN, "FeatureVectorizer", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, fv_compute, fv_infer},
-    {ML_DOMAIN, "DictVectorizer", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, dv_compute, NULL},
+     catmap_init, catmap_free, catmap_compute},
+    {ML_DOMAIN, "ArrayFeatureExtractor", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, afe_compute},
+    {ML_DOMAIN, "FeatureVectorizer", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, fv_compute},
+    {ML_DOMAIN, "DictVectorizer", 1, ONYX_OPSET_LATEST, 0, 0, NULL, NULL, dv_compute},
     {ML_DOMAIN, "CastMap", 1, ONYX_OPSET_LATEST, 0, 0, castmap_init, plain_state_free,
-     castmap_compute, castmap_infer},
+     castmap_compute},
     {ML_DOMAIN, "ZipMap", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, zipmap_init, zipmap_free,
-     zipmap_compute, zipmap_infer},
-    {0},
-};
+     zipmap_compute},
+    {0},};

@@ -436,20 +436,6 @@ static onyx_status *svc_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *svc_infer(onyx_infer_ctx *ctx) {
-    size_t ns, ni, np, nvpc;
-    ml_attr_strings(ctx->node, "classlabels_strings", &ns);
-    onyx_attr_ints(ctx->node, "classlabels_ints", &ni);
-    onyx_attr_floats(ctx->node, "prob_a", &np);
-    onyx_attr_ints(ctx->node, "vectors_per_class", &nvpc);
-    int64_t k = (int64_t)(ns ? ns : ni), pairs = k * (k - 1) / 2;
-    int64_t zc = nvpc && !np ? (k > 2 ? pairs : 2) : k;
-    int64_t n = ml_infer_batch(ctx), yd[1] = {n}, zd[2] = {n, k ? zc : ONYX_DIM_UNKNOWN};
-    ml_infer_tensor(ctx, 0, ns ? ONYX_STRING : ONYX_INT64, 1, yd);
-    ml_infer_tensor(ctx, 1, ONYX_FLOAT, 2, zd);
-    return NULL;
-}
-
 /* --------------------------------------------------------------- SVMRegressor */
 
 typedef struct svr_state {
@@ -543,16 +529,9 @@ static onyx_status *svr_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *svr_infer(onyx_infer_ctx *ctx) {
-    int64_t d[2] = {ml_infer_batch(ctx), 1};
-    ml_infer_tensor(ctx, 0, ONYX_FLOAT, 2, d);
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_ml_svm[] = {
     {ML_DOMAIN, "SVMClassifier", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, svc_init, svc_free,
-     svc_compute, svc_infer},
+     svc_compute},
     {ML_DOMAIN, "SVMRegressor", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, svr_init, svr_free,
-     svr_compute, svr_infer},
-    {0},
-};
+     svr_compute},
+    {0},};

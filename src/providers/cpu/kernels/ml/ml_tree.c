@@ -1018,34 +1018,12 @@ static onyx_status *tree_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-/* ------------------------------------------------------------------ inference */
-
-static onyx_status *tree_clf_infer(onyx_infer_ctx *ctx) {
-    size_t ns, ni;
-    ml_attr_strings(ctx->node, "classlabels_strings", &ns);
-    onyx_attr_ints(ctx->node, "classlabels_int64s", &ni);
-    int64_t b = ml_infer_batch(ctx), yd[1] = {b}, zd[2] = {b, (int64_t)(ns ? ns : ni)};
-    ml_infer_tensor(ctx, 0, ns ? ONYX_STRING : ONYX_INT64, 1, yd);
-    ml_infer_tensor(ctx, 1, ONYX_FLOAT, 2, zd);
-    return NULL;
-}
-
-static onyx_status *tree_reg_infer(onyx_infer_ctx *ctx) {
-    int64_t t = onyx_attr_int(ctx->node, "n_targets", 0);
-    int64_t d[2] = {ml_infer_batch(ctx), t > 0 ? t : ONYX_DIM_UNKNOWN};
-    int dt = ONYX_FLOAT;
-    if (!strcmp(ctx->node->op_type, "TreeEnsemble") && ctx->n_in && ctx->in[0]) dt = ctx->in[0]->dtype;
-    ml_infer_tensor(ctx, 0, dt ? dt : ONYX_FLOAT, 2, d);
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_ml_tree[] = {
     {ML_DOMAIN, "TreeEnsembleClassifier", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, tree_clf_init,
-     tree_free, tree_compute, tree_clf_infer},
+     tree_free, tree_compute},
     {ML_DOMAIN, "TreeEnsembleRegressor", 1, ONYX_OPSET_LATEST, ML_T_NUM_IN, 0, tree_reg_init,
-     tree_free, tree_compute, tree_reg_infer},
+     tree_free, tree_compute},
     {ML_DOMAIN, "TreeEnsemble", 5, ONYX_OPSET_LATEST,
      ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16), 0, tree_v5_init, tree_free,
-     tree_compute, tree_reg_infer},
-    {0},
-};
+     tree_compute},
+    {0},};

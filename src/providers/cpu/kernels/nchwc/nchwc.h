@@ -41,43 +41,16 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/nchwc_ops.h"   /* ONYX_NCHWC_DOMAIN, onyx_nchwc_block_ok */
+#include "ir/schemas/nchwc_conv.h"   /* onyx_nchwc_act, onyx_nchwc_geom */
 #include "providers/cpu/gemm/gemm.h"
 
 /* The widest block (stack buffers are sized for it) and the block of a
  * node without the attribute. */
 #define ONYX_NCHWC_MAX_BLOCK 16
-#define ONYX_NCHWC_DEFAULT_BLOCK 16
 
-/* ceil(c / blk) */
-static inline int64_t onyx_nchwc_blocks(int64_t c, int64_t blk) { return (c + blk - 1) / blk; }
 
-/* The channels per block recorded on a node by the layout pass (attribute
- * "block", from the CPU table; 16 when absent); an error naming the value
- * when the kernels do not implement it. (nchwc_reorder.c) */
-onyx_status *onyx_nchwc_node_block(const onyx_node *node, int *blk);
 
-/* The fused activation of a Conv: kind is an onyx_gemm_activation. */
-typedef struct onyx_nchwc_act {
-    int kind;
-    float a, b;   /* LeakyRelu: a = alpha; Clip: [a, b] */
-} onyx_nchwc_act;
 
-/* Parse activation / activation_params (FusedConv's attributes); error for
- * an activation other than Relu, LeakyRelu, Clip. (nchwc_conv.c; also the
- * parser of com.microsoft FusedConv in conv.c) */
-onyx_status *onyx_nchwc_read_act(const onyx_node *node, onyx_nchwc_act *act);
-
-/* The geometry of one 2-D convolution (all sizes validated by the caller;
- * products fit in int64). */
-typedef struct onyx_nchwc_geom {
-    int64_t N, C, M;          /* batch, input and output channels (unpadded) */
-    int64_t blk;              /* channels per block (4, 8, 16) */
-    int64_t Cb, Mb;           /* blocks: ceil(C / blk), ceil(M / blk) */
-    int64_t IH, IW, OH, OW;   /* input and output spatial size */
-    int64_t KH, KW;           /* kernel */
-    int64_t SH, SW, DH, DW;   /* strides, dilations */
-    int64_t PT, PL;           /* pads at the top and left (bottom/right follow from OH/OW) */
-} onyx_nchwc_geom;
 
 /* ---- depthwise convolution (nchwc_depthwise.c), called by Conv ---- */
 

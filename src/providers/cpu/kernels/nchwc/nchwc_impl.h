@@ -20,12 +20,11 @@
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/platform.h"
 
-/* ---- reorder ops (nchwc_reorder.c), listed in nchwc_pool.c's table ---- */
+/* ---- reorder ops (nchwc_reorder.c), listed in nchwc_pool.c's table; their
+ * rules in ir/schemas/nchwc_pool.c ---- */
 
 onyx_status *onyx_nchwc_reorder_input_compute(onyx_kernel_ctx *ctx);
-onyx_status *onyx_nchwc_reorder_input_infer(onyx_infer_ctx *ctx);
 onyx_status *onyx_nchwc_reorder_output_compute(onyx_kernel_ctx *ctx);
-onyx_status *onyx_nchwc_reorder_output_infer(onyx_infer_ctx *ctx);
 
 /* ---- lane vectors ---- */
 

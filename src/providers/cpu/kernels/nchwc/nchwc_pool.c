@@ -12,7 +12,7 @@
 #include <string.h>
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
-#include "providers/cpu/kernels/nn/pool_geom.h"
+#include "ir/pool_geom.h"
 
 
 enum { KIND_MAX = 0, KIND_AVG = 1 };
@@ -28,15 +28,6 @@ static onyx_status *check_blocked(const onyx_value *x, const char *op, int blk) 
         return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/%d, H, W, %d], got shape %s", op, blk, blk,
                                 onyx_shape_str(x->dims, x->rank, b, sizeof b));
     }
-    return NULL;
-}
-
-static onyx_status *check_blocked_type(const onyx_type *t, const char *op, int blk) {
-    if (t->kind && t->kind != ONYX_VALUE_TENSOR) return ONYX_INVALID_ARG("%s: input X is not a tensor", op);
-    if (t->dtype && t->dtype != ONYX_FLOAT)
-        return ONYX_INVALID_ARG("%s: input X has element type %s; expected float", op, onyx_dtype_name(t->dtype));
-    if (t->rank >= 0 && (t->rank != 5 || (onyx_dim_known(t->dims[4]) && t->dims[4] != blk)))
-        return ONYX_INVALID_ARG("%s: input X must be blocked [N, C/%d, H, W, %d]", op, blk, blk);
     return NULL;
 }
 
@@ -205,47 +196,7 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, int kind) {
 static onyx_status *max_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, KIND_MAX); }
 static onyx_status *avg_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, KIND_AVG); }
 
-static void blocked_out_type(onyx_infer_ctx *ctx, onyx_type *o, int blk) {
-    const onyx_type *t = ctx->in[0];
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = ONYX_FLOAT;
-    o->rank = 5;
-    for (int i = 0; i < 4; i++) o->dims[i] = t->rank == 5 ? t->dims[i] : ONYX_DIM_UNKNOWN;
-    o->dims[4] = blk;
-}
-
 /* An Indices output (wired) is a definite error. */
-static onyx_status *check_infer_outputs(const onyx_infer_ctx *ctx, const char *op) {
-    for (size_t i = 1; i < ctx->n_out; i++)
-        if (ctx->node->out && ctx->node->out[i] >= 0)
-            return ONYX_INVALID_ARG("%s: output %zu (Indices) is not supported on the blocked layout", op, i);
-    return NULL;
-}
-
-static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    const char *op = ctx->node->op_type;
-    int blk;
-    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
-    ONYX_TRY(check_blocked_type(ctx->in[0], op, blk));
-    ONYX_TRY(check_infer_outputs(ctx, op));
-    onyx_type *o = &ctx->out[0];
-    blocked_out_type(ctx, o, blk);
-    o->dims[2] = o->dims[3] = ONYX_DIM_UNKNOWN;
-    const onyx_type *t = ctx->in[0];
-    if (t->rank != 5) return NULL;
-    onyx_pool_geom g;
-    onyx_status *st = onyx_pool_geometry(ctx->node, op, 2, t->dims + 2, true, true, &g);
-    if (st) {
-        onyx_status_free(st);   /* the kernel reports it with the actual shapes */
-        return NULL;
-    }
-    o->dims[2] = g.out[0];
-    o->dims[3] = g.out[1];
-    return NULL;
-}
-
 /* ------------------------------------------------------------ global pools */
 
 typedef struct gpool_job {
@@ -325,28 +276,16 @@ static onyx_status *gpool_run(onyx_kernel_ctx *ctx, int kind) {
 static onyx_status *global_max_compute(onyx_kernel_ctx *ctx) { return gpool_run(ctx, KIND_MAX); }
 static onyx_status *global_avg_compute(onyx_kernel_ctx *ctx) { return gpool_run(ctx, KIND_AVG); }
 
-static onyx_status *gpool_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0] || ctx->n_out == 0) return NULL;
-    int blk;
-    ONYX_TRY(onyx_nchwc_node_block(ctx->node, &blk));
-    ONYX_TRY(check_blocked_type(ctx->in[0], ctx->node->op_type, blk));
-    ONYX_TRY(check_infer_outputs(ctx, ctx->node->op_type));
-    blocked_out_type(ctx, &ctx->out[0], blk);
-    ctx->out[0].dims[2] = ctx->out[0].dims[3] = 1;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ table */
 
-#define OP(name, fn, inf) \
-    {ONYX_NCHWC_DOMAIN, name, 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, fn, inf, NULL}
+#define OP(name, fn) \
+    {ONYX_NCHWC_DOMAIN, name, 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, NULL, NULL, fn, NULL}
 
 const onyx_op_def onyx_ops_nchwc_pool[] = {
-    OP("ReorderInput", onyx_nchwc_reorder_input_compute, onyx_nchwc_reorder_input_infer),
-    OP("ReorderOutput", onyx_nchwc_reorder_output_compute, onyx_nchwc_reorder_output_infer),
-    OP("MaxPool", max_pool_compute, pool_infer),
-    OP("AveragePool", avg_pool_compute, pool_infer),
-    OP("GlobalMaxPool", global_max_compute, gpool_infer),
-    OP("GlobalAveragePool", global_avg_compute, gpool_infer),
-    {0},
-};
+    OP("ReorderInput", onyx_nchwc_reorder_input_compute),
+    OP("ReorderOutput", onyx_nchwc_reorder_output_compute),
+    OP("MaxPool", max_pool_compute),
+    OP("AveragePool", avg_pool_compute),
+    OP("GlobalMaxPool", global_max_compute),
+    OP("GlobalAveragePool", global_avg_compute),
+    {0},};

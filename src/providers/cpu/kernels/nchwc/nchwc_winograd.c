@@ -53,7 +53,16 @@ void onyx_nchwc_wino_force(int mode) { force_mode = mode; }
  * at 5x5, 1.7-2.1x from 7x7), and for C = M = 16 from 14x14 (1.1x) but
  * behind at 7x7 (0.85x): the small layers need more pixels. An output of
  * one row or column wastes half of every tile: direct. Those thresholds
- * are the AVX-512 table's; each ISA has its own (platform.c). */
+ * are the AVX-512 table's; each ISA has its own (platform.c).
+ * The bench keeps the weights in cache between calls; a model's Conv reads
+ * them cold each run. U is 16/9 the size of the direct weights, so where
+ * it outgrows L2 and few tiles share it, streaming it costs more than the
+ * products save: ResNet-50's 7x7 stage (C = M = 512, 16 MB of U) ran 2.3 ms
+ * Winograd against 1.7 ms direct (1 thread, Xeon SPR-class). Such layers
+ * (under COLD_MIN_PIXELS outputs in the batch, which shares U; U over
+ * COLD_U_BYTES) run direct. */
+#define COLD_MIN_PIXELS 64
+#define COLD_U_BYTES (1024.0 * 1024.0)
 
 bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known) {
     const int mode = force_mode;
@@ -63,6 +72,10 @@ bool onyx_nchwc_wino_applies(const onyx_nchwc_geom *g, bool spatial_known) {
     const onyx_cpu_wino_rule *rule = &onyx_cpu()->wino;
     if (g->C < rule->min_channels || g->M < rule->min_channels) return false;
     if (!spatial_known) return true;
+    const int64_t n = g->N >= 1 ? g->N : 1;   /* a batch not known yet (init): maybe 1, so both get packed */
+    if (n < COLD_MIN_PIXELS && g->OH < COLD_MIN_PIXELS && g->OW < COLD_MIN_PIXELS &&
+        n * g->OH * g->OW < COLD_MIN_PIXELS && (double)g->C * (double)g->M * NE * sizeof(float) > COLD_U_BYTES)
+        return false;
     const bool full = g->C >= rule->full_channels && g->M >= rule->full_channels;
     const int64_t least = full ? rule->min_pixels : rule->min_pixels_small;   /* OH * OW >= least, without overflow */
     return g->OH >= 2 && g->OW >= 2 && (g->OH >= least || g->OW >= least || g->OH * g->OW >= least);

@@ -518,7 +518,7 @@ static onyx_status *prelu_compute(onyx_kernel_ctx *ctx) {
 #define SINTS4 ONYX_T_SINTS
 #define PRELU_INTS (ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64) | ONYX_T(ONYX_UINT32) | ONYX_T(ONYX_UINT64))
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn, onyx_infer_same_as_input0}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_activation[] = {
     OP("Relu", 1, 12, F3, relu_compute),
@@ -557,6 +557,5 @@ const onyx_op_def onyx_ops_activation[] = {
     OP("Mish", 22, L, F4, mish_compute),
     OP("Shrink", 9, L, F3 | ONYX_T_INTS, shrink_compute),
     OP("Swish", 24, L, F4, swish_compute),
-    {"com.microsoft", "QuickGelu", 1, L, F4, 0, NULL, NULL, quick_gelu_compute, onyx_infer_same_as_input0},
-    {0},
-};
+    {"com.microsoft", "QuickGelu", 1, L, F4, 0, NULL, NULL, quick_gelu_compute},
+    {0},};

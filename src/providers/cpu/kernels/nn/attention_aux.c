@@ -756,48 +756,15 @@ static onyx_status *ts_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-/* ================================================== type inference */
-
-static onyx_status *la_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *q = ctx->n_in > 0 ? ctx->in[0] : NULL, *past = ctx->n_in > 3 ? ctx->in[3] : NULL;
-    if (!q) return NULL;
-    for (size_t i = 0; i < ctx->n_out && i < 2; i++) {
-        ctx->out[i].kind = ONYX_VALUE_TENSOR;
-        ctx->out[i].dtype = i == 1 && past && past->dtype ? past->dtype : q->dtype;
-        ctx->out[i].rank = i == 0 ? 3 : 4;
-        for (int d = 0; d < 4; d++) ctx->out[i].dims[d] = ONYX_DIM_UNKNOWN;
-    }
-    if (q->rank == 3) {
-        ctx->out[0].dims[0] = q->dims[0];
-        ctx->out[0].dims[1] = q->dims[1];
-    }
-    return NULL;
-}
-
-static onyx_status *cc_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
-    if (!x) return NULL;
-    for (size_t i = 0; i < ctx->n_out && i < 2; i++) {
-        ctx->out[i] = *x;
-        if (i == 1 && x->rank == 3) ctx->out[1].dims[2] = ONYX_DIM_UNKNOWN;
-    }
-    return NULL;
-}
-
 /* every type but the 2-bit integers */
 #define TS_TYPES (ONYX_T_ALL & ~(ONYX_T(ONYX_UINT2) | ONYX_T(ONYX_INT2)))
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
 
 const onyx_op_def onyx_ops_attention_aux[] = {
-    {"", "RotaryEmbedding", 23, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_compute,
-     onyx_infer_same_as_input0},
-    {"com.microsoft", "RotaryEmbedding", 1, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_ms_compute,
-     onyx_infer_same_as_input0},
-    {"", "LinearAttention", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, la_compute, la_infer},
-    {"", "CausalConvWithState", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, cc_compute, cc_infer},
-    {"", "SwiGLU", 28, ONYX_OPSET_LATEST, ONYX_T_FLOATS, 0, NULL, NULL, swiglu_compute,
-     onyx_infer_same_as_input0},
-    {"", "TensorScatter", 24, ONYX_OPSET_LATEST, TS_TYPES, 0, NULL, NULL, ts_compute,
-     onyx_infer_same_as_input0},
-    {0},
-};
+    {"", "RotaryEmbedding", 23, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_compute},
+    {"com.microsoft", "RotaryEmbedding", 1, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, rope_ms_compute},
+    {"", "LinearAttention", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, la_compute},
+    {"", "CausalConvWithState", 27, ONYX_OPSET_LATEST, F3, 0, NULL, NULL, cc_compute},
+    {"", "SwiGLU", 28, ONYX_OPSET_LATEST, ONYX_T_FLOATS, 0, NULL, NULL, swiglu_compute},
+    {"", "TensorScatter", 24, ONYX_OPSET_LATEST, TS_TYPES, 0, NULL, NULL, ts_compute},
+    {0},};

@@ -19,8 +19,8 @@
 #include "core/checked.h"
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/conv.h"
 #include "providers/cpu/kernels/math/linalg.h"
-#include "providers/cpu/kernels/nn/conv_attrs.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
 #include "providers/cpu/kernels/nn_math.h"
 
@@ -35,183 +35,11 @@
 
 /* ------------------------------------------------------------ geometry */
 
-typedef struct conv_geom {
-    int nd;                       /* spatial dims */
-    int64_t N, C, M, G, Cg, Mg;   /* batch, in/out channels, groups, per group */
-    int64_t in[R], k[R], out[R];
-    int64_t pb[R], pe[R];         /* pads at the start and end (ConvTranspose may go negative) */
-    int64_t s[R], d[R];           /* strides, dilations */
-    int64_t in_size, out_size, k_size;
-    int64_t istr[R], ostr[R];     /* element strides of the spatial dims */
-} conv_geom;
 
 /* The attribute readers are shared with the blocked Conv (nchwc.h). */
-onyx_status *onyx_conv_read_auto_pad(const onyx_node *node, int *mode) {
-    const char *s = onyx_attr_string(node, "auto_pad", "NOTSET");
-    if (!strcmp(s, "NOTSET") || !*s) *mode = ONYX_CONV_PAD_NOTSET;
-    else if (!strcmp(s, "SAME_UPPER")) *mode = ONYX_CONV_PAD_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER")) *mode = ONYX_CONV_PAD_SAME_LOWER;
-    else if (!strcmp(s, "VALID")) *mode = ONYX_CONV_PAD_VALID;
-    else return ONYX_INVALID_ARG("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", s);
-    return NULL;
-}
-
-onyx_status *onyx_conv_read_ints(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
-                                 int64_t *out) {
-    size_t n;
-    const int64_t *v = onyx_attr_ints(node, name, &n);
-    if (!v) {
-        for (int i = 0; i < count; i++) out[i] = def;
-        return NULL;
-    }
-    if (n != (size_t)count)
-        return ONYX_INVALID_ARG("attribute %s has %zu values; expected %d", name, n, count);
-    for (int i = 0; i < count; i++) {
-        if (v[i] < min)
-            return ONYX_INVALID_ARG("attribute %s[%d] = %lld; must be >= %lld", name, i, (long long)v[i],
-                                    (long long)min);
-        out[i] = v[i];
-    }
-    return NULL;
-}
-
 /* (k - 1) * d + 1, the extent of a dilated kernel. */
-static onyx_status *dilated_extent(int64_t k, int64_t d, int64_t *out) {
-    if (onyx_mul_overflow_i64(k - 1, d, out) || onyx_add_overflow_i64(*out, 1, out) ||
-        *out > (INT64_C(1) << 40))
-        return ONYX_INVALID_ARG("kernel size %lld with dilation %lld is too large", (long long)k, (long long)d);
-    return NULL;
-}
-
-/* Channels, groups and kernel: W is (M, C/G, k...) for Conv and
- * (C, M/G, k...) for ConvTranspose. */
-static onyx_status *conv_channels(const onyx_node *node, const int64_t *x, int xr, const int64_t *w, int wr,
-                                  bool transpose, conv_geom *g) {
-    char sx[200], sw[200];
-    if (xr < 3 || wr != xr)
-        return ONYX_INVALID_ARG("X %s must have rank >= 3 (N, C, spatial...) and W %s the same rank",
-                                onyx_shape_str(x, xr, sx, sizeof sx), onyx_shape_str(w, wr, sw, sizeof sw));
-    memset(g, 0, sizeof *g);
-    g->nd = xr - 2;
-    g->N = x[0];
-    g->C = x[1];
-    g->G = onyx_attr_int(node, "group", 1);
-    if (g->G < 1 || g->G > g->C + (g->C == 0))
-        return ONYX_INVALID_ARG("group %lld must be in [1, %lld] (the input channels of X %s)", (long long)g->G,
-                                (long long)g->C, onyx_shape_str(x, xr, sx, sizeof sx));
-    if (g->C % g->G)
-        return ONYX_INVALID_ARG("input channels %lld of X %s are not divisible by group %lld", (long long)g->C,
-                                onyx_shape_str(x, xr, sx, sizeof sx), (long long)g->G);
-    g->Cg = g->C / g->G;
-    if (!transpose) {
-        g->M = w[0];
-        if (w[1] != g->Cg || g->M % g->G)
-            return ONYX_INVALID_ARG("W %s does not fit X %s with group %lld: W needs shape (M, %lld, ...) with M "
-                                    "divisible by the group", onyx_shape_str(w, wr, sw, sizeof sw),
-                                    onyx_shape_str(x, xr, sx, sizeof sx), (long long)g->G, (long long)g->Cg);
-        g->Mg = g->M / g->G;
-    } else {
-        if (w[0] != g->C)
-            return ONYX_INVALID_ARG("W %s does not fit X %s: W needs shape (%lld, M/group, ...)",
-                                    onyx_shape_str(w, wr, sw, sizeof sw), onyx_shape_str(x, xr, sx, sizeof sx),
-                                    (long long)g->C);
-        g->Mg = w[1];
-        if (onyx_mul_overflow_i64(g->Mg, g->G, &g->M)) return ONYX_INVALID_ARG("too many output channels");
-    }
-    int64_t ks[R];
-    ONYX_TRY(onyx_conv_read_ints(node, "kernel_shape", g->nd, 0, 1, ks));
-    for (int i = 0; i < g->nd; i++) {
-        g->k[i] = w[2 + i];
-        if (g->k[i] < 1)
-            return ONYX_INVALID_ARG("W %s has an empty kernel", onyx_shape_str(w, wr, sw, sizeof sw));
-        if (onyx_node_attr(node, "kernel_shape") && ks[i] != g->k[i])
-            return ONYX_INVALID_ARG("kernel_shape[%d] = %lld but W %s has %lld", i, (long long)ks[i],
-                                    onyx_shape_str(w, wr, sw, sizeof sw), (long long)g->k[i]);
-        g->in[i] = x[2 + i];
-    }
-    ONYX_TRY(onyx_conv_read_ints(node, "strides", g->nd, 1, 1, g->s));
-    ONYX_TRY(onyx_conv_read_ints(node, "dilations", g->nd, 1, 1, g->d));
-    return NULL;
-}
-
 /* Output size and pads of a convolution. */
-static onyx_status *conv_spatial(const onyx_node *node, conv_geom *g) {
-    int mode;
-    ONYX_TRY(onyx_conv_read_auto_pad(node, &mode));
-    int64_t pads[2 * R];
-    ONYX_TRY(onyx_conv_read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
-    for (int i = 0; i < g->nd; i++) {
-        int64_t dk, in = g->in[i], s = g->s[i];
-        ONYX_TRY(dilated_extent(g->k[i], g->d[i], &dk));
-        if (mode == ONYX_CONV_PAD_SAME_UPPER || mode == ONYX_CONV_PAD_SAME_LOWER) {
-            int64_t out = in / s + (in % s != 0);
-            int64_t total = (out - 1) * s + dk - in;
-            if (total < 0) total = 0;
-            g->pb[i] = mode == ONYX_CONV_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-            g->pe[i] = total - g->pb[i];
-        } else {
-            g->pb[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[i];
-            g->pe[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[g->nd + i];
-        }
-        if (g->pb[i] > (INT64_C(1) << 40) || g->pe[i] > (INT64_C(1) << 40))
-            return ONYX_INVALID_ARG("spatial axis %d: pads %lld+%lld are too large", i, (long long)g->pb[i],
-                                    (long long)g->pe[i]);
-        int64_t span = in + g->pb[i] + g->pe[i];
-        if (span < dk)
-            return ONYX_INVALID_ARG("spatial axis %d: input %lld with pads %lld+%lld is smaller than the "
-                                    "dilated kernel %lld; the output would be empty", i, (long long)in,
-                                    (long long)g->pb[i], (long long)g->pe[i], (long long)dk);
-        g->out[i] = (span - dk) / s + 1;
-        /* a stride past the padded input gives one output position, whatever
-         * its value: use the smallest such stride so that no offset computed
-         * from it leaves the input */
-        if (s > span) g->s[i] = span > 0 ? span : 1;
-    }
-    return NULL;
-}
-
 /* Output size and pads of a transposed convolution. */
-static onyx_status *convt_spatial(const onyx_node *node, conv_geom *g) {
-    int mode;
-    ONYX_TRY(onyx_conv_read_auto_pad(node, &mode));
-    int64_t pads[2 * R], opad[R];
-    ONYX_TRY(onyx_conv_read_ints(node, "pads", 2 * g->nd, 0, 0, pads));
-    ONYX_TRY(onyx_conv_read_ints(node, "output_padding", g->nd, 0, 0, opad));
-    size_t n_os;
-    const int64_t *os = onyx_attr_ints(node, "output_shape", &n_os);
-    if (os && n_os != (size_t)g->nd && n_os != (size_t)g->nd + 2)
-        return ONYX_INVALID_ARG("output_shape has %zu values; expected %d (the spatial dims)", n_os, g->nd);
-    if (os && n_os == (size_t)g->nd + 2) os += 2;
-    for (int i = 0; i < g->nd; i++) {
-        int64_t dk, full, in = g->in[i], s = g->s[i];
-        ONYX_TRY(dilated_extent(g->k[i], g->d[i], &dk));
-        if (in < 1) return ONYX_INVALID_ARG("spatial axis %d of X is empty", i);
-        if (onyx_mul_overflow_i64(in - 1, s, &full) || onyx_add_overflow_i64(full, dk, &full) ||
-            onyx_add_overflow_i64(full, opad[i], &full) || full > (INT64_C(1) << 40))
-            return ONYX_INVALID_ARG("spatial axis %d: output size overflows", i);
-        if (os || mode == ONYX_CONV_PAD_SAME_UPPER || mode == ONYX_CONV_PAD_SAME_LOWER) {
-            int64_t out = os ? os[i] : in * s;   /* in * s <= full */
-            if (out < 1 || out > (INT64_C(1) << 40))
-                return ONYX_INVALID_ARG("output_shape[%d] = %lld is out of range", i, (long long)out);
-            /* the extra unit goes to the end except for SAME_LOWER (what the
-             * reference outputs do, whatever the spec's prose says); an
-             * output_shape beyond the full size extends the end */
-            int64_t total = full - out;
-            g->pb[i] = mode == ONYX_CONV_PAD_SAME_LOWER ? total - total / 2 : total / 2;
-            g->pe[i] = total - g->pb[i];
-            g->out[i] = out;
-        } else {
-            g->pb[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[i];
-            g->pe[i] = mode == ONYX_CONV_PAD_VALID ? 0 : pads[g->nd + i];
-            if (g->pb[i] > full || g->pe[i] > full || full - g->pb[i] - g->pe[i] < 1)
-                return ONYX_INVALID_ARG("spatial axis %d: pads %lld+%lld leave no output from a full size of %lld",
-                                        i, (long long)g->pb[i], (long long)g->pe[i], (long long)full);
-            g->out[i] = full - g->pb[i] - g->pe[i];
-        }
-    }
-    return NULL;
-}
-
 /* Sizes and strides once the spatial dims are known. */
 static onyx_status *conv_sizes(conv_geom *g) {
     g->in_size = g->out_size = g->k_size = 1;
@@ -233,8 +61,8 @@ static onyx_status *conv_sizes(conv_geom *g) {
 
 static onyx_status *conv_geometry(const onyx_node *node, const onyx_value *X, const onyx_value *W,
                                   bool transpose, conv_geom *g) {
-    ONYX_TRY(conv_channels(node, X->dims, X->rank, W->dims, W->rank, transpose, g));
-    ONYX_TRY(transpose ? convt_spatial(node, g) : conv_spatial(node, g));
+    ONYX_TRY(onyx_conv_conv_channels(node, X->dims, X->rank, W->dims, W->rank, transpose, g));
+    ONYX_TRY(transpose ? onyx_conv_convt_spatial(node, g) : onyx_conv_conv_spatial(node, g));
     return conv_sizes(g);
 }
 
@@ -888,8 +716,8 @@ static bool init_transposed(const onyx_kernel_info *info, const onyx_value *W) {
         xd[i] = i == 0 ? 1 : xt->dims[i];
     }
     conv_geom g;
-    onyx_status *st = conv_channels(info->node, xd, xt->rank, W->dims, W->rank, false, &g);
-    if (!st) st = conv_spatial(info->node, &g);
+    onyx_status *st = onyx_conv_conv_channels(info->node, xd, xt->rank, W->dims, W->rank, false, &g);
+    if (!st) st = onyx_conv_conv_spatial(info->node, &g);
     if (!st) st = conv_sizes(&g);
     if (st) {
         onyx_status_free(st);
@@ -1030,45 +858,16 @@ static onyx_status *fused_conv_compute(onyx_kernel_ctx *ctx) {
 static onyx_status *convt_compute(onyx_kernel_ctx *ctx) { return conv_compute_common(ctx, true, NULL); }
 
 /* Static shape: the output dims when X's spatial dims and W are known. */
-static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose, int x_in, int w_in, int dtype) {
-    if (ctx->n_out < 1 || ctx->n_in <= (size_t)w_in || !ctx->in[x_in] || !ctx->in[w_in]) return NULL;
-    const onyx_type *x = ctx->in[x_in], *w = ctx->in[w_in];
-    onyx_type *y = &ctx->out[0];
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = dtype ? (uint8_t)dtype : x->dtype;
-    if (x->rank < 3 || w->rank != x->rank) return NULL;
-    y->rank = x->rank;
-    for (int i = 0; i < y->rank; i++) y->dims[i] = ONYX_DIM_UNKNOWN;
-    y->dims[0] = x->dims[0];
-    for (int i = 0; i < w->rank; i++)
-        if (!onyx_dim_known(w->dims[i]) || (i > 0 && !onyx_dim_known(x->dims[i]))) return NULL;
-    int64_t xd[R];
-    memcpy(xd, x->dims, sizeof xd);
-    xd[0] = 1;   /* the batch may be symbolic */
-    conv_geom g;
-    onyx_status *st = conv_channels(ctx->node, xd, x->rank, w->dims, w->rank, transpose, &g);
-    if (!st) st = transpose ? convt_spatial(ctx->node, &g) : conv_spatial(ctx->node, &g);
-    if (st) return st;
-    y->dims[1] = g.M;
-    for (int i = 0; i < g.nd; i++) y->dims[2 + i] = g.out[i];
-    return NULL;
-}
-
-static onyx_status *conv_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, false, 0, 1, 0); }
-static onyx_status *convt_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, true, 0, 1, 0); }
-
 /* ConvInteger and QLinearConv live in kernels/quant/qlinear.c. */
 
 /* ------------------------------------------------------------ registration */
 
 const onyx_op_def onyx_ops_conv[] = {
-    {"", "Conv", 1, 21, F3, 0, conv_init, conv_state_free, conv_compute, conv_infer, conv_consumes},
-    {"", "Conv", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, conv_init, conv_state_free, conv_compute, conv_infer,
+    {"", "Conv", 1, 21, F3, 0, conv_init, conv_state_free, conv_compute, conv_consumes},
+    {"", "Conv", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, conv_init, conv_state_free, conv_compute,
      conv_consumes},
-    {"", "ConvTranspose", 1, 21, F3, 0, convt_init, conv_state_free, convt_compute, convt_infer, conv_consumes},
-    {"", "ConvTranspose", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, convt_init, conv_state_free, convt_compute,
-     convt_infer, conv_consumes},
+    {"", "ConvTranspose", 1, 21, F3, 0, convt_init, conv_state_free, convt_compute, conv_consumes},
+    {"", "ConvTranspose", 22, L, F3 | ONYX_T(ONYX_BFLOAT16), 0, convt_init, conv_state_free, convt_compute, conv_consumes},
     {"com.microsoft", "FusedConv", 1, L, ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_FLOAT16), 0, conv_init, conv_state_free,
-     fused_conv_compute, conv_infer, conv_consumes},
-    {0},
-};
+     fused_conv_compute, conv_consumes},
+    {0},};

@@ -266,23 +266,6 @@ static onyx_status *layer_norm_compute(onyx_kernel_ctx *ctx) { return ln_run(ctx
 static onyx_status *rms_norm_compute(onyx_kernel_ctx *ctx) { return ln_run(ctx, true); }
 
 /* Mean and InvStdDev have X's leading dims and 1s from axis on. */
-static onyx_status *ln_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0]) return NULL;
-    const onyx_type *x = ctx->in[0];
-    ctx->out[0] = *x;
-    int64_t stash = onyx_attr_int(ctx->node, "stash_type", 1);
-    for (size_t i = 1; i < ctx->n_out; i++) {
-        ctx->out[i] = *x;
-        ctx->out[i].dtype = (uint8_t)(stash > 0 && stash < 64 ? stash : ONYX_FLOAT);
-        if (x->rank < 0) continue;
-        int64_t a = onyx_attr_int(ctx->node, "axis", -1);
-        if (a < 0) a += x->rank;
-        if (a < 0 || a >= x->rank) continue;
-        for (int d = (int)a; d < x->rank; d++) ctx->out[i].dims[d] = 1;
-    }
-    return NULL;
-}
-
 /* =========================================== Instance / Group normalisation */
 
 /* Rows of D = channels_per_group * S elements; within a row, channel c uses
@@ -560,16 +543,6 @@ done:
     return st;
 }
 
-static onyx_status *batch_norm_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0]) return NULL;
-    ctx->out[0] = *ctx->in[0];
-    for (size_t i = 1; i < ctx->n_out; i++) {
-        size_t src = i == 1 || i == 3 ? 3 : 4;
-        if (src < ctx->n_in && ctx->in[src]) ctx->out[i] = *ctx->in[src];
-    }
-    return NULL;
-}
-
 /* ============================== whole-tensor helpers for the colder ops */
 
 /* X as a compute-type array (borrowed when no conversion is needed) and an
@@ -790,22 +763,21 @@ static onyx_status *lp_norm_compute(onyx_kernel_ctx *ctx) {
 /* ================================================================= table */
 
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 #define SAME onyx_infer_same_as_input0
 
 const onyx_op_def onyx_ops_normalization[] = {
-    OP("BatchNormalization", 1, 13, F3, batch_norm_compute, batch_norm_infer),
-    OP("BatchNormalization", 14, L, F4, batch_norm_compute, batch_norm_infer),
-    OP("LayerNormalization", 17, L, F4, layer_norm_compute, ln_infer),
-    OP("RMSNormalization", 23, L, F4, rms_norm_compute, SAME),
-    OP("InstanceNormalization", 1, 21, F3, instance_norm_compute, SAME),
-    OP("InstanceNormalization", 22, L, F4, instance_norm_compute, SAME),
-    OP("GroupNormalization", 18, L, F4, group_norm_compute, SAME),
-    OP("LRN", 1, 12, F3, lrn_compute, SAME),
-    OP("LRN", 13, L, F4, lrn_compute, SAME),
-    OP("MeanVarianceNormalization", 9, 12, F3, mvn_compute, SAME),
-    OP("MeanVarianceNormalization", 13, L, F4, mvn_compute, SAME),
-    OP("LpNormalization", 1, 21, F3, lp_norm_compute, SAME),
-    OP("LpNormalization", 22, L, F4, lp_norm_compute, SAME),
-    {0},
-};
+    OP("BatchNormalization", 1, 13, F3, batch_norm_compute),
+    OP("BatchNormalization", 14, L, F4, batch_norm_compute),
+    OP("LayerNormalization", 17, L, F4, layer_norm_compute),
+    OP("RMSNormalization", 23, L, F4, rms_norm_compute),
+    OP("InstanceNormalization", 1, 21, F3, instance_norm_compute),
+    OP("InstanceNormalization", 22, L, F4, instance_norm_compute),
+    OP("GroupNormalization", 18, L, F4, group_norm_compute),
+    OP("LRN", 1, 12, F3, lrn_compute),
+    OP("LRN", 13, L, F4, lrn_compute),
+    OP("MeanVarianceNormalization", 9, 12, F3, mvn_compute),
+    OP("MeanVarianceNormalization", 13, L, F4, mvn_compute),
+    OP("LpNormalization", 1, 21, F3, lp_norm_compute),
+    OP("LpNormalization", 22, L, F4, lp_norm_compute),
+    {0},};

@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/pool.h"
 #include "providers/cpu/kernels/nn_math.h"
-#include "providers/cpu/kernels/nn/pool_geom.h"
+#include "ir/pool_geom.h"
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define I8 (ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8))
 
-typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
 /* ------------------------------------------------------- one pooling pass */
 
@@ -301,16 +301,6 @@ static int64_t storage_index(const onyx_pool_geom *g, size_t e, bool col_major) 
 POOL_PLANES(float)
 POOL_PLANES(double)
 
-/* The window geometry; dilations and ceil_mode exist from the opsets
- * that introduced them. */
-static onyx_status *pool_geometry(const onyx_node *node, int opset, pool_kind kind, int nsp, const int64_t *in,
-                                  onyx_pool_geom *g) {
-    bool has_dil = kind == POOL_MAX ? opset >= 10 : kind == POOL_AVG ? opset >= 19 : opset >= 18;
-    bool has_ceil = kind == POOL_MAX || kind == POOL_AVG ? opset >= 10 : opset >= 18;
-    static const char *const names[] = {[POOL_MAX] = "MaxPool", [POOL_AVG] = "AveragePool", [POOL_LP] = "LpPool"};
-    return onyx_pool_geometry(node, names[kind], nsp, in, has_dil, has_ceil, g);
-}
-
 static bool pool_dtype_ok(int dtype, bool allow_int8) {
     return nn_is_float_family(dtype) || (allow_int8 && (dtype == ONYX_INT8 || dtype == ONYX_UINT8));
 }
@@ -323,7 +313,7 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
     if (x->rank < 3)
         return ONYX_INVALID_ARG("input X must have rank >= 3 (N x C x D1 ...), got %d", x->rank);
     onyx_pool_geom g;
-    ONYX_TRY(pool_geometry(ctx->node, ctx->opset, kind, x->rank - 2, x->dims + 2, &g));
+    ONYX_TRY(onyx_pool_pool_geometry(ctx->node, ctx->opset, kind, x->rank - 2, x->dims + 2, &g));
     double p = 2;
     if (kind == POOL_LP) {
         p = onyx_attr_float(ctx->node, "p", 2.0f);
@@ -374,26 +364,6 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
 static onyx_status *max_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, POOL_MAX); }
 static onyx_status *avg_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG); }
 static onyx_status *lp_pool_compute(onyx_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP); }
-
-/* Output shape: each spatial dim whose size is known, when the attributes
- * are valid (else unknown: the kernel reports the error). */
-static onyx_status *pool_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0]) return NULL;
-    const onyx_type *t = ctx->in[0];
-    for (size_t i = 0; i < ctx->n_out; i++) {
-        ctx->out[i] = *t;
-        if (i == 1) ctx->out[i].dtype = ONYX_INT64;
-    }
-    if (t->rank < 3) return NULL;
-    const char *op = ctx->node->op_type;
-    pool_kind kind = !strcmp(op, "MaxPool") ? POOL_MAX : !strcmp(op, "AveragePool") ? POOL_AVG : POOL_LP;
-    onyx_pool_geom g;
-    onyx_status *st = pool_geometry(ctx->node, ctx->opset, kind, t->rank - 2, t->dims + 2, &g);
-    for (size_t o = 0; o < ctx->n_out; o++)
-        for (int i = 0; i < t->rank - 2; i++) ctx->out[o].dims[2 + i] = st ? ONYX_DIM_UNKNOWN : g.out[i];
-    onyx_status_free(st);
-    return NULL;
-}
 
 /* ---------------------------------------------------------- global pools */
 
@@ -479,13 +449,6 @@ static onyx_status *gpool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
 static onyx_status *global_avg_compute(onyx_kernel_ctx *ctx) { return gpool_run(ctx, POOL_AVG); }
 static onyx_status *global_max_compute(onyx_kernel_ctx *ctx) { return gpool_run(ctx, POOL_MAX); }
 static onyx_status *global_lp_compute(onyx_kernel_ctx *ctx) { return gpool_run(ctx, POOL_LP); }
-
-static onyx_status *gpool_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_in == 0 || !ctx->in[0]) return NULL;
-    ctx->out[0] = *ctx->in[0];
-    for (int i = 2; i < ctx->out[0].rank; i++) ctx->out[0].dims[i] = 1;
-    return NULL;
-}
 
 /* -------------------------------------------------------------- MaxUnpool */
 
@@ -627,25 +590,24 @@ static onyx_status *max_roi_pool_compute(onyx_kernel_ctx *ctx) {
 /* ------------------------------------------------------------------ table */
 
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_pool[] = {
-    OP("MaxPool", 1, 11, F3, max_pool_compute, pool_infer),
-    OP("MaxPool", 12, 21, F3 | I8, max_pool_compute, pool_infer),
-    OP("MaxPool", 22, L, F4 | I8, max_pool_compute, pool_infer),
-    OP("AveragePool", 1, 21, F3, avg_pool_compute, pool_infer),
-    OP("AveragePool", 22, L, F4, avg_pool_compute, pool_infer),
-    OP("LpPool", 1, 21, F3, lp_pool_compute, pool_infer),
-    OP("LpPool", 22, L, F4, lp_pool_compute, pool_infer),
-    OP("GlobalAveragePool", 1, 21, F3, global_avg_compute, gpool_infer),
-    OP("GlobalAveragePool", 22, L, F4, global_avg_compute, gpool_infer),
-    OP("GlobalMaxPool", 1, 21, F3, global_max_compute, gpool_infer),
-    OP("GlobalMaxPool", 22, L, F4, global_max_compute, gpool_infer),
-    OP("GlobalLpPool", 1, 21, F3, global_lp_compute, gpool_infer),
-    OP("GlobalLpPool", 22, L, F4, global_lp_compute, gpool_infer),
-    OP("MaxUnpool", 9, 21, F3, max_unpool_compute, NULL),
-    OP("MaxUnpool", 22, L, F4, max_unpool_compute, NULL),
-    OP("MaxRoiPool", 1, 21, F3, max_roi_pool_compute, NULL),
-    OP("MaxRoiPool", 22, L, F4, max_roi_pool_compute, NULL),
-    {0},
-};
+    OP("MaxPool", 1, 11, F3, max_pool_compute),
+    OP("MaxPool", 12, 21, F3 | I8, max_pool_compute),
+    OP("MaxPool", 22, L, F4 | I8, max_pool_compute),
+    OP("AveragePool", 1, 21, F3, avg_pool_compute),
+    OP("AveragePool", 22, L, F4, avg_pool_compute),
+    OP("LpPool", 1, 21, F3, lp_pool_compute),
+    OP("LpPool", 22, L, F4, lp_pool_compute),
+    OP("GlobalAveragePool", 1, 21, F3, global_avg_compute),
+    OP("GlobalAveragePool", 22, L, F4, global_avg_compute),
+    OP("GlobalMaxPool", 1, 21, F3, global_max_compute),
+    OP("GlobalMaxPool", 22, L, F4, global_max_compute),
+    OP("GlobalLpPool", 1, 21, F3, global_lp_compute),
+    OP("GlobalLpPool", 22, L, F4, global_lp_compute),
+    OP("MaxUnpool", 9, 21, F3, max_unpool_compute),
+    OP("MaxUnpool", 22, L, F4, max_unpool_compute),
+    OP("MaxRoiPool", 1, 21, F3, max_roi_pool_compute),
+    OP("MaxRoiPool", 22, L, F4, max_roi_pool_compute),
+    {0},};

@@ -22,158 +22,12 @@
 #include "core/checked.h"
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/rnn.h"
 #include "providers/cpu/kernels/nn_math.h"
 
-enum { RNN_PLAIN = 0, RNN_GRU = 1, RNN_LSTM = 2 };
-
-/* ------------------------------------------------------------ activations */
-
-typedef enum rnn_act_kind {
-    ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
-    ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS,
-} rnn_act_kind;
-
-typedef struct rnn_act {
-    rnn_act_kind kind;
-    float alpha, beta;
-} rnn_act;
-
-/* Which parameters each function takes, and their defaults (those of the
- * standalone ONNX operators). */
-typedef struct rnn_act_info {
-    const char *name;
-    rnn_act_kind kind;
-    bool uses_alpha, uses_beta;
-    float alpha, beta;
-} rnn_act_info;
-
-static const rnn_act_info act_table[] = {
-    {"Relu", ACT_RELU, false, false, 0.0f, 0.0f},
-    {"Tanh", ACT_TANH, false, false, 0.0f, 0.0f},
-    {"Sigmoid", ACT_SIGMOID, false, false, 0.0f, 0.0f},
-    {"Affine", ACT_AFFINE, true, true, 1.0f, 0.0f},
-    {"LeakyRelu", ACT_LEAKY_RELU, true, false, 0.01f, 0.0f},
-    {"ThresholdedRelu", ACT_THRESHOLDED_RELU, true, false, 1.0f, 0.0f},
-    {"ScaledTanh", ACT_SCALED_TANH, true, true, 1.0f, 1.0f},
-    {"HardSigmoid", ACT_HARD_SIGMOID, true, true, 0.2f, 0.5f},
-    {"Elu", ACT_ELU, true, false, 1.0f, 0.0f},
-    {"Softsign", ACT_SOFTSIGN, false, false, 0.0f, 0.0f},
-    {"Softplus", ACT_SOFTPLUS, false, false, 0.0f, 0.0f},
-};
-
-/* --------------------------------------------------------------- attributes */
-
-typedef struct rnn_attrs {
-    int kind;                 /* RNN_PLAIN, RNN_GRU, RNN_LSTM */
-    size_t gates;             /* 1, 3 or 4 */
-    int n_act;                /* activation functions per direction: 1, 2 or 3 */
-    size_t dirs;              /* 1 or 2 */
-    bool reverse;             /* direction == "reverse" */
-    int64_t hidden;           /* hidden_size, 0 when absent */
-    int layout;               /* 0: [S, B, ...]; 1: [B, S, ...] */
-    bool has_clip;
-    float clip;
-    bool input_forget;        /* LSTM */
-    bool linear_before_reset; /* GRU */
-    rnn_act act[2][3];        /* [direction][f, g, h] */
-} rnn_attrs;
-
-static const char *kind_name(int kind) {
-    return kind == RNN_LSTM ? "LSTM" : kind == RNN_GRU ? "GRU" : "RNN";
-}
-
-static onyx_status *parse_act_name(const onyx_bytes *s, const rnn_act_info **out) {
-    for (size_t i = 0; i < sizeof act_table / sizeof act_table[0]; i++) {
-        const char *name = act_table[i].name;
-        if (strlen(name) == s->len && strncasecmp(name, (const char *)s->ptr, s->len) == 0) {
-            *out = &act_table[i];
-            return NULL;
-        }
-    }
-    return ONYX_INVALID_ARG("unsupported activation function '%.*s' (expected Relu, Tanh, Sigmoid, "
-                            "Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, "
-                            "Softsign or Softplus)",
-                            (int)(s->len > 64 ? 64 : s->len), (const char *)s->ptr);
-}
-
-/* activations, activation_alpha, activation_beta. The alpha and beta lists
- * are consumed in order by the functions that take them; a function finding
- * its list exhausted uses its default. */
-static onyx_status *parse_activations(const onyx_node *node, rnn_attrs *a) {
-    static const rnn_act_kind defaults[3][3] = {
-        {ACT_TANH},                          /* RNN */
-        {ACT_SIGMOID, ACT_TANH},             /* GRU */
-        {ACT_SIGMOID, ACT_TANH, ACT_TANH},   /* LSTM */
-    };
-    const onyx_attr_proto *names = onyx_node_attr(node, "activations");
-    size_t n_names = names ? names->n_strings : 0;
-    size_t need = (size_t)a->n_act * a->dirs;
-    if (n_names == 0) {
-        for (size_t d = 0; d < a->dirs; d++)
-            for (int k = 0; k < a->n_act; k++) {
-                rnn_act_kind kind = defaults[a->kind][k];
-                a->act[d][k] = (rnn_act){kind, 0.0f, 0.0f};
-            }
-        return NULL;
-    }
-    /* A bidirectional node listing one set of functions uses it both ways. */
-    if (n_names != need && !(a->dirs == 2 && n_names == (size_t)a->n_act))
-        return ONYX_INVALID_ARG("attribute activations has %zu entries; %s with %zu direction(s) "
-                                "needs %zu", n_names, kind_name(a->kind), a->dirs, need);
-    size_t n_alpha, n_beta;
-    const float *alpha = onyx_attr_floats(node, "activation_alpha", &n_alpha);
-    const float *beta = onyx_attr_floats(node, "activation_beta", &n_beta);
-    size_t ia = 0, ib = 0;
-    for (size_t i = 0; i < n_names; i++) {
-        const rnn_act_info *info = NULL;
-        ONYX_TRY(parse_act_name(&names->strings[i], &info));
-        rnn_act f = {info->kind, info->alpha, info->beta};
-        if (info->uses_alpha && ia < n_alpha) f.alpha = alpha[ia++];
-        if (info->uses_beta && ib < n_beta) f.beta = beta[ib++];
-        a->act[i / (size_t)a->n_act][i % (size_t)a->n_act] = f;
-    }
-    if (n_names < need)
-        for (int k = 0; k < a->n_act; k++) a->act[1][k] = a->act[0][k];
-    return NULL;
-}
-
-static onyx_status *parse_attrs(const onyx_node *node, int kind, rnn_attrs *a) {
-    memset(a, 0, sizeof *a);
-    a->kind = kind;
-    a->gates = kind == RNN_LSTM ? 4 : kind == RNN_GRU ? 3 : 1;
-    a->n_act = kind == RNN_LSTM ? 3 : kind == RNN_GRU ? 2 : 1;
-    const char *dir = onyx_attr_string(node, "direction", "forward");
-    if (!strcmp(dir, "forward")) a->dirs = 1;
-    else if (!strcmp(dir, "reverse")) a->dirs = 1, a->reverse = true;
-    else if (!strcmp(dir, "bidirectional")) a->dirs = 2;
-    else
-        return ONYX_INVALID_ARG("attribute direction is '%s'; expected forward, reverse or "
-                                "bidirectional", dir);
-    a->hidden = onyx_attr_int(node, "hidden_size", 0);
-    if (onyx_node_attr(node, "hidden_size") && a->hidden <= 0)
-        return ONYX_INVALID_ARG("attribute hidden_size is %lld; it must be positive",
-                                (long long)a->hidden);
-    int64_t layout = onyx_attr_int(node, "layout", 0);
-    if (layout != 0 && layout != 1)
-        return ONYX_INVALID_ARG("attribute layout is %lld; expected 0 or 1", (long long)layout);
-    a->layout = (int)layout;
-    if (onyx_node_attr(node, "clip")) {
-        a->clip = onyx_attr_float(node, "clip", 0.0f);
-        if (!(a->clip >= 0.0f))
-            return ONYX_INVALID_ARG("attribute clip is %g; it must be a non-negative threshold",
-                                    (double)a->clip);
-        a->has_clip = true;
-    }
-    int64_t input_forget = onyx_attr_int(node, "input_forget", 0);
-    int64_t lbr = onyx_attr_int(node, "linear_before_reset", 0);
-    a->input_forget = kind == RNN_LSTM && input_forget != 0;
-    a->linear_before_reset = kind == RNN_GRU && lbr != 0;
-    return parse_activations(node, a);
-}
 
 /* ------------------------------------------------------------ input shapes */
 
-enum { IN_X, IN_W, IN_R, IN_B, IN_LENS, IN_H0, IN_C0, IN_P };
 
 typedef struct rnn_shape {
     size_t S, B, I, H, D, GH;
@@ -321,7 +175,7 @@ static bool is_const_f32_rank3(const onyx_value *v) {
 static onyx_status *rnn_init_kind(const onyx_kernel_info *info, void **state, int kind) {
     *state = NULL;
     rnn_attrs a;
-    onyx_status *st = parse_attrs(info->node, kind, &a);
+    onyx_status *st = onyx_rnn_parse_attrs(info->node, kind, &a);
     if (st) {
         onyx_status_free(st);
         return NULL;
@@ -880,7 +734,7 @@ static onyx_status *write_outputs(onyx_kernel_ctx *ctx, const rnn_job *j, int dt
 
 static onyx_status *recurrent_compute(onyx_kernel_ctx *ctx, int kind) {
     rnn_attrs a;
-    ONYX_TRY(parse_attrs(ctx->node, kind, &a));
+    ONYX_TRY(onyx_rnn_parse_attrs(ctx->node, kind, &a));
     rnn_job j = {.a = &a, .tp = ctx->tp, .ctx = ctx};
     ONYX_TRY(check_inputs(ctx, &a, &j.sh));
     int dtype = ctx->in[IN_X]->dtype;
@@ -904,60 +758,19 @@ static onyx_status *rnn_compute(onyx_kernel_ctx *ctx) { return recurrent_compute
 static onyx_status *gru_compute(onyx_kernel_ctx *ctx) { return recurrent_compute(ctx, RNN_GRU); }
 static onyx_status *lstm_compute(onyx_kernel_ctx *ctx) { return recurrent_compute(ctx, RNN_LSTM); }
 
-/* ------------------------------------------------------------------ infer */
-
-static onyx_status *recurrent_infer(onyx_infer_ctx *ctx, int kind) {
-    const onyx_type *x = ctx->n_in > IN_X ? ctx->in[IN_X] : NULL;
-    if (!x) return NULL;
-    rnn_attrs a;
-    onyx_status *st = parse_attrs(ctx->node, kind, &a);
-    if (st) {
-        onyx_status_free(st);
-        return NULL;
-    }
-    const onyx_type *r = ctx->n_in > IN_R ? ctx->in[IN_R] : NULL;
-    int64_t H = a.hidden ? a.hidden : r && r->rank == 3 ? r->dims[2] : ONYX_DIM_UNKNOWN;
-    int64_t S = ONYX_DIM_UNKNOWN, B = ONYX_DIM_UNKNOWN, D = (int64_t)a.dirs;
-    if (x->rank == 3) {
-        S = x->dims[a.layout ? 1 : 0];
-        B = x->dims[a.layout ? 0 : 1];
-    }
-    for (size_t i = 0; i < ctx->n_out && i < 3; i++) {
-        onyx_type *o = &ctx->out[i];
-        memset(o, 0, sizeof *o);
-        o->kind = ONYX_VALUE_TENSOR;
-        o->dtype = x->dtype;
-        if (i == 0) {
-            int64_t d0[4] = {S, D, B, H}, d1[4] = {B, S, D, H};
-            o->rank = 4;
-            memcpy(o->dims, a.layout ? d1 : d0, sizeof d0);
-        } else {
-            int64_t d0[3] = {D, B, H}, d1[3] = {B, D, H};
-            o->rank = 3;
-            memcpy(o->dims, a.layout ? d1 : d0, sizeof d0);
-        }
-    }
-    return NULL;
-}
-
-static onyx_status *rnn_infer(onyx_infer_ctx *ctx) { return recurrent_infer(ctx, RNN_PLAIN); }
-static onyx_status *gru_infer(onyx_infer_ctx *ctx) { return recurrent_infer(ctx, RNN_GRU); }
-static onyx_status *lstm_infer(onyx_infer_ctx *ctx) { return recurrent_infer(ctx, RNN_LSTM); }
-
 /* ------------------------------------------------------------------ table */
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, init, compute, infer) \
-    {"", name, from, to, types, 0, init, rnn_state_free, compute, infer}
+#define OP(name, from, to, types, init, compute) \
+    {"", name, from, to, types, 0, init, rnn_state_free, compute}
 
 const onyx_op_def onyx_ops_rnn[] = {
-    OP("RNN", 1, 21, F3, rnn_init, rnn_compute, rnn_infer),
-    OP("RNN", 22, L, F4, rnn_init, rnn_compute, rnn_infer),
-    OP("GRU", 1, 21, F3, gru_init, gru_compute, gru_infer),
-    OP("GRU", 22, L, F4, gru_init, gru_compute, gru_infer),
-    OP("LSTM", 1, 21, F3, lstm_init, lstm_compute, lstm_infer),
-    OP("LSTM", 22, L, F4, lstm_init, lstm_compute, lstm_infer),
-    {0},
-};
+    OP("RNN", 1, 21, F3, rnn_init, rnn_compute),
+    OP("RNN", 22, L, F4, rnn_init, rnn_compute),
+    OP("GRU", 1, 21, F3, gru_init, gru_compute),
+    OP("GRU", 22, L, F4, gru_init, gru_compute),
+    OP("LSTM", 1, 21, F3, lstm_init, lstm_compute),
+    OP("LSTM", 22, L, F4, lstm_init, lstm_compute),
+    {0},};

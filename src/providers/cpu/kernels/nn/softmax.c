@@ -261,7 +261,7 @@ static onyx_status *hardmax_compute(onyx_kernel_ctx *ctx) { return sm_run(ctx, S
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define OP(name, from, to, types, fn) \
-    {"", name, from, to, types, 0, NULL, NULL, fn, onyx_infer_same_as_input0}
+    {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_softmax[] = {
     OP("Softmax", 1, 12, F3, softmax_compute),
@@ -270,5 +270,4 @@ const onyx_op_def onyx_ops_softmax[] = {
     OP("LogSoftmax", 13, ONYX_OPSET_LATEST, F4, log_softmax_compute),
     OP("Hardmax", 1, 12, F3, hardmax_compute),
     OP("Hardmax", 13, ONYX_OPSET_LATEST, F4, hardmax_compute),
-    {0},
-};
+    {0},};

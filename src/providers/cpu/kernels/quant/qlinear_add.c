@@ -89,13 +89,6 @@ static onyx_status *qlinear_add_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *qlinear_add_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1 || ctx->n_in < 1 || !ctx->in[0]) return NULL;
-    ctx->out[0] = *ctx->in[0]; /* A's type and shape */
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_qlinear_add[] = {
-    {MS, "QLinearAdd", 1, ONYX_OPSET_LATEST, Q8, 0, NULL, NULL, qlinear_add_compute, qlinear_add_infer},
-    {0},
-};
+    {MS, "QLinearAdd", 1, ONYX_OPSET_LATEST, Q8, 0, NULL, NULL, qlinear_add_compute},
+    {0},};

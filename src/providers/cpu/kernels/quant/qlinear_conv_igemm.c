@@ -87,10 +87,6 @@ static float f32_at(const onyx_value *v, int64_t i) {
 }
 
 /* Whether node is QLinearConv with channels_last = 1 (com.microsoft's). */
-bool onyx_qconv_channels_last(const onyx_node *node) {
-    return node->domain && !strcmp(node->domain, "com.microsoft") && onyx_attr_int(node, "channels_last", 0) != 0;
-}
-
 static int32_t q8_at(const onyx_value *v, int64_t i) {
     if (!v) return 0;
     int64_t k = v->numel == 1 ? 0 : i;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
-#include "providers/cpu/kernels/nn/pool_geom.h"
+#include "ir/pool_geom.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -91,25 +91,6 @@ static onyx_status *nhwc_max_pool_compute(onyx_kernel_ctx *ctx) {
     nmp_job j = {&g, X->data, Y->data, X->dims[3], g.out[0], X->dtype == ONYX_INT8};
     size_t per = (size_t)(g.out[1] * X->dims[3] * g.k[0] * g.k[1]);
     onyx_parallel_for(ctx->tp, (size_t)(X->dims[0] * g.out[0]), per >= 16384 ? 1 : 16384 / (per ? per : 1), nmp_range, &j);
-    return NULL;
-}
-
-static onyx_status *nhwc_max_pool_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1 || ctx->n_in < 1 || !ctx->in[0]) return NULL;
-    const onyx_type *x = ctx->in[0];
-    onyx_type *y = &ctx->out[0];
-    *y = *x;
-    if (x->rank != 4) return NULL;
-    int64_t in[2] = {x->dims[1], x->dims[2]};
-    onyx_pool_geom g;
-    onyx_status *st = onyx_pool_geometry(ctx->node, "NhwcMaxPool", 2, in, true, true, &g);
-    if (st) {   /* compute reports it with the real shapes */
-        onyx_status_free(st);
-        y->dims[1] = y->dims[2] = ONYX_DIM_UNKNOWN;
-        return NULL;
-    }
-    y->dims[1] = g.out[0];
-    y->dims[2] = g.out[1];
     return NULL;
 }
 
@@ -225,27 +206,7 @@ static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *qlinear_concat_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1 || ctx->n_in < 5 || (ctx->n_in - 2) % 3 || !ctx->in[2]) return NULL;
-    const onyx_type *x0 = ctx->in[2];
-    onyx_type *y = &ctx->out[0];
-    *y = *x0;
-    if (x0->rank < 1) return NULL;
-    int64_t axis = onyx_attr_int(ctx->node, "axis", 0);
-    if (axis < -x0->rank || axis >= x0->rank) return NULL;
-    if (axis < 0) axis += x0->rank;
-    int64_t sum = 0;
-    for (size_t k = 2; k < ctx->n_in; k += 3) {
-        const onyx_type *x = ctx->in[k];
-        if (!x || x->rank != x0->rank || !onyx_dim_known(x->dims[axis]) || sum < 0) sum = -1;
-        else sum += x->dims[axis];
-    }
-    y->dims[axis] = sum >= 0 ? sum : ONYX_DIM_UNKNOWN;
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_qlinear_nhwc[] = {
-    {MS, "NhwcMaxPool", 1, ONYX_OPSET_LATEST, Q8, 0, NULL, NULL, nhwc_max_pool_compute, nhwc_max_pool_infer},
-    {MS, "QLinearConcat", 1, ONYX_OPSET_LATEST, Q8, 2, NULL, NULL, qlinear_concat_compute, qlinear_concat_infer},
-    {0},
-};
+    {MS, "NhwcMaxPool", 1, ONYX_OPSET_LATEST, Q8, 0, NULL, NULL, nhwc_max_pool_compute},
+    {MS, "QLinearConcat", 1, ONYX_OPSET_LATEST, Q8, 2, NULL, NULL, qlinear_concat_compute},
+    {0},};

@@ -233,24 +233,9 @@ static onyx_status *dqmm_compute(onyx_kernel_ctx *ctx) { return qmm_compute(ctx,
 static onyx_status *mmitf_compute(onyx_kernel_ctx *ctx) { return qmm_compute(ctx, &mmitf_layout); }
 
 /* Y: A's shape with the last dimension N of B. */
-static onyx_status *qmm_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    onyx_type *y = &ctx->out[0];
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = ONYX_FLOAT;
-    const onyx_type *a = ctx->n_in > 0 ? ctx->in[0] : NULL, *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    if (!a || !b || a->rank < 1 || b->rank != 2) return NULL;
-    *y = *a;
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = ONYX_FLOAT;
-    y->dims[a->rank - 1] = b->dims[1];
-    return NULL;
-}
-
 const onyx_op_def onyx_ops_quant_contrib[] = {
     {MS, "DynamicQuantizeMatMul", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8), 1, dqmm_init,
-     qmm_state_free, dqmm_compute, qmm_infer, dqmm_consumes},
+     qmm_state_free, dqmm_compute, dqmm_consumes},
     {MS, "MatMulIntegerToFloat", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_INT8) | ONYX_T(ONYX_UINT8), 0, mmitf_init,
-     qmm_state_free, mmitf_compute, qmm_infer, mmitf_consumes},
-    {0},
-};
+     qmm_state_free, mmitf_compute, mmitf_consumes},
+    {0},};

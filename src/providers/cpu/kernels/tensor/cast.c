@@ -22,6 +22,7 @@
 
 #include "core/dtype_ext.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/cast.h"
 #include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/elementwise_impl.h"
 
@@ -30,10 +31,6 @@
 #define CAST_BLOCK 4096
 /* Elements widened at a time on the generic path. */
 #define CAST_CHUNK 256
-
-bool onyx_cast_supported(int dtype) {
-    return onyx_dtype_valid(dtype) && dtype != ONYX_COMPLEX64 && dtype != ONYX_COMPLEX128;
-}
 
 /* ------------------------------------------------------------ plain types */
 
@@ -631,40 +628,9 @@ static onyx_status *cast_run(onyx_kernel_ctx *ctx, int to) {
     return NULL;
 }
 
-/* Cast-1 names the target type as a string ("FLOAT"); later versions use
- * the DataType number. Accept either at any version. */
-static onyx_status *cast_target(const onyx_node *node, int *to) {
-    static const struct {
-        const char *name;
-        int dtype;
-    } names[] = {
-        {"FLOAT", ONYX_FLOAT},   {"UINT8", ONYX_UINT8},     {"INT8", ONYX_INT8},
-        {"UINT16", ONYX_UINT16}, {"INT16", ONYX_INT16},     {"INT32", ONYX_INT32},
-        {"INT64", ONYX_INT64},   {"STRING", ONYX_STRING},   {"BOOL", ONYX_BOOL},
-        {"FLOAT16", ONYX_FLOAT16}, {"DOUBLE", ONYX_DOUBLE}, {"UINT32", ONYX_UINT32},
-        {"UINT64", ONYX_UINT64}, {"BFLOAT16", ONYX_BFLOAT16},
-    };
-    const onyx_attr_proto *a = onyx_node_attr(node, "to");
-    if (!a) return ONYX_INVALID_MODEL("Cast: required attribute 'to' is missing");
-    if (a->type == ONYX_ATTR_STRING) {
-        const char *s = a->s.ptr ? (const char *)a->s.ptr : "";
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (!strcasecmp(s, names[i].name)) {
-                *to = names[i].dtype;
-                return NULL;
-            }
-        return ONYX_INVALID_MODEL("Cast: attribute 'to' names an unknown type '%s'", s);
-    }
-    if (a->i <= 0 || a->i >= ONYX_DTYPE_COUNT)
-        return ONYX_INVALID_MODEL("Cast: attribute 'to' is %lld, not an element type",
-                                  (long long)a->i);
-    *to = (int)a->i;
-    return NULL;
-}
-
 static onyx_status *cast_compute(onyx_kernel_ctx *ctx) {
     int to;
-    ONYX_TRY(cast_target(ctx->node, &to));
+    ONYX_TRY(onyx_cast_cast_target(ctx->node, &to));
     return cast_run(ctx, to);
 }
 
@@ -674,46 +640,11 @@ static onyx_status *castlike_compute(onyx_kernel_ctx *ctx) {
     return cast_run(ctx, t->dtype);
 }
 
-/* ------------------------------------------------------------- inference */
-
-static void infer_like_input0(onyx_infer_ctx *ctx, int dtype) {
-    onyx_type *o = &ctx->out[0];
-    const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = -1;
-    if (x && x->kind == ONYX_VALUE_TENSOR && x->rank >= 0 && x->rank <= ONYX_MAX_RANK) {
-        o->rank = x->rank;
-        memcpy(o->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-    }
-}
-
-static onyx_status *cast_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    int to;
-    ONYX_TRY(cast_target(ctx->node, &to));
-    if (!onyx_cast_supported(to))
-        return ONYX_INVALID_MODEL("Cast: cannot cast to element type %d (%s)", to,
-                                  onyx_dtype_name(to));
-    infer_like_input0(ctx, to);
-    return NULL;
-}
-
-static onyx_status *castlike_infer(onyx_infer_ctx *ctx) {
-    if (ctx->n_out < 1) return NULL;
-    const onyx_type *t = ctx->n_in > 1 ? ctx->in[1] : NULL;
-    infer_like_input0(ctx, t ? t->dtype : 0);
-    return NULL;
-}
-
 #define CAST_TYPES_1 (ONYX_T_NUMERIC & ~ONYX_T(ONYX_BFLOAT16)) | ONYX_T(ONYX_BOOL)
 #define CAST_TYPES_ALL (ONYX_T_ALL & ~(ONYX_T(ONYX_COMPLEX64) | ONYX_T(ONYX_COMPLEX128)))
 
 const onyx_op_def onyx_ops_cast[] = {
-    {"", "Cast", 1, 5, CAST_TYPES_1, 0, NULL, NULL, cast_compute, cast_infer},
-    {"", "Cast", 6, ONYX_OPSET_LATEST, CAST_TYPES_ALL, 0, NULL, NULL, cast_compute, cast_infer},
-    {"", "CastLike", 15, ONYX_OPSET_LATEST, CAST_TYPES_ALL, 0, NULL, NULL, castlike_compute,
-     castlike_infer},
-    {0},
-};
+    {"", "Cast", 1, 5, CAST_TYPES_1, 0, NULL, NULL, cast_compute},
+    {"", "Cast", 6, ONYX_OPSET_LATEST, CAST_TYPES_ALL, 0, NULL, NULL, cast_compute},
+    {"", "CastLike", 15, ONYX_OPSET_LATEST, CAST_TYPES_ALL, 0, NULL, NULL, castlike_compute},
+    {0},};

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "format/model.h"
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/generator.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
 /* Output 0 = a copy of v (strings deep-copied). */
@@ -28,29 +29,7 @@ static void free_value_state(void *state) { onyx_value_destroy(state); }
 
 /* ---------------------------------------------------------------- Constant */
 
-static const char *const constant_attrs[] = {
-    "value",     "sparse_value", "value_float",  "value_floats",
-    "value_int", "value_ints",   "value_string", "value_strings",
-};
-
 /* The one value attribute a Constant node must have. */
-static onyx_status *constant_attr(const onyx_node *node, const onyx_attr_proto **attr, int *which) {
-    *attr = NULL;
-    for (int i = 0; i < 8; i++) {
-        const onyx_attr_proto *a = onyx_node_attr(node, constant_attrs[i]);
-        if (!a) continue;
-        if (*attr)
-            return ONYX_INVALID_MODEL(
-                "Constant has both '%s' and '%s'; exactly one value attribute is allowed",
-                constant_attrs[*which], constant_attrs[i]);
-        *attr = a;
-        *which = i;
-    }
-    if (!*attr)
-        return ONYX_INVALID_MODEL("Constant has no value attribute (value, value_float, ...)");
-    return NULL;
-}
-
 static onyx_status *string_tensor(const onyx_bytes *items, size_t n, int rank, onyx_value **out) {
     int64_t dims[1] = {(int64_t)n};
     ONYX_TRY(onyx_tensor_new(ONYX_STRING, rank, dims, out));
@@ -77,7 +56,7 @@ static onyx_status *constant_build(const onyx_node *node, const onyx_model *mode
                                    onyx_value **out) {
     const onyx_attr_proto *a;
     int which = 0;
-    ONYX_TRY(constant_attr(node, &a, &which));
+    ONYX_TRY(onyx_generator_constant_attr(node, &a, &which));
     switch (which) {
     case 0: return onyx_attr_tensor(node, model, "value", out);
     case 1:
@@ -107,35 +86,6 @@ static onyx_status *constant_compute(onyx_kernel_ctx *ctx) {
     onyx_status *st = emit_copy(ctx, v);
     onyx_value_destroy(v);
     return st;
-}
-
-static onyx_status *constant_infer(onyx_infer_ctx *ctx) {
-    const onyx_attr_proto *a;
-    int which = 0;
-    ONYX_TRY(constant_attr(ctx->node, &a, &which));
-    onyx_type *o = &ctx->out[0];
-    static const int types[8] = {0,          0,          ONYX_FLOAT,  ONYX_FLOAT,
-                                 ONYX_INT64, ONYX_INT64, ONYX_STRING, ONYX_STRING};
-    size_t lens[8] = {0, 0, 0, a->n_floats, 0, a->n_ints, 0, a->n_strings};
-    if (which >= 2) {
-        bool list = which & 1;
-        tk_type_tensor(o, types[which], list ? 1 : 0);
-        if (list) o->dims[0] = (int64_t)lens[which];
-        return NULL;
-    }
-    const onyx_tensor_proto *t =
-        which == 0 ? a->t : (a->sparse_tensor ? &a->sparse_tensor->values : NULL);
-    size_t n_dims =
-        which == 0 ? (t ? t->n_dims : 0) : (a->sparse_tensor ? a->sparse_tensor->n_dims : 0);
-    const int64_t *dims =
-        which == 0 ? (t ? t->dims : NULL) : (a->sparse_tensor ? a->sparse_tensor->dims : NULL);
-    if (!t)
-        return ONYX_INVALID_MODEL("Constant attribute '%s' holds no tensor", constant_attrs[which]);
-    if (n_dims > ONYX_MAX_RANK)
-        return ONYX_INVALID_MODEL("Constant rank %zu exceeds %d", n_dims, ONYX_MAX_RANK);
-    tk_type_tensor(o, t->data_type, (int)n_dims);
-    for (size_t i = 0; i < n_dims; i++) o->dims[i] = dims[i] >= 0 ? dims[i] : ONYX_DIM_UNKNOWN;
-    return NULL;
 }
 
 /* --------------------------------------------------------- ConstantOfShape */
@@ -195,26 +145,6 @@ static onyx_status *cos_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *cos_infer(onyx_infer_ctx *ctx) {
-    const onyx_attr_proto *a = onyx_node_attr(ctx->node, "value");
-    int dtype = a && a->t ? a->t->data_type : ONYX_FLOAT;
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, dtype, -1);
-    const onyx_value *s = tk_infer_const(ctx, 0);
-    const onyx_type *st = tk_infer_in(ctx, 0);
-    if (s && tk_is_index_type(s->dtype) && s->rank == 1 && s->numel <= ONYX_MAX_RANK &&
-        (s->data || !s->numel)) {
-        o->rank = (int)s->numel;
-        for (int i = 0; i < o->rank; i++) {
-            int64_t d = tk_index_at(s, i);
-            o->dims[i] = d >= 0 ? d : ONYX_DIM_UNKNOWN;
-        }
-    } else if (st && st->rank == 1 && st->dims[0] >= 0 && st->dims[0] <= ONYX_MAX_RANK) {
-        o->rank = (int)st->dims[0];
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------------- Range */
 
 static onyx_status *range_scalar(const onyx_kernel_ctx *ctx, size_t i, const char *what, int dtype,
@@ -232,30 +162,6 @@ static onyx_status *range_scalar(const onyx_kernel_ctx *ctx, size_t i, const cha
 }
 
 /* Element count: max(ceil((limit - start) / delta), 0), exact for integers. */
-static onyx_status *range_count_int(int64_t start, int64_t limit, int64_t delta, int64_t *count) {
-    if (delta == 0) return ONYX_INVALID_ARG("delta must not be 0");
-    __int128 diff = (__int128)limit - start, d = delta, n = 0;
-    if (diff > 0 && d > 0)
-        n = (diff + d - 1) / d;
-    else if (diff < 0 && d < 0)
-        n = (diff + d + 1) / d;
-    if (n > ONYX_MAX_TENSOR_ELEMENTS) return ONYX_INVALID_ARG("range has too many elements");
-    *count = (int64_t)n;
-    return NULL;
-}
-
-static onyx_status *range_count_float(double start, double limit, double delta, int64_t *count) {
-    if (delta == 0) return ONYX_INVALID_ARG("delta must not be 0");
-    double n = ceil((limit - start) / delta);
-    if (isnan(n))
-        return ONYX_INVALID_ARG("range of start %g, limit %g, delta %g is undefined", start, limit,
-                                delta);
-    if (n > (double)ONYX_MAX_TENSOR_ELEMENTS)
-        return ONYX_INVALID_ARG("range has too many elements");
-    *count = n > 0 ? (int64_t)n : 0;
-    return NULL;
-}
-
 static onyx_status *range_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *s, *l, *d;
     ONYX_TRY(tk_tensor_in(ctx, 0, "start", &s));
@@ -270,7 +176,7 @@ static onyx_status *range_compute(onyx_kernel_ctx *ctx) {
         int64_t a = onyx_load_as_int64(dtype, s->data, 0),
                 b = onyx_load_as_int64(dtype, l->data, 0),
                 c = onyx_load_as_int64(dtype, d->data, 0);
-        ONYX_TRY(range_count_int(a, b, c, &n));
+        ONYX_TRY(onyx_generator_range_count_int(a, b, c, &n));
         ONYX_TRY(onyx_kernel_output(ctx, 0, dtype, 1, &n, &y));
         for (int64_t i = 0; i < n; i++) /* every value lies between start and limit: no overflow */
             onyx_store_from_int64(dtype, y->data, i, (int64_t)((__int128)a + (__int128)i * c));
@@ -278,7 +184,7 @@ static onyx_status *range_compute(onyx_kernel_ctx *ctx) {
     }
     double a = onyx_load_as_double(dtype, s->data, 0), b = onyx_load_as_double(dtype, l->data, 0),
            c = onyx_load_as_double(dtype, d->data, 0);
-    ONYX_TRY(range_count_float(a, b, c, &n));
+    ONYX_TRY(onyx_generator_range_count_float(a, b, c, &n));
     ONYX_TRY(onyx_kernel_output(ctx, 0, dtype, 1, &n, &y));
     /* float16/bfloat16 with stash_type 0 round each step to the type */
     bool narrow = (dtype == ONYX_FLOAT16 || dtype == ONYX_BFLOAT16) && ctx->opset >= 27 &&
@@ -299,68 +205,19 @@ static onyx_status *range_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *range_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    onyx_type *o = &ctx->out[0];
-    int dtype = t ? t->dtype : 0;
-    tk_type_tensor(o, dtype, 1);
-    const onyx_value *v[3];
-    for (int i = 0; i < 3; i++) {
-        v[i] = tk_infer_const(ctx, (size_t)i);
-        if (!v[i] || v[i]->numel != 1 || !v[i]->data || v[i]->dtype != v[0]->dtype) return NULL;
-    }
-    int64_t n;
-    onyx_status *st;
-    if (onyx_dtype(v[0]->dtype)->is_float)
-        st = range_count_float(onyx_load_as_double(v[0]->dtype, v[0]->data, 0),
-                               onyx_load_as_double(v[0]->dtype, v[1]->data, 0),
-                               onyx_load_as_double(v[0]->dtype, v[2]->data, 0), &n);
-    else
-        st = range_count_int(onyx_load_as_int64(v[0]->dtype, v[0]->data, 0),
-                             onyx_load_as_int64(v[0]->dtype, v[1]->data, 0),
-                             onyx_load_as_int64(v[0]->dtype, v[2]->data, 0), &n);
-    if (st) return onyx_error_wrap(st, "Range: ");
-    o->dims[0] = n;
-    return NULL;
-}
-
 /* ------------------------------------------------------------ Shape, Size */
 
 /* [start, end) of the dims Shape reports (attributes from opset 15). */
-static void shape_window(const onyx_node *node, int opset, int rank, int *lo, int *hi) {
-    int64_t s = 0, e = rank;
-    if (opset >= 15) {
-        s = onyx_attr_int(node, "start", 0);
-        e = onyx_attr_int(node, "end", rank);
-        if (s < 0) s += rank;
-        if (e < 0) e += rank;
-        s = s < 0 ? 0 : s > rank ? rank : s;
-        e = e < 0 ? 0 : e > rank ? rank : e;
-    }
-    *lo = (int)s;
-    *hi = (int)(e > s ? e : s);
-}
-
 static onyx_status *shape_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *x = tk_in(ctx, 0);
     if (!x) return ONYX_INVALID_ARG("input 0 (data) is required but missing");
     if (x->kind != ONYX_VALUE_TENSOR) return ONYX_INVALID_ARG("input 0 (data) must be a tensor");
     int lo, hi;
-    shape_window(ctx->node, ctx->opset, x->rank, &lo, &hi);
+    onyx_generator_shape_window(ctx->node, ctx->opset, x->rank, &lo, &hi);
     int64_t n = hi - lo;
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT64, 1, &n, &y));
     for (int i = lo; i < hi; i++) ((int64_t *)y->data)[i - lo] = x->dims[i];
-    return NULL;
-}
-
-static onyx_status *shape_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    tk_type_tensor(&ctx->out[0], ONYX_INT64, 1);
-    if (!tk_has_rank(t)) return NULL;
-    int lo, hi;
-    shape_window(ctx->node, ctx->opset, t->rank, &lo, &hi);
-    ctx->out[0].dims[0] = hi - lo;
     return NULL;
 }
 
@@ -373,23 +230,6 @@ static onyx_status *size_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *size_infer(onyx_infer_ctx *ctx) {
-    tk_type_tensor(&ctx->out[0], ONYX_INT64, 0);
-    return NULL;
-}
-
-/* ----------------------------------------------------------------- EyeLike */
-
-static onyx_status *eyelike_dtype(const onyx_node *node, int in_dtype, int *dtype) {
-    const onyx_attr_proto *a = onyx_node_attr(node, "dtype");
-    int64_t dt = a ? a->i : in_dtype;
-    if (dt <= 0 || dt >= ONYX_DTYPE_COUNT || !onyx_dtype_valid((int)dt) || dt == ONYX_STRING ||
-        dt == ONYX_COMPLEX64 || dt == ONYX_COMPLEX128)
-        return ONYX_INVALID_ARG("EyeLike cannot produce element type %" PRId64, dt);
-    *dtype = (int)dt;
-    return NULL;
-}
-
 static onyx_status *eyelike_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *x;
     ONYX_TRY(tk_tensor_in(ctx, 0, "input", &x));
@@ -398,7 +238,7 @@ static onyx_status *eyelike_compute(onyx_kernel_ctx *ctx) {
         return ONYX_INVALID_ARG("input must be 2-D, got %s", tk_shape(x, sb, sizeof sb));
     }
     int dtype = 0;
-    ONYX_TRY(eyelike_dtype(ctx->node, x->dtype, &dtype));
+    ONYX_TRY(onyx_generator_eyelike_dtype(ctx->node, x->dtype, &dtype));
     onyx_value *y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, dtype, 2, x->dims, &y));
     if (y->numel == 0) return NULL;
@@ -421,49 +261,18 @@ static onyx_status *eyelike_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *eyelike_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    if (!t) return NULL;
-    int dtype = t->dtype; /* may be 0 (unknown) without a dtype attribute */
-    if (onyx_node_attr(ctx->node, "dtype"))
-        ONYX_TRY(onyx_error_wrap(eyelike_dtype(ctx->node, 0, &dtype), "EyeLike: "));
-    ctx->out[0] = *t;
-    ctx->out[0].dtype = (uint8_t)dtype;
-    return NULL;
-}
-
 /* ------------------------------------------------------------------ OneHot */
-
-/* An integer from any numeric element (floats truncate); false for NaN or
- * out-of-range values. */
-static bool load_index(const onyx_value *v, int64_t i, int64_t *out) {
-    if (onyx_dtype(v->dtype)->is_float) {
-        double d = onyx_load_as_double(v->dtype, v->data, i);
-        if (!(d > -9.2e18 && d < 9.2e18)) return false;
-        *out = (int64_t)d;
-        return true;
-    }
-    if (v->dtype == ONYX_UINT64 && ((const uint64_t *)v->data)[i] > (uint64_t)INT64_MAX)
-        return false;
-    *out = onyx_load_as_int64(v->dtype, v->data, i);
-    return true;
-}
-
-static bool numeric_dtype(int dtype) {
-    return dtype != ONYX_STRING && dtype != ONYX_BOOL && onyx_dtype_valid(dtype) &&
-           onyx_dtype(dtype)->bits >= 8 && dtype != ONYX_COMPLEX64 && dtype != ONYX_COMPLEX128;
-}
 
 static onyx_status *onehot_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *iv, *dv, *vv;
     ONYX_TRY(tk_tensor_in(ctx, 0, "indices", &iv));
     ONYX_TRY(tk_tensor_in(ctx, 1, "depth", &dv));
     ONYX_TRY(tk_tensor_in(ctx, 2, "values", &vv));
-    if (!numeric_dtype(iv->dtype) || !numeric_dtype(dv->dtype))
+    if (!onyx_generator_numeric_dtype(iv->dtype) || !onyx_generator_numeric_dtype(dv->dtype))
         return ONYX_INVALID_ARG("indices and depth must be numeric, got %s and %s",
                                 onyx_dtype_name(iv->dtype), onyx_dtype_name(dv->dtype));
     int64_t depth;
-    if (dv->numel != 1 || dv->rank > 1 || !dv->data || !load_index(dv, 0, &depth))
+    if (dv->numel != 1 || dv->rank > 1 || !dv->data || !onyx_generator_load_index(dv, 0, &depth))
         return ONYX_INVALID_ARG("depth must be a scalar or a 1-element tensor holding an integer");
     if (depth < 0) return ONYX_INVALID_ARG("depth %" PRId64 " is negative", depth);
     if (vv->rank != 1 || vv->numel != 2) {
@@ -491,7 +300,7 @@ static onyx_status *onehot_compute(onyx_kernel_ctx *ctx) {
     int64_t inner = tk_numel(iv->dims, axis, iv->rank);
     for (int64_t p = 0; p < iv->numel && !st; p++) {
         int64_t v;
-        if (!load_index(iv, p, &v) || v < -depth || v >= depth) continue; /* all off */
+        if (!onyx_generator_load_index(iv, p, &v) || v < -depth || v >= depth) continue; /* all off */
         if (v < 0) v += depth;
         int64_t o = p / inner, i = p % inner;
         st = tk_cells_copy(&vd, vd.p + ((o * depth + v) * inner + i) * es, on_cell, 1);
@@ -499,42 +308,22 @@ static onyx_status *onehot_compute(onyx_kernel_ctx *ctx) {
     return tk_view_finish(&vals, &vd, y, st);
 }
 
-static onyx_status *onehot_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0), *vt = tk_infer_in(ctx, 2);
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, vt ? vt->dtype : 0, -1);
-    if (!tk_has_rank(t) || t->rank + 1 > ONYX_MAX_RANK) return NULL;
-    int axis = 0;
-    ONYX_TRY(onyx_error_wrap(
-        onyx_normalize_axis(onyx_attr_int(ctx->node, "axis", -1), t->rank + 1, &axis), "OneHot: "));
-    o->rank = t->rank + 1;
-    int64_t depth = ONYX_DIM_UNKNOWN;
-    const onyx_value *dv = tk_infer_const(ctx, 1);
-    if (dv && dv->numel == 1 && dv->data && numeric_dtype(dv->dtype) && load_index(dv, 0, &depth) &&
-        depth < 0)
-        depth = ONYX_DIM_UNKNOWN;
-    for (int i = 0, j = 0; i < o->rank; i++) o->dims[i] = i == axis ? depth : t->dims[j++];
-    return NULL;
-}
-
 /* ------------------------------------------------------------------- table */
 
-#define DEF(op, since, until, types, init, fr, fn, inf)                                            \
-    { "", op, since, until, types, 0, init, fr, fn, inf }
+#define DEF(op, since, until, types, init, fr, fn)                                            \
+    { "", op, since, until, types, 0, init, fr, fn}
 
 const onyx_op_def onyx_ops_generator[] = {
-    DEF("Constant", 1, ONYX_OPSET_LATEST, 0, constant_init, free_value_state, constant_compute,
-        constant_infer),
+    DEF("Constant", 1, ONYX_OPSET_LATEST, 0, constant_init, free_value_state, constant_compute),
     DEF("ConstantOfShape", 9, ONYX_OPSET_LATEST, ONYX_T(ONYX_INT64) | ONYX_T(ONYX_INT32), cos_init,
-        free_value_state, cos_compute, cos_infer),
+        free_value_state, cos_compute),
     DEF("Range", 11, ONYX_OPSET_LATEST,
         ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_INT16) | ONYX_T(ONYX_INT32) |
             ONYX_T(ONYX_INT64) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16),
-        NULL, NULL, range_compute, range_infer),
-    DEF("Shape", 1, ONYX_OPSET_LATEST, 0, NULL, NULL, shape_compute, shape_infer),
-    DEF("Size", 1, ONYX_OPSET_LATEST, 0, NULL, NULL, size_compute, size_infer),
+        NULL, NULL, range_compute),
+    DEF("Shape", 1, ONYX_OPSET_LATEST, 0, NULL, NULL, shape_compute),
+    DEF("Size", 1, ONYX_OPSET_LATEST, 0, NULL, NULL, size_compute),
     DEF("EyeLike", 9, ONYX_OPSET_LATEST, ONYX_T_NUMERIC | ONYX_T(ONYX_BOOL), NULL, NULL,
-        eyelike_compute, eyelike_infer),
-    DEF("OneHot", 9, ONYX_OPSET_LATEST, ONYX_T_NUMERIC, NULL, NULL, onehot_compute, onehot_infer),
-    {0},
-};
+        eyelike_compute),
+    DEF("OneHot", 9, ONYX_OPSET_LATEST, ONYX_T_NUMERIC, NULL, NULL, onehot_compute),
+    {0},};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/tensor_index.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
 static onyx_status *open_views(const onyx_value *x, onyx_value *y, tk_view *vs, tk_view *vd) {
@@ -83,19 +84,6 @@ static void gather_rows(void *arg, size_t begin, size_t end) {
     }
 }
 
-static onyx_status *gather_shape(const int64_t *dd, int r, const int64_t *id, int q, int axis,
-                                 int64_t *dims, int *rank) {
-    if (r < 1) return ONYX_INVALID_ARG("data must have rank >= 1");
-    if (r - 1 + q > ONYX_MAX_RANK)
-        return ONYX_INVALID_ARG("output rank %d exceeds %d", r - 1 + q, ONYX_MAX_RANK);
-    int n = 0;
-    for (int k = 0; k < axis; k++) dims[n++] = dd[k];
-    for (int k = 0; k < q; k++) dims[n++] = id[k];
-    for (int k = axis + 1; k < r; k++) dims[n++] = dd[k];
-    *rank = n;
-    return NULL;
-}
-
 static onyx_status *gather_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *x, *iv;
     ONYX_TRY(tk_tensor_in(ctx, 0, "data", &x));
@@ -104,7 +92,7 @@ static onyx_status *gather_compute(onyx_kernel_ctx *ctx) {
     int axis = 0, rank = 0;
     ONYX_TRY(onyx_normalize_axis(onyx_attr_int(ctx->node, "axis", 0), x->rank, &axis));
     int64_t dims[ONYX_MAX_RANK];
-    ONYX_TRY(gather_shape(x->dims, x->rank, iv->dims, iv->rank, axis, dims, &rank));
+    ONYX_TRY(onyx_tensor_index_gather_shape(x->dims, x->rank, iv->dims, iv->rank, axis, dims, &rank));
     char desc[64];
     snprintf(desc, sizeof desc, "data axis %d", axis);
     int64_t *idx;
@@ -139,20 +127,6 @@ static onyx_status *gather_compute(onyx_kernel_ctx *ctx) {
     }
     free(idx);
     return tk_view_finish(&vs, &vd, y, st);
-}
-
-static onyx_status *gather_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0), *it = tk_infer_in(ctx, 1);
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, t ? t->dtype : 0, -1);
-    if (!tk_has_rank(t) || !tk_has_rank(it) || t->rank < 1) return NULL;
-    int axis = 0, rank = 0;
-    ONYX_TRY(onyx_error_wrap(
-        onyx_normalize_axis(onyx_attr_int(ctx->node, "axis", 0), t->rank, &axis), "Gather: "));
-    ONYX_TRY(onyx_error_wrap(
-        gather_shape(t->dims, t->rank, it->dims, it->rank, axis, o->dims, &rank), "Gather: "));
-    o->rank = rank;
-    return NULL;
 }
 
 /* ---------------------------------------------------------- GatherElements */
@@ -227,14 +201,6 @@ static onyx_status *gather_elements_compute(onyx_kernel_ctx *ctx) {
     }
     free(off);
     return tk_view_finish(&vs, &vd, y, st);
-}
-
-static onyx_status *gather_elements_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0), *it = tk_infer_in(ctx, 1);
-    if (!it) return NULL;
-    ctx->out[0] = *it;
-    ctx->out[0].dtype = t ? t->dtype : 0;
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- GatherND */
@@ -333,23 +299,6 @@ static onyx_status *gather_nd_compute(onyx_kernel_ctx *ctx) {
         st = tk_cells_copy(&vs, vd.p + t * g.slice * es, vs.p + off[t] * es, g.slice);
     free(off);
     return tk_view_finish(&vs, &vd, y, st);
-}
-
-static onyx_status *gather_nd_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0), *it = tk_infer_in(ctx, 1);
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, t ? t->dtype : 0, -1);
-    if (!tk_has_rank(t) || !tk_has_rank(it) || it->rank < 1 || it->dims[it->rank - 1] < 0)
-        return NULL;
-    int64_t b = ctx->opset >= 12 ? onyx_attr_int(ctx->node, "batch_dims", 0) : 0;
-    int64_t k = it->dims[it->rank - 1];
-    if (b < 0 || k < 1 || b + k > t->rank) return NULL;
-    int rank = 0;
-    for (int i = 0; i < it->rank - 1; i++) o->dims[rank++] = it->dims[i];
-    if (rank + t->rank - b - k > ONYX_MAX_RANK) return NULL;
-    for (int64_t i = b + k; i < t->rank; i++) o->dims[rank++] = t->dims[i];
-    o->rank = rank;
-    return NULL;
 }
 
 /* ------------------------------------------------------ scatter reductions */
@@ -635,13 +584,6 @@ static onyx_status *nonzero_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *nonzero_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    tk_type_tensor(&ctx->out[0], ONYX_INT64, 2);
-    if (tk_has_rank(t)) ctx->out[0].dims[0] = t->rank ? t->rank : 1;
-    return NULL;
-}
-
 /* -------------------------------------------------------------------- TopK */
 
 /* Candidates compare by key, then by index (lower first) so ties are
@@ -800,49 +742,16 @@ static onyx_status *topk_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *topk_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    for (size_t i = 0; i < ctx->n_out && i < 2; i++)
-        tk_type_tensor(&ctx->out[i], i ? ONYX_INT64 : (t ? t->dtype : 0),
-                       tk_has_rank(t) ? t->rank : -1);
-    if (!tk_has_rank(t) || t->rank < 1) return NULL;
-    int axis = 0;
-    ONYX_TRY(onyx_error_wrap(
-        onyx_normalize_axis(onyx_attr_int(ctx->node, "axis", -1), t->rank, &axis), "TopK: "));
-    int64_t k = ONYX_DIM_UNKNOWN;
-    const onyx_value *kv = tk_infer_const(ctx, 1);
-    if (ctx->opset < 10)
-        k = onyx_attr_int(ctx->node, "k", ONYX_DIM_UNKNOWN);
-    else if (kv && tk_is_index_type(kv->dtype) && kv->numel == 1 && kv->data)
-        k = tk_index_at(kv, 0);
-    for (size_t i = 0; i < ctx->n_out && i < 2; i++) {
-        for (int d = 0; d < t->rank; d++) ctx->out[i].dims[d] = t->dims[d];
-        ctx->out[i].dims[axis] = k >= 0 ? k : ONYX_DIM_UNKNOWN;
-    }
-    return NULL;
-}
-
-/* ------------------------------------------------------------------- table */
-
-static onyx_status *same_as_data_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    if (t) ctx->out[0] = *t;
-    return NULL;
-}
-
-#define DEF(op, since, until, types, fn, inf)                                                      \
-    { "", op, since, until, types, 0, NULL, NULL, fn, inf }
+#define DEF(op, since, until, types, fn)                                                      \
+    { "", op, since, until, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_tensor_index[] = {
-    DEF("Gather", 1, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_compute, gather_infer),
-    DEF("GatherElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_elements_compute,
-        gather_elements_infer),
-    DEF("GatherND", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_nd_compute, gather_nd_infer),
-    DEF("ScatterElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_elements_compute,
-        same_as_data_infer),
-    DEF("Scatter", 9, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_elements_compute, same_as_data_infer),
-    DEF("ScatterND", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_nd_compute, same_as_data_infer),
-    DEF("NonZero", 9, ONYX_OPSET_LATEST, ONYX_T_ALL, nonzero_compute, nonzero_infer),
-    DEF("TopK", 1, ONYX_OPSET_LATEST, ONYX_T_NUMERIC, topk_compute, topk_infer),
-    {0},
-};
+    DEF("Gather", 1, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_compute),
+    DEF("GatherElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_elements_compute),
+    DEF("GatherND", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_nd_compute),
+    DEF("ScatterElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_elements_compute),
+    DEF("Scatter", 9, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_elements_compute),
+    DEF("ScatterND", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_nd_compute),
+    DEF("NonZero", 9, ONYX_OPSET_LATEST, ONYX_T_ALL, nonzero_compute),
+    DEF("TopK", 1, ONYX_OPSET_LATEST, ONYX_T_NUMERIC, topk_compute),
+    {0},};

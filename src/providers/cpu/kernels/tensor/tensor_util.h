@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "ir/infer_kit.h"
 
 /* ------------------------------------------------------------ element views */
 
@@ -96,18 +97,6 @@ onyx_status *tk_tensor_in(const onyx_kernel_ctx *ctx, size_t i, const char *what
 onyx_status *tk_opt_tensor_in(const onyx_kernel_ctx *ctx, size_t i, const char *what,
                               const onyx_value **out);
 
-static inline bool tk_is_index_type(int dtype) {
-    return dtype == ONYX_INT32 || dtype == ONYX_INT64;
-}
-/* Element i of an int32/int64 tensor (caller checked the type). */
-static inline int64_t tk_index_at(const onyx_value *v, int64_t i) {
-    return v->dtype == ONYX_INT64 ? ((const int64_t *)v->data)[i]
-                                  : (int64_t)((const int32_t *)v->data)[i];
-}
-/* A 1-D (or scalar when allow_scalar) int32/int64 tensor of at most max
- * values, copied into vals. */
-onyx_status *tk_read_ints(const onyx_value *v, const char *what, bool allow_scalar, int64_t *vals,
-                          size_t max, size_t *count);
 /* A scalar or single-element integer tensor. */
 onyx_status *tk_read_scalar_int(const onyx_value *v, const char *what, int64_t *out);
 /* Check an index tensor's type and report the first index outside
@@ -116,28 +105,10 @@ onyx_status *tk_read_scalar_int(const onyx_value *v, const char *what, int64_t *
 onyx_status *tk_check_indices(const onyx_value *idx, const char *what, int64_t dim,
                               const char *dim_desc, int64_t *out);
 
-/* Normalise axes (in [-rank, rank)) into out, rejecting duplicates. */
-onyx_status *tk_normalize_axes(const int64_t *axes, size_t n, int rank, const char *what, int *out);
 
 /* Byte size of one element for POD dtypes in views (1 for sub-byte views). */
 size_t tk_cell_size(int dtype);
 
-/* ---------------------------------------------------------------- infer */
-
-/* out = tensor of dtype with rank (dims unknown; rank -1 = unknown). */
-void tk_type_tensor(onyx_type *out, int dtype, int rank);
-/* Up to ONYX_MAX_RANK values of a 1-D or scalar int32/int64 constant;
- * false when it is not one (inference then knows less, it does not fail). */
-bool tk_infer_ints(const onyx_value *v, int64_t *vals, size_t *n);
-/* Constant integer input of an inference context (NULL when not constant). */
-const onyx_value *tk_infer_const(const onyx_infer_ctx *ctx, size_t i);
-static inline const onyx_type *tk_infer_in(const onyx_infer_ctx *ctx, size_t i) {
-    return i < ctx->n_in ? ctx->in[i] : NULL;
-}
-/* Whether the input has a known tensor type with known rank. */
-static inline bool tk_has_rank(const onyx_type *t) {
-    return t && t->kind == ONYX_VALUE_TENSOR && t->rank >= 0 && t->rank <= ONYX_MAX_RANK;
-}
 
 /* Shape helpers */
 /* Product of dims[lo, hi); saturates at INT64_MAX (a tensor with a 0 dim

@@ -335,31 +335,9 @@ static onyx_status *tfidf_compute(onyx_kernel_ctx *ctx) {
     return NULL;
 }
 
-static onyx_status *tfidf_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
-    if (ctx->n_out < 1) return NULL;
-    onyx_type *o = &ctx->out[0];
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = ONYX_FLOAT;
-    o->rank = x && (x->rank == 1 || x->rank == 2) ? x->rank : -1;
-    if (o->rank == 2) o->dims[0] = x->dims[0];
-    if (o->rank >= 1) {
-        /* max(ngram_indexes) + 1 */
-        size_t n;
-        const int64_t *idx = onyx_attr_ints(ctx->node, "ngram_indexes", &n);
-        int64_t size = 0;
-        for (size_t i = 0; i < n; i++)
-            if (idx[i] >= 0 && idx[i] < INT32_MAX && idx[i] + 1 > size) size = idx[i] + 1;
-        o->dims[o->rank - 1] = size;
-    }
-    return NULL;
-}
-
 #define TFIDF_TYPES (ONYX_T(ONYX_STRING) | ONYX_T(ONYX_INT32) | ONYX_T(ONYX_INT64))
 
 const onyx_op_def onyx_ops_text[] = {
     {"", "TfIdfVectorizer", 9, ONYX_OPSET_LATEST, TFIDF_TYPES, 0, tfidf_init, tfidf_free,
-     tfidf_compute, tfidf_infer},
-    {0},
-};
+     tfidf_compute},
+    {0},};

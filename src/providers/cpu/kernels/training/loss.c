@@ -179,39 +179,13 @@ static onyx_status *sce_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *loss_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
-    if (!x) return NULL;
-    const char *r = onyx_attr_string(ctx->node, "reduction", "mean");
-    for (size_t i = 0; i < ctx->n_out; i++) {
-        onyx_type *o = &ctx->out[i];
-        if (i == 1) {
-            *o = *x;
-            continue;
-        }
-        memset(o, 0, sizeof *o);
-        o->kind = ONYX_VALUE_TENSOR;
-        o->dtype = x->dtype;
-        if (strcmp(r, "none") != 0) {
-            o->rank = 0;
-        } else if (ctx->n_in > 1 && ctx->in[1]) {
-            o->rank = ctx->in[1]->rank;
-            memcpy(o->dims, ctx->in[1]->dims, sizeof o->dims);
-        } else {
-            o->rank = -1;
-        }
-    }
-    return NULL;
-}
-
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define L ONYX_OPSET_LATEST
 
 const onyx_op_def onyx_ops_loss[] = {
-    {"", "NegativeLogLikelihoodLoss", 12, 21, F3, 0, NULL, NULL, nll_compute, loss_infer},
-    {"", "NegativeLogLikelihoodLoss", 22, L, F4, 0, NULL, NULL, nll_compute, loss_infer},
-    {"", "SoftmaxCrossEntropyLoss", 12, 12, F3, 0, NULL, NULL, sce_compute, loss_infer},
-    {"", "SoftmaxCrossEntropyLoss", 13, L, F4, 0, NULL, NULL, sce_compute, loss_infer},
-    {0},
-};
+    {"", "NegativeLogLikelihoodLoss", 12, 21, F3, 0, NULL, NULL, nll_compute},
+    {"", "NegativeLogLikelihoodLoss", 22, L, F4, 0, NULL, NULL, nll_compute},
+    {"", "SoftmaxCrossEntropyLoss", 12, 12, F3, 0, NULL, NULL, sce_compute},
+    {"", "SoftmaxCrossEntropyLoss", 13, L, F4, 0, NULL, NULL, sce_compute},
+    {0},};

@@ -161,23 +161,10 @@ static onyx_status *momentum_compute(onyx_kernel_ctx *ctx) {
 }
 
 /* Outputs [groups-1][n]: each like the matching optimised tensor. */
-static onyx_status *training_infer(onyx_infer_ctx *ctx) {
-    size_t groups = !strcmp(ctx->node->op_type, "Adam") ? 4 : 3;
-    size_t rest = ctx->n_in >= 2 ? ctx->n_in - 2 : 0;
-    if (rest == 0 || rest % groups) return NULL;
-    size_t n = rest / groups;
-    for (size_t k = 0; k < ctx->n_out && k < (groups - 1) * n; k++) {
-        const onyx_type *x = ctx->in[2 + k % n];
-        if (x) ctx->out[k] = *x;
-    }
-    return NULL;
-}
-
 #define FD (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE))
 
 const onyx_op_def onyx_ops_training[] = {
-    {TRAINING, "Adagrad", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, adagrad_compute, training_infer},
-    {TRAINING, "Adam", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, adam_compute, training_infer},
-    {TRAINING, "Momentum", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, momentum_compute, training_infer},
-    {0},
-};
+    {TRAINING, "Adagrad", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, adagrad_compute},
+    {TRAINING, "Adam", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, adam_compute},
+    {TRAINING, "Momentum", 1, ONYX_OPSET_LATEST, FD, 0, NULL, NULL, momentum_compute},
+    {0},};

@@ -276,18 +276,6 @@ static onyx_status *roi_align_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *roi_align_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = su_infer_in(ctx, 0), *rois = su_infer_in(ctx, 1);
-    if (!x) return NULL;
-    su_type_tensor(&ctx->out[0], x->dtype, 4);
-    if (su_has_rank(rois) && rois->rank == 2) ctx->out[0].dims[0] = rois->dims[0];
-    if (su_has_rank(x) && x->rank == 4) ctx->out[0].dims[1] = x->dims[1];
-    int64_t oh = onyx_attr_int(ctx->node, "output_height", 1), ow = onyx_attr_int(ctx->node, "output_width", 1);
-    ctx->out[0].dims[2] = oh >= 1 ? oh : ONYX_DIM_UNKNOWN;
-    ctx->out[0].dims[3] = ow >= 1 ? ow : ONYX_DIM_UNKNOWN;
-    return NULL;
-}
-
 /* ======================================================== NonMaxSuppression */
 
 typedef struct nms_cand {
@@ -460,22 +448,15 @@ static onyx_status *nms_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *nms_infer(onyx_infer_ctx *ctx) {
-    su_type_tensor(&ctx->out[0], ONYX_INT64, 2);
-    ctx->out[0].dims[1] = 3;
-    return NULL;
-}
-
 /* ===================================================================== table */
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_detection[] = {
-    OP("RoiAlign", 10, 21, F3, roi_align_compute, roi_align_infer),
-    OP("RoiAlign", 22, L, F4, roi_align_compute, roi_align_infer),
-    OP("NonMaxSuppression", 10, L, ONYX_T(ONYX_FLOAT), nms_compute, nms_infer),
-    {0},
-};
+    OP("RoiAlign", 10, 21, F3, roi_align_compute),
+    OP("RoiAlign", 22, L, F4, roi_align_compute),
+    OP("NonMaxSuppression", 10, L, ONYX_T(ONYX_FLOAT), nms_compute),
+    {0},};

@@ -362,18 +362,6 @@ static onyx_status *grid_sample_compute(onyx_kernel_ctx *ctx) {
     return atomic_load(&job.failed) ? ONYX_OOM() : NULL;
 }
 
-static onyx_status *grid_sample_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = su_infer_in(ctx, 0), *g = su_infer_in(ctx, 1);
-    if (!x) return NULL;
-    int rank = su_has_rank(x) ? x->rank : su_has_rank(g) ? g->rank : -1;
-    su_type_tensor(&ctx->out[0], x->dtype, rank);
-    if (rank < 3) return NULL;
-    if (su_has_rank(x)) ctx->out[0].dims[0] = x->dims[0], ctx->out[0].dims[1] = x->dims[1];
-    if (su_has_rank(g) && g->rank == rank)
-        for (int i = 1; i < rank - 1; i++) ctx->out[0].dims[i + 1] = g->dims[i];
-    return NULL;
-}
-
 /* ================================================================ AffineGrid */
 
 /* Normalised position of index i of n: pixel centres spread over [-1, 1]
@@ -435,24 +423,6 @@ static onyx_status *affine_grid_compute(onyx_kernel_ctx *ctx) {
     }
     su_store_f64(y->dtype, y->data, 0, (size_t)y->numel, out);
     free(out);
-    return NULL;
-}
-
-static onyx_status *affine_grid_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = su_infer_in(ctx, 0);
-    const onyx_value *size = su_infer_const(ctx, 1);
-    if (!t) return NULL;
-    su_type_tensor(&ctx->out[0], t->dtype, -1);
-    if (!size || size->rank != 1 || (size->numel != 4 && size->numel != 5) ||
-        (size->dtype != ONYX_INT64 && size->dtype != ONYX_INT32))
-        return NULL;
-    int nsp = (int)size->numel - 2;
-    ctx->out[0].rank = nsp + 2;
-    ctx->out[0].dims[0] = onyx_load_as_int64(size->dtype, size->data, 0);
-    for (int i = 0; i < nsp; i++) ctx->out[0].dims[1 + i] = onyx_load_as_int64(size->dtype, size->data, 2 + i);
-    ctx->out[0].dims[1 + nsp] = nsp;
-    for (int i = 0; i < nsp + 2; i++)
-        if (ctx->out[0].dims[i] < 0) ctx->out[0].dims[i] = ONYX_DIM_UNKNOWN;
     return NULL;
 }
 
@@ -611,34 +581,6 @@ static onyx_status *col2im_compute(onyx_kernel_ctx *ctx) {
     if (!st) st = c2i_accumulate(&g, map, x, y, x->dims[0] * g.C, img);
     free(map);
     return st;
-}
-
-static onyx_status *col2im_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = su_infer_in(ctx, 0);
-    const onyx_value *image = su_infer_const(ctx, 1), *block = su_infer_const(ctx, 2);
-    if (!x) return NULL;
-    su_type_tensor(&ctx->out[0], x->dtype, -1);
-    if (!image || image->rank != 1 || image->numel < 1 || image->numel > ONYX_MAX_RANK - 2 ||
-        (image->dtype != ONYX_INT64 && image->dtype != ONYX_INT32))
-        return NULL;
-    int nd = (int)image->numel;
-    ctx->out[0].rank = nd + 2;
-    for (int i = 0; i < nd; i++) {
-        int64_t v = onyx_load_as_int64(image->dtype, image->data, i);
-        ctx->out[0].dims[2 + i] = v >= 0 ? v : ONYX_DIM_UNKNOWN;
-    }
-    if (su_has_rank(x) && x->rank == 3) {
-        ctx->out[0].dims[0] = x->dims[0];
-        int64_t K = 1;
-        bool known = block && block->rank == 1 && block->numel == nd &&
-                     (block->dtype == ONYX_INT64 || block->dtype == ONYX_INT32);
-        for (int i = 0; known && i < nd; i++) {
-            int64_t b = onyx_load_as_int64(block->dtype, block->data, i);
-            known = b >= 1 && b <= SP_MAX_PARAM && !onyx_mul_overflow_i64(K, b, &K);
-        }
-        if (known && onyx_dim_known(x->dims[1]) && x->dims[1] % K == 0) ctx->out[0].dims[1] = x->dims[1] / K;
-    }
-    return NULL;
 }
 
 /* ================================================================ DeformConv */
@@ -904,19 +846,6 @@ static onyx_status *deform_conv_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
-static onyx_status *deform_conv_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *x = su_infer_in(ctx, 0), *w = su_infer_in(ctx, 1), *off = su_infer_in(ctx, 2);
-    if (!x) return NULL;
-    int rank = su_has_rank(x) ? x->rank : -1;
-    su_type_tensor(&ctx->out[0], x->dtype, rank);
-    if (rank < 3) return NULL;
-    ctx->out[0].dims[0] = x->dims[0];
-    if (su_has_rank(w) && w->rank == rank) ctx->out[0].dims[1] = w->dims[0];
-    if (su_has_rank(off) && off->rank == rank)
-        for (int i = 2; i < rank; i++) ctx->out[0].dims[i] = off->dims[i];
-    return NULL;
-}
-
 /* ===================================================================== table */
 
 #define SP_T (ONYX_T_INTS | ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | \
@@ -925,14 +854,13 @@ static onyx_status *deform_conv_infer(onyx_infer_ctx *ctx) {
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
 #define L ONYX_OPSET_LATEST
-#define OP(name, from, to, types, fn, inf) {"", name, from, to, types, 0, NULL, NULL, fn, inf}
+#define OP(name, from, to, types, fn) {"", name, from, to, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_spatial[] = {
-    OP("GridSample", 16, 21, SP_T, grid_sample_compute, grid_sample_infer),
-    OP("GridSample", 22, L, SP_TB, grid_sample_compute, grid_sample_infer),
-    OP("AffineGrid", 20, L, F4, affine_grid_compute, affine_grid_infer),
-    OP("Col2Im", 18, L, SP_TB, col2im_compute, col2im_infer),
-    OP("DeformConv", 19, 21, F3, deform_conv_compute, deform_conv_infer),
-    OP("DeformConv", 22, L, F4, deform_conv_compute, deform_conv_infer),
-    {0},
-};
+    OP("GridSample", 16, 21, SP_T, grid_sample_compute),
+    OP("GridSample", 22, L, SP_TB, grid_sample_compute),
+    OP("AffineGrid", 20, L, F4, affine_grid_compute),
+    OP("Col2Im", 18, L, SP_TB, col2im_compute),
+    OP("DeformConv", 19, 21, F3, deform_conv_compute),
+    OP("DeformConv", 22, L, F4, deform_conv_compute),
+    {0},};

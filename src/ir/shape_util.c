@@ -1,7 +1,8 @@
-/* Helpers shared by kernel families. */
+/* Shape helpers shared by the operators' inference rules (ir/schemas/)
+ * and the kernels of every provider. */
 #include <stdlib.h>
 #include <string.h>
-#include "providers/cpu/kernel.h"
+#include "ir/shape_util.h"
 
 onyx_status *onyx_broadcast_shapes(const int64_t *a, int ra, const int64_t *b, int rb,
                                    int64_t *out, int *rout) {

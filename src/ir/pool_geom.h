@@ -9,8 +9,8 @@
  * explicitly padded range [-pad_begin, in + pad_end) (ceil-mode overhang
  * never counts). With ceil_mode a window that would start in the end
  * padding is dropped. */
-#ifndef ONYX_CPU_POOL_GEOM_H
-#define ONYX_CPU_POOL_GEOM_H
+#ifndef ONYX_IR_POOL_GEOM_H
+#define ONYX_IR_POOL_GEOM_H
 
 #include <stdbool.h>
 #include <stdint.h>

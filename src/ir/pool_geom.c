@@ -1,5 +1,5 @@
 /* Pooling window geometry (pool_geom.h), for pool.c and nchwc_pool.c. */
-#include "providers/cpu/kernels/nn/pool_geom.h"
+#include "ir/pool_geom.h"
 #include <string.h>
 #include "core/checked.h"
 
