@@ -1,7 +1,6 @@
 /* Inference rules of the operators of providers/cpu/kernels/quant/qlinear_add.c (the kernels run them). */
 #include <math.h>
 #include <string.h>
-#include <emmintrin.h>
 #include "ir/schema.h"
 
 #define L ONYX_SCHEMA_LATEST

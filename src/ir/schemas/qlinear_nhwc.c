@@ -2,7 +2,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <emmintrin.h>
 #include "ir/schema.h"
 #include "ir/pool_geom.h"
 

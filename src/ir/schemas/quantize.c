@@ -1,6 +1,5 @@
 /* Inference rules of the operators of providers/cpu/kernels/quant/quantize.c (the kernels run them). */
 #include <math.h>
-#include <emmintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
