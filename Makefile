@@ -18,10 +18,10 @@ asan:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
-# ThreadSanitizer build of the concurrency tests (test_concurrency, test_cancel) into build-tsan/.
+# ThreadSanitizer build of the concurrency tests (test_concurrency, test_cancel, test_threadpool) into build-tsan/.
 tsan:
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DONYX_TSAN=ON -DCMAKE_C_COMPILER=clang >/dev/null
-	@cmake --build build-tsan -j $(JOBS) --target test_concurrency test_cancel
+	@cmake --build build-tsan -j $(JOBS) --target test_concurrency test_cancel test_threadpool
 
 fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DONYX_FUZZ=ON -DONYX_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang >/dev/null

@@ -162,12 +162,14 @@ else
     failures+=("asan tests (not run: the ASan build failed)")
 fi
 
-# ---- 7. ThreadSanitizer: one session run from several threads, and runs cancelled from another
-# thread (tests/unit/test_concurrency.c, test_cancel.c) ----
+# ---- 7. ThreadSanitizer: one session run from several threads, runs cancelled from another
+# thread, and the thread pool's job hand-off with nested jobs and pools side by side
+# (tests/unit/test_concurrency.c, test_cancel.c, test_threadpool.c) ----
 step tsan-build make tsan JOBS="$jobs"
-if [ -x build-tsan/tests/test_concurrency ] && [ -x build-tsan/tests/test_cancel ]; then
+if [ -x build-tsan/tests/test_concurrency ] && [ -x build-tsan/tests/test_cancel ] &&
+    [ -x build-tsan/tests/test_threadpool ]; then
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
-        step tsan bash -c "build-tsan/tests/test_concurrency && build-tsan/tests/test_cancel"
+        step tsan bash -c "build-tsan/tests/test_concurrency && build-tsan/tests/test_cancel && build-tsan/tests/test_threadpool"
 else
     failed=$((failed + 1))
     failures+=("tsan (not run: the ThreadSanitizer build failed)")
