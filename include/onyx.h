@@ -398,6 +398,18 @@ ONYX_API onyx_status *onyx_session_run_into(onyx_session *session, const onyx_ru
                                             const onyx_value *const *inputs, size_t n_inputs,
                                             const char *const *output_names, size_t n_outputs,
                                             onyx_value **outputs);
+/* As onyx_session_run_into, but a tensor in outputs[i] is an offer, not a
+ * demand: the result is written into it when it has exactly the result's
+ * element type and shape (outputs[i] then still points to it), otherwise
+ * outputs[i] receives a new value and the offer is left untouched. The
+ * offers stay the caller's, who keeps its own pointers to them to free
+ * them (an allocator's cache of recently released output buffers offers
+ * them to the next run this way). On error outputs[] holds NULL or offers. */
+ONYX_API onyx_status *onyx_session_run_offered(onyx_session *session, const onyx_run_options *run_opts,
+                                               const char *const *input_names,
+                                               const onyx_value *const *inputs, size_t n_inputs,
+                                               const char *const *output_names, size_t n_outputs,
+                                               onyx_value **outputs);
 
 /* ------------------------------------------- device memory and I/O binding */
 
