@@ -137,11 +137,13 @@ static bool want_bf16(const onyx_env *env, const char *v) {
     if (!v || strcmp(v, "1")) return false;
     if (!onyx_bf16_fastmath_available()) {
         onyx_log(env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
-                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
+                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16 (or ONYX_CPU_DISABLE names "
+                 "it), the AVX-512 kernels are not in use (ONYX_ISA), or this is a minimal build; float32 "
+                 "GEMMs and convolutions stay float32");
         return false;
     }
-    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
+    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM and convolution weights packed as bfloat16 (%s)",
+             onyx_bf16_amx_usable() ? "AMX-BF16" : "AVX512-BF16, no AMX");
     return true;
 }
 

@@ -176,6 +176,7 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa) {
 
 const onyx_cpu_table *onyx_cpu_init(void) {
     onyx_cpu_isa isa = onyx_cpu_detected();
+    (void)onyx_cpu_disabled("amx");   /* report a bad ONYX_CPU_DISABLE once, at start */
     const char *env = getenv("ONYX_ISA");
     const char *why = "detected";
     if (env && *env) {
@@ -205,6 +206,32 @@ bool onyx_cpu_force_isa(const char *name) {
     return true;
 }
 
+static const char *const disable_names[] = {"amx", "avx512bf16"};
+
+static int parse_disabled(const char *list) {
+    int mask = 0;
+    while (list && *list) {
+        size_t n = strcspn(list, ",");
+        size_t i = 0;
+        while (i < sizeof disable_names / sizeof *disable_names &&
+               (strlen(disable_names[i]) != n || strncmp(list, disable_names[i], n)))
+            i++;
+        if (i < sizeof disable_names / sizeof *disable_names) mask |= 1 << i;
+        else if (n) fprintf(stderr, "onyx: ONYX_CPU_DISABLE: '%.*s' is not one of amx, avx512bf16; ignored\n", (int)n, list);
+        list += n + (list[n] == ',');
+    }
+    return mask;
+}
+
+bool onyx_cpu_disabled(const char *feature) {
+    static _Atomic int mask = -1;   /* a racing first call parses the same value */
+    int m = atomic_load_explicit(&mask, memory_order_relaxed);
+    if (m < 0) atomic_store_explicit(&mask, m = parse_disabled(getenv("ONYX_CPU_DISABLE")), memory_order_relaxed);
+    for (size_t i = 0; i < sizeof disable_names / sizeof *disable_names; i++)
+        if (!strcmp(feature, disable_names[i])) return m >> i & 1;
+    return false;
+}
+
 /* VNNI feature bits (CPUID leaf 7): clang's __builtin_cpu_supports lacks
  * "avxvnni". The OS state for ymm/zmm is implied by the table's ISA. */
 #ifdef ONYX_GEMM_X86
@@ -223,7 +250,7 @@ static bool cpu_has_vnni(bool zmm) {
 #include <unistd.h>
 static bool cpu_has_amx(void) {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (onyx_cpu_disabled("amx") || __get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
     if (!(d & (1u << 24)) || !(d & (1u << 25))) return false;
     return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
 }

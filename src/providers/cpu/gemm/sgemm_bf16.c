@@ -26,7 +26,7 @@ bool onyx_bf16_fastmath_available(void) {
     static int has = -1;
     if (has < 0) {
         __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
+        has = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("avx512bf16") ? 1 : 0;
     }
     return has && onyx_cpu()->isa == ONYX_CPU_AVX512;
 #else

@@ -11,6 +11,7 @@
  * a run of tiles (begin) and released after (end), so threads that never
  * use AMX carry no tile state. */
 #include "providers/cpu/gemm/sgemm_bf16.h"
+#include "providers/cpu/platform.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
@@ -35,7 +36,7 @@ bool onyx_bf16_amx_usable(void) {
          * clang 14's __builtin_cpu_supports does not know them) */
         unsigned a, b, c, d;
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512bf16") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+        v = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("amx") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
             (d >> 22 & 1) && (d >> 24 & 1) &&
             syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
         atomic_store(&usable, v);
