@@ -63,24 +63,6 @@ TARGET static void amx_begin(void) { _tile_loadconfig(&config); }
 
 TARGET static void amx_end(void) { _tile_release(); }
 
-/* n floats -> pairs of bfloat16 (round to nearest even), zero-padded to
- * `pairs` pairs. */
-TARGET static void row_convert(const float *src, size_t n, uint32_t *dst, size_t pairs) {
-    size_t k = 0;
-    for (; k + 32 <= n; k += 32) {
-        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + k + 16), _mm512_loadu_ps(src + k));
-        _mm512_storeu_si512(dst + k / 2, (__m512i)v);
-    }
-    for (; k < 2 * pairs; k += 32) {   /* the tail and the zero padding, masked */
-        size_t left = k < n ? n - k : 0;
-        __mmask16 lo = (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1u);
-        __mmask16 hi = (__mmask16)(left >= 32 ? 0xffff : left > 16 ? (1u << (left - 16)) - 1u : 0);
-        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, src + k + 16), _mm512_maskz_loadu_ps(lo, src + k));
-        size_t room = (2 * pairs - k) / 2;   /* pairs left to write */
-        _mm512_mask_storeu_epi32(dst + k / 2, (__mmask16)(room >= 16 ? 0xffff : (1u << room) - 1u), (__m512i)v);
-    }
-}
-
 TARGET static void kernel_amx(const onyx_bf16_kargs *ka) {
     float acc[MR * NR] __attribute__((aligned(64)));
     const size_t kp = ka->kp, a_stride = kp * 4, b_stride = NR * 4;
@@ -119,7 +101,8 @@ TARGET static void kernel_amx(const onyx_bf16_kargs *ka) {
     }
 }
 
-const onyx_bf16_isa onyx_bf16_isa_amx = {"amx-bf16", MR, NR, 32, true, kernel_amx, amx_begin, amx_end, row_convert};
+const onyx_bf16_isa onyx_bf16_isa_amx = {"amx-bf16", MR, NR, 32, true, kernel_amx, amx_begin, amx_end,
+                                       onyx_bf16_row_convert_avx512};
 
 #else
 bool onyx_bf16_amx_usable(void) { return false; }
