@@ -75,8 +75,10 @@ bool onyx_bf16_amx_usable(void);
 /* The portable kernel: the reference of the same rounding (tests). */
 extern const onyx_bf16_isa onyx_bf16_isa_portable;
 
-/* True when this CPU has AVX512-BF16 and the AVX-512 table is in use (an
- * ONYX_ISA forcing a lower set turns fast-math off). */
+/* True when this CPU has AVX512-BF16, with usable AMX or on an AMD core
+ * (Zen 4: VDPBF16PS at FMA's rate; Intel issues it at half), and the
+ * AVX-512 table is in use (an ONYX_ISA forcing a lower set turns fast-math
+ * off). ONYX_CPU_DISABLE=amx takes the AMD path on any CPU with AVX512-BF16. */
 bool onyx_bf16_fastmath_available(void);
 
 /* Pack op(B) (K x N) for `isa` (NULL: the best available), on pool (NULL:
