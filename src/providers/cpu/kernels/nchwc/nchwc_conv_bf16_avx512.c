@@ -7,10 +7,10 @@
  * A rows) feed two VDPBF16PS per pixel, 32 multiply-adds each. A pixel's
  * pair j of step s is A's 32-bit word at s * 1024 + i * 32 + 2j (bfloat16
  * units), B's 16 outputs of pair j at s * 1024 + j * 64 (+ 32 for outputs
- * 16..31). Where VDPBF16PS issues at the rate of float32 FMA (Zen 4 by
- * published instruction tables) the tile does twice the float32 kernel's
- * multiply-adds per cycle; Sapphire Rapids issues it at half that rate, so
- * there it is at best as fast as float32 (AMX runs instead).
+ * 16..31). Where VDPBF16PS issues at the rate of float32 FMA (expected on
+ * Zen 4) the tile does twice the float32 kernel's multiply-adds per cycle;
+ * Intel issues it at half that rate (measured on Sapphire Rapids: 0.47x of
+ * float32), so Intel cores use AMX or keep float32 (sgemm_bf16.c).
  *
  * The accumulators go to a local 32 x 32 buffer and then to the blocked
  * output with bias, Z and the activation (onyx_nchwc_bf16_store_avx512,
