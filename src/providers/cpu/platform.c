@@ -175,9 +175,20 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa) {
     return (unsigned)isa < ONYX_CPU_ISA_COUNT ? names[isa] : "unknown";
 }
 
+/* A whole entry of ONYX_CPU_DISABLE's comma list (read on each call: the
+ * callers cache what they derive from it; sgemm_bf16.c reports unknown
+ * names; kept small for minimal builds). */
+bool onyx_cpu_disabled(const char *feature) {
+    const size_t n = strlen(feature);
+    for (const char *p = getenv("ONYX_CPU_DISABLE"); p && *p; p += *p == ',') {
+        if (!strncmp(p, feature, n) && (p[n] == ',' || !p[n])) return true;
+        p += strcspn(p, ",");
+    }
+    return false;
+}
+
 const onyx_cpu_table *onyx_cpu_init(void) {
     onyx_cpu_isa isa = onyx_cpu_detected();
-    (void)onyx_cpu_disabled("amx");   /* report a bad ONYX_CPU_DISABLE once, at start */
     const char *env = getenv("ONYX_ISA");
     const char *why = "detected";
     if (env && *env) {
@@ -205,32 +216,6 @@ bool onyx_cpu_force_isa(const char *name) {
     atomic_store_explicit(&onyx_cpu_current, &tables[isa], memory_order_release);
     atomic_store(&source, "forced");
     return true;
-}
-
-static const char *const disable_names[] = {"amx", "avx512bf16"};
-
-static int parse_disabled(const char *list) {
-    int mask = 0;
-    while (list && *list) {
-        size_t n = strcspn(list, ",");
-        size_t i = 0;
-        while (i < sizeof disable_names / sizeof *disable_names &&
-               (strlen(disable_names[i]) != n || strncmp(list, disable_names[i], n)))
-            i++;
-        if (i < sizeof disable_names / sizeof *disable_names) mask |= 1 << i;
-        else if (n) fprintf(stderr, "onyx: ONYX_CPU_DISABLE: '%.*s' is not one of amx, avx512bf16; ignored\n", (int)n, list);
-        list += n + (list[n] == ',');
-    }
-    return mask;
-}
-
-bool onyx_cpu_disabled(const char *feature) {
-    static _Atomic int mask = -1;   /* a racing first call parses the same value */
-    int m = atomic_load_explicit(&mask, memory_order_relaxed);
-    if (m < 0) atomic_store_explicit(&mask, m = parse_disabled(getenv("ONYX_CPU_DISABLE")), memory_order_relaxed);
-    for (size_t i = 0; i < sizeof disable_names / sizeof *disable_names; i++)
-        if (!strcmp(feature, disable_names[i])) return m >> i & 1;
-    return false;
 }
 
 /* VNNI feature bits (CPUID leaf 7): clang's __builtin_cpu_supports lacks
