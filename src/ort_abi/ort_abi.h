@@ -100,7 +100,7 @@ void ort_out_cache_release(ort_out_cache *c);
 /* A tensor of output `index`'s last shape over a cached block (released
  * with ReleaseValue), or NULL. */
 onyx_value *ort_out_cache_offer(ort_out_cache *c, size_t index);
-void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v);
+void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v, const onyx_value *offer);
 void ort_out_cache_unref_block(ort_out_cache *c);
 
 /* ---- sessions (ort_session.c) ---- */

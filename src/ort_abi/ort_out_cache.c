@@ -17,6 +17,7 @@
  * Thread-safe: concurrent runs of one session take distinct blocks. A
  * block handed out holds a reference, so outputs may outlive the session. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/value.h"
@@ -29,6 +30,8 @@
 
 typedef struct out_shape {
     int dtype;            /* 0: nothing recorded */
+    int declined;         /* an offer of the right shape went unused: the run
+                           * copies this output (an input, constant or view) */
     int rank;
     int64_t dims[ONYX_MAX_RANK];
 } out_shape;
@@ -122,14 +125,15 @@ void ort_out_cache_release(ort_out_cache *c) {
     if (gone) cache_destroy(c);
 }
 
-/* The smallest idle block that holds n bytes and wastes at most an eighth,
- * else a new one; NULL when out of memory. */
+/* The smallest idle block that holds n bytes and wastes at most an eighth
+ * (of equal ones the last released, the likeliest still in cache), else a
+ * new one; NULL when out of memory. */
 static void *block_take(ort_out_cache *c, size_t n) {
     void *block = NULL;
     pthread_mutex_lock(&c->lock);
     size_t best = CACHE_SLOTS;
     for (size_t i = 0; i < c->n_idle; i++)
-        if (c->idle[i].n >= n && c->idle[i].n - n <= n / 8 && (best == CACHE_SLOTS || c->idle[i].n < c->idle[best].n))
+        if (c->idle[i].n >= n && c->idle[i].n - n <= n / 8 && (best == CACHE_SLOTS || c->idle[i].n <= c->idle[best].n))
             best = i;
     if (best < CACHE_SLOTS) {
         block = c->idle[best].block;
@@ -162,7 +166,7 @@ onyx_value *ort_out_cache_offer(ort_out_cache *c, size_t index) {
     pthread_mutex_unlock(&c->lock);
     int64_t numel;
     size_t nbytes;
-    if (!want.dtype) return NULL;
+    if (!want.dtype || want.declined) return NULL;
     onyx_status *st = onyx_shape_numel(want.dims, want.rank, &numel);
     if (st || !onyx_dtype_nbytes(want.dtype, numel, &nbytes) || nbytes < OFFER_MIN) {
         onyx_status_free(st);
@@ -183,8 +187,8 @@ onyx_value *ort_out_cache_offer(ort_out_cache *c, size_t index) {
 }
 
 /* After a successful run: output `index` produced `v` (its shape is the
- * next run's guess). */
-void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v) {
+ * next run's guess) where `offer` (or NULL) had been offered. */
+void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v, const onyx_value *offer) {
     if (!c || index >= c->n_outputs || !v) return;
     out_shape s = {0};
     if (v->kind == ONYX_VALUE_TENSOR && v->dtype != ONYX_STRING && !v->device) {
@@ -192,7 +196,10 @@ void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v) {
         s.rank = v->rank;
         memcpy(s.dims, v->dims, (size_t)v->rank * sizeof *v->dims);
     }
+    bool unused = offer && offer != v && offer->rank == v->rank &&
+                  !memcmp(offer->dims, v->dims, (size_t)v->rank * sizeof *v->dims);
     pthread_mutex_lock(&c->lock);
+    s.declined = c->last[index].declined || unused;
     c->last[index] = s;
     pthread_mutex_unlock(&c->lock);
 }

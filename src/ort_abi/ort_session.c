@@ -179,8 +179,8 @@ static onyx_status *run_with_offers(OrtSession *sess, const OrtRunOptions *ro, c
                                                (onyx_value **)outputs);
     for (size_t i = 0; i < n_out; i++) {
         if (st) outputs[i] = NULL;   /* the run freed its own results */
+        else ort_out_cache_record(sess->outs, index[i], (const onyx_value *)outputs[i], offers[i]);
         if (offers[i] && outputs[i] != (OrtValue *)offers[i]) ort_ReleaseValue((OrtValue *)offers[i]);
-        if (!st) ort_out_cache_record(sess->outs, index[i], (const onyx_value *)outputs[i]);
     }
     return st;
 }

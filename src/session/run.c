@@ -120,15 +120,6 @@ static onyx_status *copy_to_provided(const char *name, onyx_value *dst, const on
     return NULL;
 }
 
-/* An offered tensor (onyx_session_run_offered) receives the result when it
- * has the result's type and shape; otherwise the result is returned as if
- * nothing had been offered. */
-static bool offer_fits(const onyx_value *offer, const onyx_value *v) {
-    return offer->data == v->data ||
-           (v->kind == ONYX_VALUE_TENSOR && v->dtype != ONYX_STRING && !v->device && offer->dtype == v->dtype &&
-            onyx_shape_equal(offer, v) && offer->nbytes == v->nbytes);
-}
-
 static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
                                  const char *const *names, size_t n, onyx_value **outputs,
                                  onyx_value *const *given) {
@@ -140,7 +131,8 @@ static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
         onyx_value *v = rs->slots[id];
         if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
         ONYX_TRY(check_output_type(s, id, v));
-        if (given && given[i] && (!rs->provided_loose || offer_fits(given[i], v))) {
+        /* an offer (onyx_session_run_offered) only when the node wrote into it */
+        if (given && given[i] && (!rs->provided_loose || given[i]->data == v->data)) {
             ONYX_TRY(copy_to_provided(names[i], given[i], v));
             outputs[i] = given[i];
         } else if (rs->owned[id]) {
@@ -251,7 +243,7 @@ static void run_state_free(onyx_run_state *rs, size_t n_values) {
  * (the first of two for the same output is written directly, the second
  * gets a copy). */
 static onyx_status *collect_provided(const onyx_session *s, const char *const *names, size_t n,
-                                     onyx_value **given, onyx_value **by_id, bool offered) {
+                                     onyx_value *const *given, onyx_value **by_id) {
     const onyx_graph *g = s->graph;
     for (size_t i = 0; i < n; i++) {
         onyx_value *p = given[i];
@@ -263,10 +255,6 @@ static onyx_status *collect_provided(const onyx_session *s, const char *const *n
             return ONYX_INVALID_ARG("output '%s': a provided output must be a numeric tensor in host memory",
                                     names[i]);
         const onyx_type *t = &g->values[id].type;
-        if (offered && t->kind == ONYX_VALUE_TENSOR && t->dtype && t->dtype != p->dtype) {
-            given[i] = NULL;   /* an offer that cannot fit: the run allocates */
-            continue;
-        }
         if (t->kind == ONYX_VALUE_TENSOR && t->dtype && t->dtype != p->dtype)
             return ONYX_INVALID_ARG("output '%s': the provided tensor holds %s but the output is %s", names[i],
                                     onyx_dtype_name(p->dtype), onyx_dtype_name(t->dtype));
@@ -275,14 +263,10 @@ static onyx_status *collect_provided(const onyx_session *s, const char *const *n
     return NULL;
 }
 
-/* What outputs[] holds on entry: nothing (onyx_session_run), tensors the
- * results must be written to (run_into), or tensors offered for them (run_offered). */
-typedef enum { RUN_PLAIN, RUN_INTO, RUN_OFFERED } run_into_mode;
-
-static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opts,
-                                const char *const *input_names, const onyx_value *const *inputs,
-                                size_t n_inputs, const char *const *output_names, size_t n_outputs,
-                                onyx_value **outputs, run_into_mode into, const onyx_run_hooks *hooks) {
+onyx_status *onyx_session_run_mode(onyx_session *s, const onyx_run_options *run_opts,
+                                   const char *const *input_names, const onyx_value *const *inputs,
+                                   size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                   onyx_value **outputs, onyx_run_into_mode into, const onyx_run_hooks *hooks) {
     if (!s) return ONYX_INVALID_ARG("session is NULL");
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
@@ -299,7 +283,7 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
                 return ONYX_OOM();
             }
             memcpy(given, outputs, n_outputs * sizeof *given);
-            onyx_status *pst = collect_provided(s, output_names, n_outputs, given, by_id, into == RUN_OFFERED);
+            onyx_status *pst = collect_provided(s, output_names, n_outputs, given, by_id);
             if (pst) {
                 free(given);
                 free(by_id);
@@ -395,27 +379,22 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
                               const char *const *input_names, const onyx_value *const *inputs,
                               size_t n_inputs, const char *const *output_names, size_t n_outputs,
                               onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, RUN_PLAIN, NULL);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_PLAIN, NULL);
 }
 
 onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
                                      const char *const *input_names, const onyx_value *const *inputs,
                                      size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                      onyx_value **outputs, const onyx_run_hooks *hooks) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, RUN_PLAIN, hooks);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_PLAIN, hooks);
 }
 
 onyx_status *onyx_session_run_into(onyx_session *s, const onyx_run_options *run_opts,
                                    const char *const *input_names, const onyx_value *const *inputs,
                                    size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                    onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, RUN_INTO, NULL);
-}
-
-onyx_status *onyx_session_run_offered(onyx_session *s, const onyx_run_options *run_opts,
-                                      const char *const *input_names, const onyx_value *const *inputs,
-                                      size_t n_inputs, const char *const *output_names, size_t n_outputs,
-                                      onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, RUN_OFFERED,
-                       NULL);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_INTO, NULL);
 }

@@ -178,9 +178,10 @@ static void test_chain(void) {
     onyx_session_free(s);
 }
 
-/* onyx_session_run_offered: an offer of the result's type and shape is
- * written (y directly, x and c by copy); one that does not fit (shape,
- * element type) is left untouched and a new value is returned instead. */
+/* onyx_session_run_offered: an offer of the result's shape is written by
+ * the node (y); one of another shape, or for an output the run copies (the
+ * input x, the constant c), is left untouched and a new value is returned;
+ * an offer of another element type is an error. */
 static void test_offered(void) {
     onyx_session *s = open_model("tests/data/run_into.onnx");
     if (!s) return;
@@ -190,8 +191,8 @@ static void test_offered(void) {
     CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &xv));
     const char *in = "x", *names[3] = {"y", "x", "c"};
     for (int round = 0; round < 2; round++) {
-        guarded y = guarded_tensor(ONYX_FLOAT, shape, 2, 4), xo = guarded_tensor(ONYX_FLOAT, wrong, 2, 4),
-                c = guarded_tensor(ONYX_INT32, cshape, 1, 4);
+        guarded y = guarded_tensor(ONYX_FLOAT, shape, 2, 4), xo = guarded_tensor(ONYX_FLOAT, round ? shape : wrong, 2, 4),
+                c = guarded_tensor(ONYX_FLOAT, cshape, 1, 4);
         onyx_value *outs[3] = {y.v, xo.v, c.v};
         CHECK_OK(onyx_session_run_offered(s, NULL, &in, (const onyx_value *const *)&xv, 1, names, 3, outs));
         CHECK(outs[0] == y.v && outs[1] && outs[1] != xo.v && outs[2] && outs[2] != c.v);
@@ -208,6 +209,13 @@ static void test_offered(void) {
         guarded_free(&xo);
         guarded_free(&c);
     }
+    /* an offer of another element type */
+    guarded bad = guarded_tensor(ONYX_INT32, shape, 2, 4);
+    onyx_value *b = bad.v;
+    CHECK_ERR(onyx_session_run_offered(s, NULL, &in, (const onyx_value *const *)&xv, 1, names, 1, &b),
+              "holds int32 but the output is float");
+    CHECK(b == bad.v && guards_intact(&bad));
+    guarded_free(&bad);
     /* an offer of the wrong shape where a node writes the output: allocated */
     guarded y = guarded_tensor(ONYX_FLOAT, wrong, 2, 4);
     onyx_value *o = y.v;
