@@ -46,6 +46,11 @@ void tk_type_tensor(onyx_type *out, int dtype, int rank) {
     for (int i = 0; i < ONYX_MAX_RANK; i++) out->dims[i] = ONYX_DIM_UNKNOWN;
 }
 
+void tk_type_shaped(onyx_type *out, int dtype, int rank, const int64_t *dims) {
+    tk_type_tensor(out, dtype, rank);
+    for (int i = 0; dims && i < rank && i < ONYX_MAX_RANK; i++) out->dims[i] = dims[i];
+}
+
 bool tk_infer_ints(const onyx_value *v, int64_t *vals, size_t *n) {
     onyx_status *st = tk_read_ints(v, "value", true, vals, ONYX_MAX_RANK, n);
     bool ok = st == NULL;

@@ -30,6 +30,8 @@ onyx_status *tk_normalize_axes(const int64_t *axes, size_t n, int rank, const ch
 
 /* out = tensor of dtype with rank (dims unknown; rank -1 = unknown). */
 void tk_type_tensor(onyx_type *out, int dtype, int rank);
+/* The same with dims (rank values; unknown where dims is NULL). */
+void tk_type_shaped(onyx_type *out, int dtype, int rank, const int64_t *dims);
 /* Up to ONYX_MAX_RANK values of a 1-D or scalar int32/int64 constant;
  * false when it is not one (inference then knows less, it does not fail). */
 bool tk_infer_ints(const onyx_value *v, int64_t *vals, size_t *n);

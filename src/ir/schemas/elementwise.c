@@ -7,13 +7,6 @@
 
 /* ------------------------------------------------------------- inference */
 
-static void type_set(onyx_type *o, int dtype, int rank, const int64_t *dims) {
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = rank;
-    if (rank > 0) memcpy(o->dims, dims, sizeof(int64_t) * (size_t)rank);
-}
 /* Output 0 gets dtype and the broadcast of inputs [first, first+count);
  * rank unknown (-1) when any of their ranks is. */
 static onyx_status *infer_elementwise(onyx_infer_ctx *ctx, size_t first, size_t count, int dtype) {
@@ -27,14 +20,14 @@ static onyx_status *infer_elementwise(onyx_infer_ctx *ctx, size_t first, size_t 
         }
         ONYX_TRY(tk_broadcast_fold(&rank, dims, ctx->in[i]));
     }
-    type_set(&ctx->out[0], dtype, rank, dims);
+    tk_type_shaped(&ctx->out[0], dtype, rank, dims);
     return NULL;
 }
 static bool legacy_infer(onyx_infer_ctx *ctx, int dtype) {
     if (ctx->opset >= 7 || !onyx_attr_int(ctx->node, "broadcast", 0) || ctx->n_out < 1) return false;
     const onyx_type *a = ctx->n_in ? ctx->in[0] : NULL;
-    if (tk_has_rank(a)) type_set(&ctx->out[0], dtype, a->rank, a->dims);
-    else type_set(&ctx->out[0], dtype, -1, NULL);
+    if (tk_has_rank(a)) tk_type_shaped(&ctx->out[0], dtype, a->rank, a->dims);
+    else tk_type_shaped(&ctx->out[0], dtype, -1, NULL);
     return true;
 }
 static onyx_status *binary_infer(onyx_infer_ctx *ctx) {
@@ -54,8 +47,8 @@ static onyx_status *where_infer(onyx_infer_ctx *ctx) {
 static onyx_status *predicate_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
     const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
-    if (tk_has_rank(x)) type_set(&ctx->out[0], ONYX_BOOL, x->rank, x->dims);
-    else type_set(&ctx->out[0], ONYX_BOOL, -1, NULL);
+    if (tk_has_rank(x)) tk_type_shaped(&ctx->out[0], ONYX_BOOL, x->rank, x->dims);
+    else tk_type_shaped(&ctx->out[0], ONYX_BOOL, -1, NULL);
     return NULL;
 }
 
