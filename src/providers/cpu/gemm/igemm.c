@@ -75,6 +75,9 @@ onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n,
 
 /* ------------------------------------------------------------ driver */
 
+/* Bytes of A per row panel: a quarter of a 1-2 MB L2, the rest for B. */
+#define IGEMM_PANEL_BYTES (256 * 1024)
+
 typedef struct igemm_job {
     const onyx_igemm_isa *isa;
     const uint8_t *a;       /* u8 rows, padded to kp */
@@ -84,6 +87,7 @@ typedef struct igemm_job {
     const int32_t *col_term; /* per column: K za zb - za colsum */
     const onyx_igemm_out *o;
     size_t row_blocks, col_groups;
+    size_t panel_blocks;     /* row blocks per panel (see igemm_range) */
 } igemm_job;
 
 static inline float act_apply(float x, const onyx_igemm_out *o) {
@@ -137,8 +141,10 @@ void onyx_igemm_store_tile(const onyx_igemm_tile *t, const int32_t *acc, size_t 
     }
 }
 
-/* Work units: column group outer (its B strips stay in L2 while the rows
- * pass), row block inner. */
+/* Work units: panels of rows outer (a panel of A stays in L2 while all of B
+ * passes: with A and B both beside each other in L2 at 1024^3, the VNNI
+ * kernel lost a fifth), then column group (its B strips stay in L1/L2 while
+ * the panel's rows pass), row block inner. */
 static void igemm_range(void *arg, size_t begin, size_t end) {
     const igemm_job *jb = arg;
     const onyx_igemm_isa *isa = jb->isa;
@@ -146,7 +152,10 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
     if (isa->range_begin) isa->range_begin();
     for (size_t u = begin; u < end; u++) {
-        size_t cg = u / jb->row_blocks, rb = u % jb->row_blocks;
+        size_t per_panel = jb->panel_blocks * jb->col_groups, p = u / per_panel, r = u % per_panel;
+        size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
+                                                                            : jb->panel_blocks;
+        size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
         size_t s0 = cg * isa->nv, nv = b->strips - s0 < isa->nv ? b->strips - s0 : isa->nv;
         size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
@@ -208,6 +217,8 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b, .col_term = col_term, .o = o};
     jb.row_blocks = (m + isa->mr - 1) / isa->mr;
     jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
+    jb.panel_blocks = IGEMM_PANEL_BYTES / (isa->mr * lda);
+    if (jb.panel_blocks < 1) jb.panel_blocks = 1;
     size_t units = jb.row_blocks * jb.col_groups;
     /* a unit is mr x 16nv x k MACs; keep a chunk above ~64K MACs */
     size_t per = isa->mr * isa->nv * ONYX_IGEMM_NR * b->kp;
