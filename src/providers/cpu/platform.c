@@ -334,8 +334,13 @@ int onyx_cpu_nchwc_block(void) {
         atomic_compare_exchange_strong(&forced_block, &expected, f);
         f = atomic_load(&forced_block);
     }
-    const int own = onyx_cpu()->nchwc_block;
-    return own && f ? f : own;
+    const onyx_cpu_table *t = onyx_cpu();
+    /* NEON's blocked kernels are tested but not timed on ARM64 hardware:
+     * the layout is off there unless forced (an opt-in, as ONNX Runtime's
+     * onnxruntime_USE_ARM_NEON_NCHWC build option); elsewhere a forced
+     * block applies only where the table has a fast blocked path */
+    if (t->isa == ONYX_CPU_NEON) return f;
+    return t->nchwc_block && f ? f : t->nchwc_block;
 }
 
 const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block) {

@@ -143,7 +143,8 @@ const char *onyx_cpu_isa_source(void);
 /* The block size the layout pass uses: the table's, unless another was
  * forced (ONYX_NCHWC_BLOCK=4|8|16 in the environment, or
  * onyx_cpu_force_nchwc_block for tests and benchmarks); 0 where the table
- * has no fast blocked path. */
+ * has no fast blocked path. NEON: 0 unless forced (the layout is opt-in
+ * there until it is timed on ARM64 hardware). */
 int onyx_cpu_nchwc_block(void);
 /* Force blocks of 4, 8 or 16 channels; 0 returns to the table's. False
  * (and no change) for another value. */
