@@ -35,6 +35,9 @@ static float act_ref(float x, const onyx_gemm_epilogue *ep) {
     case ONYX_GEMM_ACT_RELU: return x < 0 ? 0 : x;
     case ONYX_GEMM_ACT_CLIP: return x < ep->act_a ? ep->act_a : (x > ep->act_b ? ep->act_b : x);
     case ONYX_GEMM_ACT_LEAKY_RELU: return x < 0 ? ep->act_a * x : x;
+    case ONYX_GEMM_ACT_GELU: return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
+    case ONYX_GEMM_ACT_FAST_GELU:
+        return (float)(0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * (double)x * x * x))));
     default: return x;
     }
 }
@@ -213,6 +216,8 @@ static void test_epilogues(onyx_threadpool *tp) {
         {ONYX_GEMM_BIAS_NONE, NULL, ONYX_GEMM_ACT_CLIP, -0.5f, 0.75f},
         {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_LEAKY_RELU, 0.1f, 0},
         {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0},
+        {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_GELU, 0, 0},        /* applied by the driver per tile */
+        {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_FAST_GELU, 0, 0},
     };
     static const size_t shapes[][3] = {{1, 1, 1}, {7, 33, 5}, {17, 50, 300}, {64, 196, 576}, {3, 5, 0}};
     for (size_t e = 0; e < sizeof eps / sizeof eps[0]; e++)

@@ -356,13 +356,16 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
+    /* GELU is not in the micro-kernels' store: each finished tile gets it
+     * right after, while it is still in L1 */
+    const bool gelu = ep && pc + kc == job->K && (ep->act == ONYX_GEMM_ACT_GELU || ep->act == ONYX_GEMM_ACT_FAST_GELU);
     onyx_gemm_kargs ka = {
         .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
         .beta = pc ? 1.0f : job->beta,
         .load_c = pc > 0 || job->beta != 0.0f,
         .last = pc + kc == job->K,
-        .act = ep ? (int)ep->act : 0,
+        .act = ep && !gelu ? (int)ep->act : 0,
         .act_a = ep ? ep->act_a : 0.0f,
         .act_b = ep ? ep->act_b : 0.0f,
     };
@@ -389,6 +392,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
                 pf->lines -= ka.pf_lines;
             }
             isa->kernel(&ka);
+            if (gelu) onyx_gemm_gelu(ep->act, ka.c, job->ldc, NULL, ka.c, job->ldc, ka.mr, ka.nr);
         }
     }
 }

@@ -203,6 +203,16 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
                            const onyx_gemm_operand *B, float beta, float *C, size_t ldc,
                            const onyx_gemm_epilogue *ep, onyx_threadpool *tp);
 
+/* ---- the GELU epilogues (gemm_gelu.c) ---- */
+
+/* y = Gelu(x + b) (act ONYX_GEMM_ACT_GELU, the erf form) or FastGelu(x + b)
+ * (ONYX_GEMM_ACT_FAST_GELU, the tanh form) on `rows` rows of n values, rows
+ * ldx and ldy apart; b (n values) may be NULL; y may be x (in place, with
+ * ldy == ldx). Vectorised for the CPU dispatch table's ISA; the SGEMM store
+ * and com.microsoft Gelu/BiasGelu/FastGelu share it. */
+void onyx_gemm_gelu(onyx_gemm_activation act, const float *x, size_t ldx, const float *b, float *y, size_t ldy,
+                    size_t rows, size_t n);
+
 /* ---- per-thread scratch ---- */
 
 /* Temporary float buffers that stay allocated per thread (freed at thread
