@@ -2,8 +2,8 @@
  * 2-D float weight followed by com.microsoft Gelu, BiasGelu or FastGelu
  * (the transformer feed-forward's first layer) becomes one ai.onyx
  * MatMulActivation(A, W[, bias]) with activation "Gelu" or "FastGelu": the
- * SGEMM adds the bias and applies the GELU to each tile as it stores it
- * (gemm.h), instead of a second pass that reads and writes the whole
+ * SGEMM adds the bias and applies the GELU to each block of the output as it
+ * finishes it (gemm.c), instead of a second pass that reads and writes the whole
  * (tokens x 3072) output.
  *
  * The operator exists only in onyx's CPU provider, so the rewrite is kept

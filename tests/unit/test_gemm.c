@@ -216,7 +216,7 @@ static void test_epilogues(onyx_threadpool *tp) {
         {ONYX_GEMM_BIAS_NONE, NULL, ONYX_GEMM_ACT_CLIP, -0.5f, 0.75f},
         {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_LEAKY_RELU, 0.1f, 0},
         {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0},
-        {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_GELU, 0, 0},        /* applied by the driver per tile */
+        {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_GELU, 0, 0},        /* applied by the driver per block */
         {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_FAST_GELU, 0, 0},
     };
     static const size_t shapes[][3] = {{1, 1, 1}, {7, 33, 5}, {17, 50, 300}, {64, 196, 576}, {3, 5, 0}};

@@ -356,8 +356,11 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
-    /* GELU is not in the micro-kernels' store: each finished tile gets it
-     * right after, while it is still in L1 */
+    /* GELU is not in the micro-kernels' store: the driver applies it (with
+     * a column bias, so the kernels keep their plain inline store) to the
+     * finished block right after, in rows of up to NC while the block is
+     * in L2 (per tile or per strip, the short loops cost more than the
+     * second pass over C they save) */
     const bool gelu = ep && pc + kc == job->K && (ep->act == ONYX_GEMM_ACT_GELU || ep->act == ONYX_GEMM_ACT_FAST_GELU);
     onyx_gemm_kargs ka = {
         .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
@@ -375,7 +378,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     for (size_t jr = 0; jr < nc; jr += NR) {
         ka.b = bblock + (jr / NR) * strip_stride;
         ka.nr = nc - jr < NR ? nc - jr : NR;
-        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) ka.bias_col = ep->bias + jc + jr;
+        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !gelu) ka.bias_col = ep->bias + jc + jr;
         const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
         size_t line = 0;
         for (size_t ir = ic; ir < ic1; ir += MR) {
@@ -392,8 +395,12 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
                 pf->lines -= ka.pf_lines;
             }
             isa->kernel(&ka);
-            if (gelu) onyx_gemm_gelu(ep->act, ka.c, job->ldc, NULL, ka.c, job->ldc, ka.mr, ka.nr);
         }
+    }
+    if (gelu) {
+        float *c = job->C + ic * job->ldc + jc;
+        const float *bc = ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL ? ep->bias + jc : NULL;
+        onyx_gemm_gelu(ep->act, c, job->ldc, bc, c, job->ldc, ic1 - ic, nc);
     }
 }
 

@@ -1,6 +1,6 @@
 /* The GELU family on float rows, vectorised per ISA (NN_MULTIVERSION):
- * the SGEMM driver applies it to each C tile right after the tile's final
- * store, while the tile is in L1 (ai.onyx MatMulActivation: MatMul + GELU
+ * the SGEMM driver applies it to each block of C right after the block's
+ * final store, while it is in L2 (ai.onyx MatMulActivation: MatMul + GELU
  * without a second pass over the output), and the com.microsoft Gelu,
  * BiasGelu and FastGelu kernels (kernels/contrib/contrib_gelu.c) run their
  * float rows through it, so the fused and the separate forms give the
@@ -44,30 +44,35 @@ NN_INLINE float gelu_erff(float x) {
 #define GELU_F(v) (0.5f * (v) * (1.0f + gelu_erff((v) * GELU_SQRT1_2)))
 #define FAST_F(v) (0.5f * (v) * (1.0f + nn_tanhf((v) * (FAST_GELU_A + FAST_GELU_B * (v) * (v)))))
 
-/* One loop per case (in place or not, bias or not), each free of
- * loop-invariant tests and of aliasing the vectoriser would have to check
- * at run time (an in-place call would fail that check and run scalar). */
-#define GELU_ROWS(F)                                                                     \
-    for (size_t r = 0; r < rows; r++) {                                                  \
-        float *restrict yr = y + r * ldy;                                                \
-        if (x == y) {                                                                    \
-            if (b) NN_LOOP(i, n, float v = yr[i] + b[i]; yr[i] = F(v));                  \
-            else NN_LOOP(i, n, float v = yr[i]; yr[i] = F(v));                           \
-        } else {                                                                         \
-            const float *restrict xr = x + r * ldx;                                      \
-            if (b) NN_LOOP(i, n, float v = xr[i] + b[i]; yr[i] = F(v));                  \
-            else NN_LOOP(i, n, float v = xr[i]; yr[i] = F(v));                           \
-        }                                                                                \
+/* Two functions, in place or not, so that every pointer is a restrict
+ * parameter (gcc ignores restrict on local pointers: the loops would be
+ * versioned for aliasing, or left scalar), and loops free of invariant
+ * tests (gcc -O2 does not unswitch). */
+#define GELU_LOOPS(F, X)                                                  \
+    for (size_t r = 0; r < rows; r++) {                                   \
+        float *yr = y + r * ldy;                                          \
+        const float *xr = X;                                              \
+        if (b) NN_LOOP(i, n, float v = xr[i] + b[i]; yr[i] = F(v));       \
+        else NN_LOOP(i, n, float v = xr[i]; yr[i] = F(v));                \
     }
 
-NN_MULTIVERSION(gelu_rows, (bool fast, const float *x, size_t ldx, const float *restrict b, float *y, size_t ldy,
-                            size_t rows, size_t n),
+NN_MULTIVERSION(gelu_rows, (bool fast, const float *restrict x, size_t ldx, const float *restrict b,
+                            float *restrict y, size_t ldy, size_t rows, size_t n),
                 (fast, x, ldx, b, y, ldy, rows, n), {
-                    if (fast) GELU_ROWS(FAST_F)
-                    else GELU_ROWS(GELU_F)
+                    if (fast) GELU_LOOPS(FAST_F, x + r * ldx)
+                    else GELU_LOOPS(GELU_F, x + r * ldx)
+                })
+
+NN_MULTIVERSION(gelu_rows_in_place, (bool fast, const float *restrict b, float *restrict y, size_t ldy,
+                                     size_t rows, size_t n),
+                (fast, b, y, ldy, rows, n), {
+                    if (fast) GELU_LOOPS(FAST_F, yr)
+                    else GELU_LOOPS(GELU_F, yr)
                 })
 
 void onyx_gemm_gelu(onyx_gemm_activation act, const float *x, size_t ldx, const float *b, float *y, size_t ldy,
                     size_t rows, size_t n) {
-    gelu_rows(act == ONYX_GEMM_ACT_FAST_GELU, x, ldx, b, y, ldy, rows, n);
+    bool fast = act == ONYX_GEMM_ACT_FAST_GELU;
+    if (x == y) gelu_rows_in_place(fast, b, y, ldy, rows, n);
+    else gelu_rows(fast, x, ldx, b, y, ldy, rows, n);
 }

@@ -5,9 +5,9 @@
  *   Y = act(A W + bias)   A (..., K) float, W (K, N) float, bias (N)
  *   activation "Gelu" (0.5 x (1 + erf(x / sqrt 2))) or "FastGelu" (tanh form)
  *
- * One SGEMM: the bias in its store and the GELU on each tile right after
- * (gemm.h, ONYX_GEMM_ACT_GELU / _FAST_GELU), so the (tokens x N) output is
- * written once instead of being read and written again by the activation.
+ * One SGEMM: the bias and the GELU on each block of Y right after its store
+ * (gemm.h, ONYX_GEMM_ACT_GELU / _FAST_GELU), while the block is in L2,
+ * instead of a second pass over the whole (tokens x N) output.
  * A constant W is packed once in init (the session then frees its bytes). */
 #include <stdlib.h>
 #include <string.h>
