@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:?usage: gpu_bundle.sh DIR}
 B=$ROOT/build
 mkdir -p "$DIR/lib"
-cp "$B/onyx" "$B/libonyx_provider_cuda.so" "$B/libonyx_provider_example.so" "$B/libonyx_provider_example_v1.so" \
+cp "$B/onyx" "$B"/libonyx_provider_*.so \
    "$B/tests/test_providers" "$B/tests/test_cross_provider" "$B/tests/test_cuda_binding" "$DIR/"
 for f in "$B/onyx" "$B/tests/test_cross_provider"; do
     ldd "$f" | awk '$3 ~ /^\// {print $3}'

@@ -79,6 +79,12 @@ say "test_providers: $(tail -1 /tmp/test_providers.log)"
 (cd "$ROOT" && onyx_env timeout 60 "$BIN"/test_cuda_binding) >/tmp/test_cuda_binding.log 2>&1
 say "test_cuda_binding: rc=$? $(tail -1 /tmp/test_cuda_binding.log)"
 grep -E '^(FAIL|tests/data)' /tmp/test_cuda_binding.log | head -10 | tee -a "$SUMMARY"
+# the same under compute-sanitizer's memcheck (device out-of-bounds and leaks)
+if command -v compute-sanitizer >/dev/null; then
+    (cd "$ROOT" && onyx_env timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
+        "$BIN"/test_cuda_binding) >"$OUT/sanitizer.log" 2>&1
+    say "test_cuda_binding under compute-sanitizer memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+fi
 (cd "$ROOT" && onyx_env timeout 200 "$BIN"/test_cross_provider "$NODE") >"$OUT/cross_provider.log" 2>&1 &
 CROSS_PID=$!
 

@@ -35,7 +35,8 @@ def case(name, op, inputs, attrs=None, domain="", opset=17, consts=None, out_ran
         def conv(a):
             return a.astype(npt) if a.dtype == np.float32 else a
         feeds = [(n, conv(a)) for n, a in inputs]
-        inits = [numpy_helper.from_array(conv(a), n) for n, a in (consts or [])]
+        # Resize's scales are float in every type (the spec's constraint)
+        inits = [numpy_helper.from_array(a if n == "scales" else conv(a), n) for n, a in (consts or [])]
         names = input_names if input_names is not None else [n for n, _ in feeds] + [i.name for i in inits]
         outs = ["y"] if outputs == 1 else ["y%d" % k for k in range(outputs)]
         node = helper.make_node(op, names, outs, domain=domain, name=name, **(attrs or {}))

@@ -12,6 +12,7 @@
 #include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/kernels/contrib/nbits.h"
 #include "providers/cpu/kernels/nchwc/nchwc_conv.h"
+#include "providers/cpu/kernels/nn_isa.h"
 
 _Atomic(const onyx_cpu_table *) onyx_cpu_current;
 
@@ -61,7 +62,7 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
     [ONYX_CPU_NEON] = {ONYX_CPU_NEON, "neon", &onyx_gemm_isa_neon, 0,
                        {{onyx_nchwc_tile_neon, {8, 8, 6, 5, 4, 3, 3, 2}}, GENERIC_TILE, GENERIC_TILE},
                        {16, 32, 100, 9},
-                       &onyx_nbits_isa_generic},
+                       &onyx_nbits_isa_generic, &onyx_nn_isa_neon},
 #endif
 };
 

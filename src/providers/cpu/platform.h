@@ -53,6 +53,7 @@ enum {
 
 struct onyx_gemm_isa;
 struct onyx_nbits_isa;
+struct onyx_nn_isa;
 struct onyx_nchwc_kparams;
 
 typedef void (*onyx_cpu_nchwc_tile_fn)(const struct onyx_nchwc_kparams *kp, const float *const *xp, int npix,
@@ -90,6 +91,9 @@ typedef struct onyx_cpu_table {
     onyx_cpu_nchwc_tile nchwc_tiles[ONYX_CPU_NCHWC_BLOCK_KINDS];
     onyx_cpu_wino_rule wino;            /* where the blocked layout's Winograd runs */
     const struct onyx_nbits_isa *nbits; /* MatMulNBits 4/8-bit weight micro-kernels */
+    /* hand-written activation/Softmax/normalisation/depthwise kernels
+     * (kernels/nn_isa.h); NULL: the portable loops of nn_math.h */
+    const struct onyx_nn_isa *nn;
 } onyx_cpu_table;
 
 extern _Atomic(const onyx_cpu_table *) onyx_cpu_current;

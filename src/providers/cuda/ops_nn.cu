@@ -358,7 +358,9 @@ static int claim_reduce(const onyx_ep_node *n) {
     int64_t axes[CU_MAX_RANK];
     size_t na;
     int r = cu_in_rank(n, 0);
-    if (!cu_all_float_or_half(n) || r < 1 || !reduce_axes(n, axes, &na) || !na) return 0;
+    /* the data and the result float or float16 alike; axes (input 1) are int64 */
+    int32_t dt = cu_in_type(n, 0, ONYX_FLOAT) ? ONYX_FLOAT : cu_in_type(n, 0, ONYX_FLOAT16) ? ONYX_FLOAT16 : 0;
+    if (!dt || !cu_out_type(n, 0, dt) || r < 1 || !reduce_axes(n, axes, &na) || !na) return 0;
     /* trailing and distinct: the set {r-na, ..., r-1} */
     unsigned seen = 0;
     for (size_t i = 0; i < na; i++) {

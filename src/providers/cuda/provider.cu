@@ -32,7 +32,7 @@ void cu_lock_drop(void) { pthread_mutex_unlock(&cu_lock); }
 
 /* ---------------------------------------------------------------- start */
 
-static bool start_device(int id, bool tf32) {
+static bool start_device(int id) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -64,7 +64,7 @@ static bool start_device(int id, bool tf32) {
         return false;
     }
     cublasSetStream(cu_dev.blas, cu_dev.stream);
-    cu_dev.math = tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+    cu_dev.math = CUBLAS_DEFAULT_MATH;
     cublasSetMathMode(cu_dev.blas, cu_dev.math);
     if (cudnnCreate(&cu_dev.dnn) != CUDNN_STATUS_SUCCESS) {
         cu_dev.dnn = NULL;
@@ -83,10 +83,50 @@ static bool start_device(int id, bool tf32) {
     return true;
 }
 
+static void *staging;
+static size_t staging_bytes;
+static cudaEvent_t staging_ready, chunk_done[2];
+
+/* The device state lives while any session's provider does (live_providers
+ * counts them): the last one gone hands back the handles, the pinned
+ * buffers and the pool's memory, so a process that ends its sessions holds
+ * nothing on the GPU, and the next session starts the device afresh. */
+static int live_providers;
+
+static void stop_device(void) {
+    cudaStreamSynchronize(cu_dev.stream);
+    if (cu_dev.dnn) cudnnDestroy(cu_dev.dnn);
+    cublasDestroy(cu_dev.blas);
+    if (staging) cudaFreeHost(staging);
+    if (staging_ready) cudaEventDestroy(staging_ready);
+    for (int h = 0; h < 2; h++)
+        if (chunk_done[h]) cudaEventDestroy(chunk_done[h]);
+    staging = NULL;
+    staging_bytes = 0;
+    staging_ready = chunk_done[0] = chunk_done[1] = NULL;
+    cudaFreeHost(cu_dev.bad_index);
+    cudaStreamDestroy(cu_dev.stream);
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, cu_dev.id) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+    memset(&cu_dev, 0, sizeof cu_dev);
+    started = false;
+}
+
 typedef struct cu_provider {
     int device_id;
+    cublasMath_t math;   /* option use_tf32: this session's float32 matrix math */
     cu_graph *graph;     /* option cuda_graph = 1 (graph.cu), else NULL */
 } cu_provider;
+
+/* The device is shared; the math mode is the calling session's. Called
+ * under the lock before anything that runs or plans cuBLAS/cuDNN work. */
+static void use_math_of(void *p) {
+    cublasMath_t m = p ? ((cu_provider *)p)->math : CUBLAS_DEFAULT_MATH;
+    if (m != cu_dev.math) {
+        cu_dev.math = m;
+        cublasSetMathMode(cu_dev.blas, m);
+    }
+}
 
 static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys, const char *const *values,
                               size_t n, void **out) {
@@ -116,7 +156,7 @@ static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys
         }
     }
     locked l;
-    if (!started && !start_error[0]) started = start_device(id, tf32);
+    if (!started && !start_error[0]) started = start_device(id);
     if (!started) return host->error(ONYX_ERR_FAIL, "%s", start_error);
     if (id != cu_dev.id)
         return host->error(ONYX_ERR_INVALID_ARGUMENT, "cuda provider: this process already runs on device %d, not %d",
@@ -124,23 +164,26 @@ static onyx_status *cu_create(const onyx_host_api *host, const char *const *keys
     cu_provider *p = (cu_provider *)calloc(1, sizeof *p);
     if (!p) return host->error(ONYX_ERR_OUT_OF_MEMORY, "cuda provider: out of memory");
     p->device_id = id;
+    p->math = tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     if (graph) {
         onyx_status *st = cu_graph_create(&p->graph);
         if (st) {
             free(p);
+            if (!live_providers) stop_device();
             return st;
         }
     }
+    live_providers++;
     *out = p;
     return NULL;
 }
 
 static void cu_destroy(void *p) {
-    /* the device context stays for the process: other sessions share it */
     cu_graph_destroy(((cu_provider *)p)->graph);
     locked l;
     cudaStreamSynchronize(cu_dev.stream);
     free(p);
+    if (--live_providers == 0 && started) stop_device();
 }
 
 static const char *cu_device_name(void *p) { return cu_dev.name; }
@@ -166,11 +209,9 @@ static void cu_free(void *p, void *ptr) {
 void *cu_scratch(size_t n) { return cu_alloc(NULL, n ? n : 1); }
 void cu_scratch_free(void *p) { cu_free(NULL, p); }
 
-/* Pinned staging: host bytes go through it so copies run at full speed and
- * asynchronously; `ready` says when the last upload has left it. */
-static void *staging;
-static size_t staging_bytes;
-static cudaEvent_t staging_ready;
+/* Pinned staging (declared with the device state above): host bytes go
+ * through it so copies run at full speed and asynchronously; `ready` says
+ * when the last upload has left it. */
 
 static onyx_status *staging_reserve(size_t n) {
     if (!staging_ready) CU_TRY(cudaEventCreateWithFlags(&staging_ready, cudaEventDisableTiming));
@@ -193,6 +234,45 @@ onyx_status *cu_check_bad_index(void) {
                           "zeros in its place and is discarded");
 }
 
+/* Device to host through the staging buffer, returning when all of it has
+ * arrived. Large copies go in chunks through the buffer's two halves, so
+ * the host copies one chunk out while the next crosses the bus (a language
+ * model's logits are hundreds of MB at batch 8). */
+static onyx_status *copy_to_host(cudaStream_t s, char *dst, const char *src, size_t n) {
+    const size_t chunk = (size_t)8 << 20;
+    if (n <= chunk) {
+        CU_TRY_STATUS(staging_reserve(n));
+        CU_TRY(cudaMemcpyAsync(staging, src, n, cudaMemcpyDeviceToHost, s));
+        CU_TRY(cudaStreamSynchronize(s));
+        memcpy(dst, staging, n);
+        return NULL;
+    }
+    CU_TRY_STATUS(staging_reserve(2 * chunk));
+    for (int h = 0; h < 2; h++)
+        if (!chunk_done[h]) CU_TRY(cudaEventCreateWithFlags(&chunk_done[h], cudaEventDisableTiming));
+    char *half[2] = {(char *)staging, (char *)staging + chunk};
+    size_t issued = 0, copied = 0;
+    for (int h = 0; h < 2 && issued < n; h++) {
+        size_t len = n - issued < chunk ? n - issued : chunk;
+        CU_TRY(cudaMemcpyAsync(half[h], src + issued, len, cudaMemcpyDeviceToHost, s));
+        CU_TRY(cudaEventRecord(chunk_done[h], s));
+        issued += len;
+    }
+    for (int h = 0; copied < n; h ^= 1) {
+        CU_TRY(cudaEventSynchronize(chunk_done[h]));
+        size_t len = n - copied < chunk ? n - copied : chunk;
+        memcpy(dst + copied, half[h], len);
+        copied += len;
+        if (issued < n) {
+            size_t next = n - issued < chunk ? n - issued : chunk;
+            CU_TRY(cudaMemcpyAsync(half[h], src + issued, next, cudaMemcpyDeviceToHost, s));
+            CU_TRY(cudaEventRecord(chunk_done[h], s));
+            issued += next;
+        }
+    }
+    return NULL;
+}
+
 static onyx_status *cu_copy(void *p, void *dst, const void *src, size_t n, onyx_ep_copy_kind kind) {
     locked l;
     cudaStream_t s = cu_dev.stream;
@@ -208,11 +288,8 @@ static onyx_status *cu_copy(void *p, void *dst, const void *src, size_t n, onyx_
         CU_TRY(cudaEventRecord(staging_ready, s));
         return NULL;
     }
-    CU_TRY(cudaMemcpyAsync(staging, src, n, cudaMemcpyDeviceToHost, s));
-    CU_TRY(cudaStreamSynchronize(s));
-    CU_TRY_STATUS(cu_check_bad_index());
-    memcpy(dst, staging, n);
-    return NULL;
+    CU_TRY_STATUS(copy_to_host(s, (char *)dst, (const char *)src, n));
+    return cu_check_bad_index();
 }
 
 /* ---------------------------------------------------------------- claims */
@@ -259,6 +336,7 @@ static onyx_status *cu_create_kernel(void *p, const onyx_ep_node *n, void **out)
     k->op = o;
     if (o->create) {
         locked l;
+        use_math_of(p);
         onyx_status *st = o->create(n, &k->state);
         if (st) {
             free(k);
@@ -272,6 +350,7 @@ static onyx_status *cu_create_kernel(void *p, const onyx_ep_node *n, void **out)
 static onyx_status *cu_compute(void *p, void *kv, onyx_ep_ctx *ctx) {
     cu_kernel *k = (cu_kernel *)kv;
     locked l;
+    use_math_of(p);
     cu_call c = {ctx, cu_dev.stream, NULL};
     cu_graph *g = graph_of(p);
     bool replayed = false;

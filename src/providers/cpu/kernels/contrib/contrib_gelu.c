@@ -16,6 +16,7 @@
 #include <string.h>
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 #define GELU_SQRT1_2 0.70710678118654752440
@@ -27,6 +28,14 @@ typedef enum fz_kind { FZ_GELU, FZ_FAST_GELU } fz_kind;
 /* One float row: y = f(x (+ b)), the loops the SGEMM's GELU store uses. */
 static void fz_row_float(fz_kind kind, const float *x, const float *b, float *y, size_t n) {
     onyx_gemm_gelu(kind == FZ_GELU ? ONYX_GEMM_ACT_GELU : ONYX_GEMM_ACT_FAST_GELU, x, n, b, y, n, 1, n);
+}
+
+/* A float row on the dispatch table's hand-written Gelu (ARM64 NEON, the
+ * same erf and tanh approximations) where it has one, else the loop above. */
+static void fz_row(fz_kind kind, const float *x, const float *b, float *y, size_t n) {
+    const onyx_nn_isa *nn = onyx_cpu_nn();
+    if (nn) nn->gelu(x, b, y, n, kind == FZ_FAST_GELU);
+    else fz_row_float(kind, x, b, y, n);
 }
 
 static void fz_row_double(fz_kind kind, const double *restrict x, const double *restrict b,
@@ -65,10 +74,10 @@ static void fz_rows(void *arg, size_t begin, size_t end) {
         if (j->dtype == ONYX_DOUBLE) {
             fz_row_double(j->kind, (const double *)j->x + off, j->bd, (double *)j->y + off, len);
         } else if (!convert) {
-            fz_row_float(j->kind, (const float *)j->x + off, j->bf, (float *)j->y + off, len);
+            fz_row(j->kind, (const float *)j->x + off, j->bf, (float *)j->y + off, len);
         } else {
             nn_load_f32(j->dtype, j->x, off, len, buf);
-            fz_row_float(j->kind, buf, j->bf, buf + j->row, len);
+            fz_row(j->kind, buf, j->bf, buf + j->row, len);
             nn_store_f32(j->dtype, j->y, off, len, buf + j->row);
         }
     }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "ir/schemas/contrib_norm.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 /* ------------------------------------------------------------ row kernels */
@@ -113,8 +114,10 @@ static void norm_rows_double(norm_job *j, size_t begin, size_t end, double *scra
     }
 }
 
-/* Rows of float, float16 or bfloat16 (the latter two through scratch). */
+/* Rows of float, float16 or bfloat16 (the latter two through scratch), on
+ * the dispatch table's hand-written rows where it has them (ARM64 NEON). */
 static void norm_rows_float(norm_job *j, size_t begin, size_t end, float *scratch) {
+    const onyx_nn_isa *nn = onyx_cpu_nn();
     bool convert = nn_needs_conversion(j->dtype);
     size_t n = j->n;
     float *xs = scratch, *ks = scratch + n, *ys = scratch + 2 * n, *ss = scratch + 3 * n;
@@ -126,11 +129,13 @@ static void norm_rows_float(norm_job *j, size_t begin, size_t end, float *scratc
         if (j->skip) {
             const float *k = nn_in_span_float(j->dtype, j->skip, ko, n, ks);
             float *s = j->sum && !convert ? (float *)j->sum + off : ss;
-            skip_sum_float(x, k, j->bias, s, n);
+            if (nn) nn->skip_sum(x, k, j->bias, s, n);
+            else skip_sum_float(x, k, j->bias, s, n);
             if (j->sum && convert) nn_store_f32(j->dtype, j->sum, off, n, s);
             x = s;
         }
-        norm_row_float(j->center, x, j->g, j->b, y, n, (float)j->eps, st);
+        if (nn) nn->norm_row(j->center, x, j->g, j->b, y, n, (float)j->eps, st);
+        else norm_row_float(j->center, x, j->g, j->b, y, n, (float)j->eps, st);
         nn_out_done_float(j->dtype, j->y, off, n, y);
         if (j->mean) j->mean[r] = st[0];
         if (j->inv) j->inv[r] = st[1];

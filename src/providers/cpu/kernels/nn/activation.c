@@ -13,6 +13,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/minimal_keep.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 /* ------------------------------------------------------------ parameters */
@@ -26,9 +27,15 @@ typedef void (*act_f32_fn)(const float *restrict x, float *restrict y, size_t n,
 typedef void (*act_f64_fn)(const double *restrict x, double *restrict y, size_t n,
                            const act_params *p);
 
+/* The maps the dispatch table may have hand-written kernels for (nn_isa.h). */
+typedef enum act_nn {
+    ACT_NN_NONE, ACT_NN_RELU, ACT_NN_SIGMOID, ACT_NN_TANH, ACT_NN_SWISH, ACT_NN_GELU_ERF, ACT_NN_GELU_TANH
+} act_nn;
+
 typedef struct act_kernel {
     act_f32_fn f32;
     act_f64_fn f64;
+    act_nn nn;
 } act_kernel;
 
 /* One loop per (map, type) in the NN_LOOP block shape gcc -O2 vectorises;
@@ -40,13 +47,14 @@ typedef struct act_kernel {
         NN_LOOP(i, n, const T v = x[i]; y[i] = (EXPR));                            \
     }
 
-#define ACT_DEFINE(name, EXPR)                                                                  \
+#define ACT_DEFINE_NN(name, EXPR, NN)                                                           \
     NN_MULTIVERSION(name##_float,                                                               \
                     (const float *restrict x, float *restrict y, size_t n, const act_params *p), \
                     (x, y, n, p), ACT_BODY(float, EXPR))                                        \
     static void name##_double(const double *restrict x, double *restrict y, size_t n,           \
                               const act_params *p) ACT_BODY(double, EXPR)                       \
-    static const act_kernel name##_kernel = {name##_float, ONYX_TYPE_FN(ONYX_DOUBLE, name##_double)};
+    static const act_kernel name##_kernel = {name##_float, ONYX_TYPE_FN(ONYX_DOUBLE, name##_double), NN};
+#define ACT_DEFINE(name, EXPR) ACT_DEFINE_NN(name, EXPR, ACT_NN_NONE)
 
 /* Typed constant for the element type of v. */
 #define K(c) ((__typeof__(v))(c))
@@ -57,30 +65,49 @@ typedef struct act_kernel {
 
 /* NaN stays NaN in every map below: selects test "v < 0" style conditions,
  * which are false for NaN, and fall through to an expression of v. */
-ACT_DEFINE(relu, POS(v))
+ACT_DEFINE_NN(relu, POS(v), ACT_NN_RELU)
 ACT_DEFINE(leaky_relu, NN_SEL(v < K(0), alpha * v, v))
-ACT_DEFINE(sigmoid, NN_SIGMOID(v))
+ACT_DEFINE_NN(sigmoid, NN_SIGMOID(v), ACT_NN_SIGMOID)
 ACT_DEFINE(hard_sigmoid, CLAMP(alpha * v + beta, K(0), K(1)))
 ACT_DEFINE(hard_swish, v * CLAMP(v * K(1.0 / 6.0) + K(0.5), K(0), K(1)))
-ACT_DEFINE(tanh_act, NN_TANH(v))
+ACT_DEFINE_NN(tanh_act, NN_TANH(v), ACT_NN_TANH)
 ACT_DEFINE(elu, NN_SEL(v < K(0), alpha * NN_EXPM1(v), v))
 ACT_DEFINE(selu, gamma * NN_SEL(v <= K(0), alpha * NN_EXPM1(v), v))
 ACT_DEFINE(celu, POS(v) + NN_SEL(alpha * NN_EXPM1(v / alpha) > K(0), K(0),
                                  alpha * NN_EXPM1(v / alpha)))
-ACT_DEFINE(gelu_erf, K(0.5) * v * (K(1) + NN_ERF(v * K(0.70710678118654752440))))
-ACT_DEFINE(gelu_tanh, K(0.5) * v * (K(1) + NN_TANH(K(0.79788456080286535588) *
-                                                   (v + K(0.044715) * v * v * v))))
+ACT_DEFINE_NN(gelu_erf, K(0.5) * v * (K(1) + NN_ERF(v * K(0.70710678118654752440))), ACT_NN_GELU_ERF)
+ACT_DEFINE_NN(gelu_tanh, K(0.5) * v * (K(1) + NN_TANH(K(0.79788456080286535588) *
+                                                      (v + K(0.044715) * v * v * v))), ACT_NN_GELU_TANH)
 ACT_DEFINE(softplus, SOFTPLUS(v))
 ACT_DEFINE(softsign, v / (K(1) + NN_FABS(v)))
 ACT_DEFINE(thresholded_relu, NN_SEL(v > alpha, v, K(0)))
 ACT_DEFINE(mish, v * NN_TANH(SOFTPLUS(v)))
-ACT_DEFINE(swish, v * NN_SIGMOID(alpha * v))
+ACT_DEFINE_NN(swish, v * NN_SIGMOID(alpha * v), ACT_NN_SWISH)
 /* Shrink: alpha = lambd, beta = bias */
 ACT_DEFINE(shrink, NN_SEL(v < -alpha, v + beta, NN_SEL(v > alpha, v - beta, K(0))))
 /* Clip: alpha = min, beta = max; min > max gives max, as the spec says */
 ACT_DEFINE(clip, NN_SEL(NN_SEL(v < alpha, alpha, v) > beta, beta, NN_SEL(v < alpha, alpha, v)))
 
 /* ---------------------------------------------------------- float driver */
+
+/* The map over n floats: the dispatch table's hand-written kernel where it
+ * has one (ARM64 NEON), else the portable loop. onyx_cpu_nn() is a constant
+ * NULL on targets without such kernels, so this is k->f32 there. */
+static void act_f32(const act_kernel *k, const float *x, float *y, size_t n, const act_params *p) {
+    const onyx_nn_isa *nn = onyx_cpu_nn();
+    if (nn) {
+        switch (k->nn) {
+        case ACT_NN_RELU: nn->relu(x, y, n); return;
+        case ACT_NN_SIGMOID: nn->sigmoid(x, y, n); return;
+        case ACT_NN_TANH: nn->tanh(x, y, n); return;
+        case ACT_NN_SWISH: nn->swish(x, y, n, p->alpha); return;
+        case ACT_NN_GELU_ERF: nn->gelu(x, NULL, y, n, false); return;
+        case ACT_NN_GELU_TANH: nn->gelu(x, NULL, y, n, true); return;
+        case ACT_NN_NONE: break;
+        }
+    }
+    k->f32(x, y, n, p);
+}
 
 #define ACT_CHUNK 512
 
@@ -96,7 +123,7 @@ static void act_range(void *arg, size_t begin, size_t end) {
     const act_job *j = arg;
     switch (j->dtype) {
     case ONYX_FLOAT:
-        j->k->f32((const float *)j->x + begin, (float *)j->y + begin, end - begin, &j->p);
+        act_f32(j->k, (const float *)j->x + begin, (float *)j->y + begin, end - begin, &j->p);
         break;
     case ONYX_DOUBLE:
         if (ONYX_KEEPS_TYPE(ONYX_DOUBLE)) j->k->f64((const double *)j->x + begin, (double *)j->y + begin, end - begin, &j->p);
@@ -107,7 +134,7 @@ static void act_range(void *arg, size_t begin, size_t end) {
         for (size_t i = begin; i < end; i += ACT_CHUNK) {
             size_t n = end - i < ACT_CHUNK ? end - i : ACT_CHUNK;
             nn_load_f32(j->dtype, j->x, i, n, in);
-            j->k->f32(in, out, n, &j->p);
+            act_f32(j->k, in, out, n, &j->p);
             nn_store_f32(j->dtype, j->y, i, n, out);
         }
     }

@@ -22,6 +22,7 @@
 #include "ir/schemas/conv.h"
 #include "providers/cpu/kernels/math/linalg.h"
 #include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 #define L ONYX_OPSET_LATEST
@@ -500,19 +501,36 @@ static void depthwise_checked(const conv_geom *g, const float *x, const float *w
     }
 }
 
+/* The dispatch table's hand-written 3x3 plane (ARM64 NEON: dilation 1,
+ * stride 1 or 2), or NULL where it has none for this geometry. */
+static const onyx_nn_isa *dw_nn_3x3(const conv_geom *g) {
+    const onyx_nn_isa *nn = onyx_cpu_nn();
+    if (!nn || g->k[0] != 3 || g->k[1] != 3 || g->d[0] != 1 || g->d[1] != 1 || g->s[0] != g->s[1] ||
+        (g->s[0] != 1 && g->s[0] != 2))
+        return NULL;
+    return nn;
+}
+
 static void depthwise_range(void *arg, size_t begin, size_t end) {
     conv_job *j = arg;
     const conv_geom *g = j->g;
     int64_t plane;
     bool heap = false, fits = !onyx_mul_overflow_i64(dw_plane_w(g), dw_plane_h(g), &plane) && plane <= DW_MAX_PLANE;
     float *xp = fits ? onyx_scratch_acquire(3, (size_t)(plane + DW_SLACK), &heap) : NULL;
+    const onyx_nn_isa *nn = dw_nn_3x3(g);
     for (size_t c = begin; c < end; c++) {
         int64_t n = (int64_t)c / g->M, m = (int64_t)c % g->M;
         const float *x = j->x + (n * g->C + m / g->Mg) * g->in_size, *w = j->w + m * g->k_size;
         float b = j->bias ? j->bias[m] : 0.0f, *y = j->y + (int64_t)c * g->out_size;
         if (xp) {
             if (c == begin || m % g->Mg == 0) dw_pad_plane(g, x, xp);   /* channel multiplier: reuse */
-            depthwise_plane(g, xp, w, b, y, &j->act);
+            if (nn) {
+                nn->depthwise3x3(xp, (size_t)dw_plane_w(g), w, b, y, (size_t)g->out[0], (size_t)g->out[1],
+                                 (int)g->s[0]);
+                apply_act(y, (size_t)g->out_size, &j->act);
+            } else {
+                depthwise_plane(g, xp, w, b, y, &j->act);
+            }
         } else {
             depthwise_checked(g, x, w, b, y, &j->act);
         }

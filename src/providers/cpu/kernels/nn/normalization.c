@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
@@ -135,8 +136,8 @@ typedef struct ln_job {
             const T *x = nn_in_span_##T(j->dtype, j->x, r * D, D, buf);                   \
             T *y = nn_out_span_##T(j->dtype, j->y, r * D, buf ? buf + D : NULL);          \
             T m, inv;                                                                     \
-            ln_row_##T(x, y, D, sc + r * j->prow, bi ? bi + r * j->prow : NULL, (T)j->eps, \
-                       j->center, &m, &inv);                                              \
+            ln_row_pick_##T(x, y, D, sc + r * j->prow, bi ? bi + r * j->prow : NULL,      \
+                            (T)j->eps, j->center, &m, &inv);                              \
             nn_out_done_##T(j->dtype, j->y, r * D, D, y);                                 \
             if (j->mean) ((T *)j->mean)[r] = m;                                           \
             if (j->inv) ((T *)j->inv)[r] = inv;                                           \
@@ -145,6 +146,21 @@ typedef struct ln_job {
     }
 LN_ROWS(float)
 LN_ROWS(double)
+/* A float row on the dispatch table's hand-written row where it has one
+ * (ARM64 NEON; onyx_cpu_nn() is a constant NULL elsewhere). */
+NN_INLINE void ln_row_pick_float(const float *restrict x, float *restrict y, size_t n, const float *restrict sc,
+                                 const float *restrict bi, float eps, bool center, float *mean_out, float *inv_out) {
+    const onyx_nn_isa *nn = onyx_cpu_nn();
+    if (!nn) {
+        ln_row_float(x, y, n, sc, bi, eps, center, mean_out, inv_out);
+        return;
+    }
+    float st[2];
+    nn->norm_row(center, x, sc, bi, y, n, eps, st);
+    *mean_out = st[0];
+    *inv_out = st[1];
+}
+#define ln_row_pick_double ln_row_double
 NN_MULTIVERSION(ln_rows_float, (void *arg, size_t begin, size_t end), (arg, begin, end),
                 LN_ROWS_BODY(float))
 static void ln_rows_double(void *arg, size_t begin, size_t end) LN_ROWS_BODY(double)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/minimal_keep.h"
+#include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
 
 typedef enum sm_kind { SM_SOFTMAX, SM_LOG_SOFTMAX, SM_HARDMAX } sm_kind;
@@ -183,6 +184,7 @@ static void sm_slabs(void *arg, size_t begin, size_t end) {
     size_t slab = j->len * j->inner;
     bool convert = ONYX_KEEPS_HALVES && j->dtype != ONYX_FLOAT && j->dtype != ONYX_DOUBLE;
     size_t es = j->dtype == ONYX_DOUBLE ? sizeof(double) : sizeof(float);
+    const onyx_nn_isa *nn = onyx_cpu_nn();   /* hand-written Softmax rows (ARM64 NEON) or NULL */
     size_t need = (j->inner > 1 ? 2 * j->inner : 0) + (convert ? 2 * slab : 0);
     void *work = NULL;
     if (need) {
@@ -210,7 +212,8 @@ static void sm_slabs(void *arg, size_t begin, size_t end) {
             x = xin;
             y = xin + slab;
         }
-        if (j->inner == 1) sm_row_float(j->kind, x, y, j->len);
+        if (j->inner == 1 && nn && j->kind == SM_SOFTMAX) nn->softmax_row(x, y, j->len);
+        else if (j->inner == 1) sm_row_float(j->kind, x, y, j->len);
         else sm_slab_float(j->kind, x, y, j->len, j->inner, scratch);
         if (convert) nn_store_f32(j->dtype, j->y, off, slab, y);
     }
