@@ -9,10 +9,6 @@ typedef enum onyx_gemm_activation {
     ONYX_GEMM_ACT_RELU = 1,        /* max(x, 0) */
     ONYX_GEMM_ACT_CLIP = 2,        /* min(max(x, act_a), act_b) */
     ONYX_GEMM_ACT_LEAKY_RELU = 3,  /* x >= 0 ? x : act_a * x */
-    /* GEMM only (ai.onyx MatMulActivation): the SGEMM driver applies them
-     * to each block of C right after its final store (gemm.c, run_block) */
-    ONYX_GEMM_ACT_GELU = 4,        /* 0.5 x (1 + erf(x / sqrt(2))) */
-    ONYX_GEMM_ACT_FAST_GELU = 5,   /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
 } onyx_gemm_activation;
 
 #endif

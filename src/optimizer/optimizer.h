@@ -28,9 +28,6 @@ typedef struct onyx_opt_services {
     /* channels per block of the blocked-channel layout (the layout pass;
      * the CPU provider's, 16 on AVX-512, 8 on AVX2), 0 = no blocked layout */
     int layout_block;
-    /* every provider runs in host memory (no device provider): a layout
-     * pass may make CPU-only operators (ai.onyx MatMulActivation) */
-    bool host_only;
 } onyx_opt_services;
 
 /* The operator types of a graph's live nodes (optimizer/op_census.c), taken

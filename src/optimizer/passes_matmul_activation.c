@@ -8,7 +8,8 @@
  *
  * The operator exists only in onyx's CPU provider, so the rewrite is kept
  * out of saved models (the session saves before the layout passes) and runs
- * only when no device provider takes part (services host_only). A
+ * only when no device provider takes part (the session skips the layout
+ * passes then: the graph is partitioned after the portable ones). A
  * half-stored weight (float16 bytes) stays with MatMul, which reads it in
  * float16, and so does a weight mapped from an external file (MatMul packs
  * those lazily, only for calls of many rows). */
@@ -48,7 +49,6 @@ static int64_t fusable_matmul(const onyx_graph *g, const onyx_node *m) {
 }
 
 static onyx_status *matmul_activation_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    if (!ctx->svc->host_only) return NULL;
     fu_ctx f;
     ONYX_TRY(fu_begin(&f, ctx->g));
     onyx_graph *g = ctx->g;

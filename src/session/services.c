@@ -81,18 +81,10 @@ static int layout_block(const onyx_provider_set *set) {
     return 0;
 }
 
-/* No provider of the set works in device memory. */
-static bool host_only(const onyx_provider_set *set) {
-    for (size_t i = 0; i < set->n_providers; i++)
-        if (set->providers[i]->device) return false;
-    return true;
-}
-
 onyx_opt_services onyx_session_opt_services(const onyx_session *s) {
     return (onyx_opt_services){.env = s->env, .schemas = &s->schemas, .evaluate = onyx_session_evaluate,
                                .evaluate_user = (void *)&s->provider_set,
-                               .layout_block = layout_block(&s->provider_set),
-                               .host_only = host_only(&s->provider_set)};
+                               .layout_block = layout_block(&s->provider_set)};
 }
 
 onyx_status *onyx_infer_graph_checked(onyx_graph *g, const onyx_env *env, const onyx_custom_ops *ops) {

@@ -312,6 +312,10 @@ void onyx_packed_mat_free(onyx_packed_mat *p) {
 
 size_t onyx_packed_mat_bytes(const onyx_packed_mat *p) { return p ? p->bytes : 0; }
 
+bool onyx_sgemm_post_runs(size_t K, float alpha, const onyx_packed_mat *Bp) {
+    return K && alpha != 0.0f && !(Bp && Bp->bf16);
+}
+
 /* ---- the driver ---- */
 
 typedef struct gemm_job {
@@ -356,19 +360,19 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
-    /* GELU is not in the micro-kernels' store: the driver applies it (with
-     * a column bias, so the kernels keep their plain inline store) to the
-     * finished block right after, in rows of up to NC while the block is
-     * in L2 (per tile or per strip, the short loops cost more than the
-     * second pass over C they save) */
-    const bool gelu = ep && pc + kc == job->K && (ep->act == ONYX_GEMM_ACT_GELU || ep->act == ONYX_GEMM_ACT_FAST_GELU);
+    /* ep->post (GELU) is not in the micro-kernels' store: the driver runs
+     * it (with a column bias, so the kernels keep their plain inline store)
+     * over the finished block right after, in rows of up to NC while the
+     * block is in L2 (per tile or per strip, the short loops cost more than
+     * the second pass over C they save) */
+    const bool post = ep && ep->post && pc + kc == job->K;
     onyx_gemm_kargs ka = {
         .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
         .beta = pc ? 1.0f : job->beta,
         .load_c = pc > 0 || job->beta != 0.0f,
         .last = pc + kc == job->K,
-        .act = ep && !gelu ? (int)ep->act : 0,
+        .act = ep ? (int)ep->act : 0,
         .act_a = ep ? ep->act_a : 0.0f,
         .act_b = ep ? ep->act_b : 0.0f,
     };
@@ -378,7 +382,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     for (size_t jr = 0; jr < nc; jr += NR) {
         ka.b = bblock + (jr / NR) * strip_stride;
         ka.nr = nc - jr < NR ? nc - jr : NR;
-        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !gelu) ka.bias_col = ep->bias + jc + jr;
+        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !post) ka.bias_col = ep->bias + jc + jr;
         const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
         size_t line = 0;
         for (size_t ir = ic; ir < ic1; ir += MR) {
@@ -397,11 +401,9 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             isa->kernel(&ka);
         }
     }
-    if (gelu) {
-        float *c = job->C + ic * job->ldc + jc;
-        const float *bc = ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL ? ep->bias + jc : NULL;
-        onyx_gemm_gelu(ep->act, c, job->ldc, bc, c, job->ldc, ic1 - ic, nc);
-    }
+    if (post)
+        ep->post(ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL ? ep->bias + jc : NULL,
+                 job->C + ic * job->ldc + jc, job->ldc, ic1 - ic, nc);
 }
 
 /* The packed B block after (jc, pc) in run_tile's order (K blocks inner)

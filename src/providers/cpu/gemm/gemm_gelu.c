@@ -1,13 +1,15 @@
 /* The GELU family on float rows, vectorised per ISA (NN_MULTIVERSION):
  * the SGEMM driver applies it to each block of C right after the block's
  * final store, while it is in L2 (ai.onyx MatMulActivation: MatMul + GELU
- * without a second pass over the output), and the com.microsoft Gelu,
+ * without a second pass over the output; gemm.h, onyx_gemm_post_fn), and
+ * the com.microsoft Gelu,
  * BiasGelu and FastGelu kernels (kernels/contrib/contrib_gelu.c) run their
  * float rows through it, so the fused and the separate forms give the
  * same values. */
 #include "providers/cpu/gemm/gemm.h"
 
 #include <math.h>
+#include <string.h>
 #include "providers/cpu/kernels/nn_math.h"
 
 /* erf for float, absolute error < 1e-7 (about 1.5 ulp near 1), branch-free
@@ -44,14 +46,13 @@ NN_INLINE float gelu_erff(float x) {
 #define GELU_F(v) (0.5f * (v) * (1.0f + gelu_erff((v) * GELU_SQRT1_2)))
 #define FAST_F(v) (0.5f * (v) * (1.0f + nn_tanhf((v) * (FAST_GELU_A + FAST_GELU_B * (v) * (v)))))
 
-/* Two functions, in place or not, so that every pointer is a restrict
- * parameter (gcc ignores restrict on local pointers: the loops would be
- * versioned for aliasing, or left scalar), and loops free of invariant
- * tests (gcc -O2 does not unswitch). */
-#define GELU_LOOPS(F, X)                                                  \
+/* Every pointer a restrict parameter (gcc ignores restrict on local
+ * pointers: the loops would be versioned for aliasing, or left scalar),
+ * and loops free of invariant tests (gcc -O2 does not unswitch). */
+#define GELU_LOOPS(F)                                                     \
     for (size_t r = 0; r < rows; r++) {                                   \
         float *yr = y + r * ldy;                                          \
-        const float *xr = X;                                              \
+        const float *xr = x + r * ldx;                                    \
         if (b) NN_LOOP(i, n, float v = xr[i] + b[i]; yr[i] = F(v));       \
         else NN_LOOP(i, n, float v = xr[i]; yr[i] = F(v));                \
     }
@@ -59,20 +60,34 @@ NN_INLINE float gelu_erff(float x) {
 NN_MULTIVERSION(gelu_rows, (bool fast, const float *restrict x, size_t ldx, const float *restrict b,
                             float *restrict y, size_t ldy, size_t rows, size_t n),
                 (fast, x, ldx, b, y, ldy, rows, n), {
-                    if (fast) GELU_LOOPS(FAST_F, x + r * ldx)
-                    else GELU_LOOPS(GELU_F, x + r * ldx)
+                    if (fast) GELU_LOOPS(FAST_F)
+                    else GELU_LOOPS(GELU_F)
                 })
 
-NN_MULTIVERSION(gelu_rows_in_place, (bool fast, const float *restrict b, float *restrict y, size_t ldy,
-                                     size_t rows, size_t n),
-                (fast, b, y, ldy, rows, n), {
-                    if (fast) GELU_LOOPS(FAST_F, yr)
-                    else GELU_LOOPS(GELU_F, yr)
-                })
+/* In place, a row goes through an L1 copy of up to this many values (a
+ * second, in-place instance of the loops would double the code: 23 KB). */
+#define GELU_CHUNK 256
 
-void onyx_gemm_gelu(onyx_gemm_activation act, const float *x, size_t ldx, const float *b, float *y, size_t ldy,
-                    size_t rows, size_t n) {
-    bool fast = act == ONYX_GEMM_ACT_FAST_GELU;
-    if (x == y) gelu_rows_in_place(fast, b, y, ldy, rows, n);
-    else gelu_rows(fast, x, ldx, b, y, ldy, rows, n);
+void onyx_gemm_gelu(bool fast, const float *x, size_t ldx, const float *b, float *y, size_t ldy, size_t rows,
+                    size_t n) {
+    if (x != y) {
+        gelu_rows(fast, x, ldx, b, y, ldy, rows, n);
+        return;
+    }
+    float tmp[GELU_CHUNK];
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < n; c += GELU_CHUNK) {
+            size_t len = n - c < GELU_CHUNK ? n - c : GELU_CHUNK;
+            float *row = y + r * ldy + c;
+            memcpy(tmp, row, len * sizeof *tmp);
+            gelu_rows(fast, tmp, 0, b ? b + c : NULL, row, 0, 1, len);
+        }
+}
+
+void onyx_gemm_post_gelu(const float *bias, float *c, size_t ldc, size_t rows, size_t n) {
+    onyx_gemm_gelu(false, c, ldc, bias, c, ldc, rows, n);
+}
+
+void onyx_gemm_post_fast_gelu(const float *bias, float *c, size_t ldc, size_t rows, size_t n) {
+    onyx_gemm_gelu(true, c, ldc, bias, c, ldc, rows, n);
 }

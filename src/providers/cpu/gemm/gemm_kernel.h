@@ -4,7 +4,6 @@
 #ifndef ONYX_CPU_GEMM_KERNEL_H
 #define ONYX_CPU_GEMM_KERNEL_H
 
-#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -83,8 +82,6 @@ static inline float onyx_gemm_act_scalar(float x, int act, float a, float b) {
     case 1: return x < 0.0f ? 0.0f : x;                 /* Relu (NaN passes through) */
     case 2: x = x < a ? a : x; return x > b ? b : x;     /* Clip: min(max(x, a), b), as ONNX (b wins if a > b) */
     case 3: return x < 0.0f ? a * x : x;                 /* LeakyRelu */
-    case 4: return 0.5f * x * (1.0f + erff(x * 0.70710678f));   /* Gelu (the driver's own pass does the tiles) */
-    case 5: return 0.5f * x * (1.0f + tanhf(x * (0.7978845608f + 0.0356774081f * x * x)));   /* FastGelu */
     default: return x;
     }
 }

@@ -27,7 +27,7 @@ typedef enum fz_kind { FZ_GELU, FZ_FAST_GELU } fz_kind;
 
 /* One float row: y = f(x (+ b)), the loops the SGEMM's GELU store uses. */
 static void fz_row_float(fz_kind kind, const float *x, const float *b, float *y, size_t n) {
-    onyx_gemm_gelu(kind == FZ_GELU ? ONYX_GEMM_ACT_GELU : ONYX_GEMM_ACT_FAST_GELU, x, n, b, y, n, 1, n);
+    onyx_gemm_gelu(kind == FZ_FAST_GELU, x, n, b, y, n, 1, n);
 }
 
 /* A float row on the dispatch table's hand-written Gelu (ARM64 NEON, the

@@ -6,7 +6,7 @@
  *   activation "Gelu" (0.5 x (1 + erf(x / sqrt 2))) or "FastGelu" (tanh form)
  *
  * One SGEMM: the bias and the GELU on each block of Y right after its store
- * (gemm.h, ONYX_GEMM_ACT_GELU / _FAST_GELU), while the block is in L2,
+ * (gemm.h, onyx_gemm_post_fn), while the block is in L2,
  * instead of a second pass over the whole (tokens x N) output.
  * A constant W is packed once in init (the session then frees its bytes). */
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include "providers/cpu/kernel.h"
 
 typedef struct mma_state {
-    onyx_gemm_activation act;
+    onyx_gemm_post_fn act;
     int64_t K, N;
     onyx_packed_mat *w;   /* NULL: W is not constant, used in place */
 } mma_state;
@@ -27,10 +27,10 @@ static void mma_state_free(void *p) {
     free(s);
 }
 
-static onyx_status *mma_activation(const onyx_node *node, onyx_gemm_activation *act) {
+static onyx_status *mma_activation(const onyx_node *node, onyx_gemm_post_fn *act) {
     const char *name = onyx_attr_string(node, "activation", "");
-    if (!strcmp(name, "Gelu")) *act = ONYX_GEMM_ACT_GELU;
-    else if (!strcmp(name, "FastGelu")) *act = ONYX_GEMM_ACT_FAST_GELU;
+    if (!strcmp(name, "Gelu")) *act = onyx_gemm_post_gelu;
+    else if (!strcmp(name, "FastGelu")) *act = onyx_gemm_post_fast_gelu;
     else return ONYX_INVALID_ARG("activation '%s' is not supported (Gelu, FastGelu)", name);
     return NULL;
 }
@@ -68,7 +68,7 @@ static onyx_status *mma_compute(onyx_kernel_ctx *ctx) {
     int64_t K = w->dims[0], N = w->dims[1];
     if (b && (!onyx_is_tensor(b) || b->dtype != ONYX_FLOAT || b->rank != 1 || b->dims[0] != N))
         return ONYX_INVALID_ARG("bias must be a 1-D float tensor of %lld values (W's columns)", (long long)N);
-    onyx_gemm_activation act;
+    onyx_gemm_post_fn act;
     if (s) act = s->act;
     else ONYX_TRY(mma_activation(ctx->node, &act));
     int64_t dims[ONYX_MAX_RANK];
@@ -78,12 +78,15 @@ static onyx_status *mma_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_FLOAT, a->rank, dims, &y));
     size_t M = K ? (size_t)(a->numel / K) : (size_t)(y->numel / (N ? N : 1));
     if (y->numel == 0) return NULL;
+    const onyx_packed_mat *pw = s && s->w && s->K == K && s->N == N ? s->w : NULL;
+    bool in_gemm = onyx_sgemm_post_runs((size_t)K, 1.0f, pw);
     onyx_gemm_epilogue ep = {.bias_kind = b ? ONYX_GEMM_BIAS_COL : ONYX_GEMM_BIAS_NONE,
-                             .bias = b ? b->data : NULL, .act = act};
-    if (s && s->w && s->K == K && s->N == N)
-        return onyx_sgemm_packed(false, M, 1.0f, a->data, (size_t)K, s->w, 0.0f, y->data, (size_t)N, &ep, ctx->tp);
+                             .bias = b ? b->data : NULL, .post = in_gemm ? act : NULL};
     onyx_gemm_operand ao = {.data = a->data, .ld = (size_t)K}, wo = {.data = w->data, .ld = (size_t)N};
-    return onyx_sgemm_ex(M, (size_t)N, (size_t)K, 1.0f, &ao, &wo, 0.0f, y->data, (size_t)N, &ep, ctx->tp);
+    if (pw) wo = (onyx_gemm_operand){.packed = pw};
+    ONYX_TRY(onyx_sgemm_ex(M, (size_t)N, (size_t)K, 1.0f, &ao, &wo, 0.0f, y->data, (size_t)N, &ep, ctx->tp));
+    if (!in_gemm) act(NULL, y->data, (size_t)N, M, (size_t)N);   /* over Y, the bias in already */
+    return NULL;
 }
 
 /* With W packed, compute reads only its shape. */
