@@ -105,7 +105,8 @@ set(ONYX_MINIMAL_NOINLINE_SOURCES
 set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
     session/partition.c session/run_providers.c session/outer_copies.c
     providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
-    providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c)
+    providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c
+    providers/cpu/kernels/nchwc/nchwc_conv_bf16_avx512.c)
 # Common-core features left out when no kept kernel needs them (the script's
 # OMIT lines; minimal_omitted.c answers for each under ONYX_MINIMAL_OMITS_<name>).
 set(ONYX_MINIMAL_FEATURE_SOURCES_subgraphs session/subgraph.c)

@@ -279,7 +279,7 @@ def gqa_case(root, name, B, S, N, Nkv, H, past_len, seqlens, total, packed=False
     seqlens = np.array(seqlens, np.int32)
     cos = sin = None
     if rotary:
-        cos, sin = caches(64, rotary // 2)
+        cos, sin = caches(max(64, total), rotary // 2)
     sink_v = RNG.uniform(-1, 1, size=(N,)).astype(F32) if sink else None
     sc = scale if scale else 1.0 / np.sqrt(H)
     out, pk, pv = gqa_ref(q, k, v, past_k, past_v, seqlens, total, N, Nkv, H, sc, cos, sin, interleaved, window,
@@ -330,6 +330,10 @@ def gqa_cases(root):
              window=4, softcap=1.5, smooth=True)
     gqa_case(root, "gqa_odd_sizes", 1, 7, 6, 3, 40, None, [6], 7)
     gqa_case(root, "gqa_odd_sizes_rotary", 3, 1, 6, 2, 48, 11, [9, 11, 5], 12, rotary=48)
+    # prefill-sized steps (query heads per kv head x tokens >= 16): keys scored a tile at a time
+    gqa_case(root, "gqa_prefill_tiles", 1, 70, 4, 2, 24, None, [69], 70)
+    gqa_case(root, "gqa_prefill_tiles_past", 1, 9, 8, 2, 16, 80, [88], 89, rotary=16, window=37, softcap=2.0)
+    gqa_case(root, "gqa_prefill_tiles_smooth", 1, 20, 6, 3, 8, 50, [69], 70, smooth=True, sink=True)
 
 
 # ------------------------------------------------------------------ MultiHeadAttention with past

@@ -137,6 +137,63 @@ static void cross_check(void) {
     onyx_threadpool_free(tp);
 }
 
+/* ------------------------------------------------------------ quantisation of A */
+
+/* DynamicQuantizeLinear (uint8) written out in scalar code: the reference
+ * for onyx_igemm_quantize_a on every path, alone and on a pool (the range
+ * pass is split in parts there: 300 x 777 floats make 14). */
+static void quant_ref(const float *x, size_t n, uint8_t *q, float *scale, int *zp) {
+    float mn = 0, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] < mn) mn = x[i];
+        if (x[i] > mx) mx = x[i];
+    }
+    float s = (mx - mn) / 255.0f;
+    if (!(s > 0) || !isfinite(s)) s = 1.0f, mn = 0;
+    float z = nearbyintf(-mn / s);
+    *zp = z < 0 ? 0 : (z > 255 ? 255 : (int)z);
+    *scale = s;
+    for (size_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / s) + (float)*zp;
+        q[i] = !(v >= 0) ? 0 : (v > 255 ? 255 : (uint8_t)v);
+    }
+}
+
+static void check_quantize_a(void) {
+    size_t np;
+    const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
+    onyx_threadpool *tp = onyx_threadpool_create(3);
+    const shape shapes[] = {{1, 1, 0}, {3, 17, 0}, {5, 16, 0}, {40, 1000, 0}, {300, 777, 0}, {129, 3072, 0}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int kind = 0; kind < 4; kind++) {
+            size_t m = shapes[si].m, k = shapes[si].k, n = m * k, ld = (k + 63) & ~(size_t)63;
+            float *x = malloc(n * sizeof *x);
+            for (size_t i = 0; i < n; i++) {
+                float r = (float)(testlib_rand_u64() % 20001) / 1000.0f - 10.0f;
+                x[i] = kind == 1 ? -fabsf(r) - 0.5f : (kind == 2 ? 0.0f : r); /* all negative; all zero */
+            }
+            if (kind == 3 && n > 5) x[n / 2] = NAN, x[n / 3] = 1e30f, x[n - 1] = -INFINITY; /* not finite */
+            uint8_t *want = malloc(n), *got = malloc(m * ld);
+            float ws, gs;
+            int wz, gz;
+            quant_ref(x, n, want, &ws, &wz);
+            for (size_t pi = 0; pi < np; pi++)
+                for (int pool = 0; pool < 2; pool++) {
+                    memset(got, 0xcd, m * ld);
+                    onyx_igemm_quantize_a(paths[pi], x, m, k, got, ld, pool ? tp : NULL, &gs, &gz);
+                    bool ok = gs == ws && gz == wz;
+                    for (size_t i = 0; ok && i < m; i++)
+                        for (size_t p = 0; ok && p < ld; p++) ok = got[i * ld + p] == (p < k ? want[i * k + p] : 0);
+                    if (!ok)
+                        fprintf(stderr, "quantize_a %s m%zu k%zu kind%d pool%d: scale %g zp %d (want %g %d)\n",
+                                paths[pi]->name, m, k, kind, pool, gs, gz, ws, wz);
+                    CHECK(ok);
+                }
+            free(x), free(want), free(got);
+        }
+    onyx_threadpool_free(tp);
+}
+
 /* ------------------------------------------------------------ bench */
 
 static double now_s(void) {
@@ -226,5 +283,6 @@ int main(int argc, char **argv) {
         return testlib_finish("test_igemm bench");
     }
     cross_check();
+    check_quantize_a();
     return testlib_finish("test_igemm");
 }

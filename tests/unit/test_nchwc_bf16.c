@@ -1,6 +1,6 @@
 /* bfloat16 fast-math blocked convolution (kernels/nchwc/nchwc_conv_bf16.h):
- *   1. the portable kernel and, where the CPU has AMX-BF16, the AMX kernel
- *      match a double-precision reference of the same rounding (X and W
+ *   1. the portable kernel and, where the CPU has them, the AVX512-BF16
+ *      (VDPBF16PS) and AMX kernels match a double-precision reference of the same rounding (X and W
  *      rounded to bfloat16 to nearest even, exact products) within float32
  *      summation error, on odd channel counts (C and M not multiples of
  *      16 or 32, an odd number of input blocks), pixel counts that leave
@@ -8,7 +8,8 @@
  *      bias, Z and each activation, with and without a thread pool;
  *      an unrounded implementation would miss by bfloat16's 2^-9;
  *   2. the kernel is picked only while bf16 packing is on, and never for
- *      blocks other than 16 channels;
+ *      blocks other than 16 channels; AMX where usable, else VDPBF16PS
+ *      (the ctest run with ONYX_CPU_DISABLE=amx checks the latter);
  *   3. a W that does not match the geometry is refused with a message. */
 #include <math.h>
 #include <stdlib.h>
@@ -122,7 +123,11 @@ static void test_pick(void) {
     CHECK(onyx_nchwc_bf16_pick(&on, 8) == NULL);
     const onyx_nchwc_bf16_kernel *k = onyx_nchwc_bf16_pick(&on, 16);
 #if defined(__x86_64__) && defined(__linux__)
-    CHECK(k == ((onyx_bf16_fastmath_available() && onyx_bf16_amx_usable()) ? &onyx_nchwc_bf16_amx : NULL));
+    const onyx_nchwc_bf16_kernel *want = NULL;
+    if (onyx_bf16_fastmath_available()) want = onyx_bf16_amx_usable() ? &onyx_nchwc_bf16_amx : &onyx_nchwc_bf16_avx512;
+    CHECK(k == want);
+    const char *off_list = getenv("ONYX_CPU_DISABLE");
+    if (off_list && strstr(off_list, "amx")) CHECK(!onyx_bf16_amx_usable());   /* the Zen 4 path here */
 #else
     CHECK(k == NULL);
 #endif
@@ -151,7 +156,14 @@ int main(void) {
     onyx_threadpool *tp = onyx_threadpool_create(2);
     test_kernels(&onyx_nchwc_bf16_portable, NULL);
     test_kernels(&onyx_nchwc_bf16_portable, tp);
-    bool amx = false;
+    bool amx = false, dp = false;
+#if defined(__x86_64__)
+    dp = onyx_bf16_fastmath_available();
+    if (dp) {
+        test_kernels(&onyx_nchwc_bf16_avx512, NULL);
+        test_kernels(&onyx_nchwc_bf16_avx512, tp);
+    }
+#endif
 #if defined(__x86_64__) && defined(__linux__)
     amx = onyx_bf16_fastmath_available() && onyx_bf16_amx_usable();
     if (amx) {
@@ -159,8 +171,9 @@ int main(void) {
         test_kernels(&onyx_nchwc_bf16_amx, tp);
     }
 #endif
-    printf("test_nchwc_bf16: portable kernel checked; AMX-BF16 kernel %s\n",
-           amx ? "checked" : "not checked (this CPU or build lacks AMX-BF16)");
+    printf("test_nchwc_bf16: portable kernel checked; AVX512-BF16 kernel %s; AMX-BF16 kernel %s\n",
+           dp ? "checked" : "not checked (this CPU or build lacks AVX512-BF16, or ONYX_CPU_DISABLE)",
+           amx ? "checked" : "not checked (this CPU or build lacks AMX-BF16, or ONYX_CPU_DISABLE=amx)");
     onyx_threadpool_free(tp);
     test_pick();
     test_mismatch();

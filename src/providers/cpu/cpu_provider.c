@@ -137,11 +137,12 @@ static bool want_bf16(const onyx_env *env, const char *v) {
     if (!v || strcmp(v, "1")) return false;
     if (!onyx_bf16_fastmath_available()) {
         onyx_log(env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: this CPU lacks AVX512-BF16, the AVX-512 "
-                 "kernels are not in use (ONYX_ISA), or this is a minimal build; float32 GEMMs stay float32");
+                 "session.enable_bf16_fastmath ignored: no AVX512-BF16, Intel without usable AMX, ONYX_ISA "
+                 "or ONYX_CPU_DISABLE, or a minimal build; float32 kept");
         return false;
     }
-    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: float32 GEMM weights packed as bfloat16 (AVX512-BF16)");
+    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: GEMM and Conv weights packed as bfloat16 (%s)",
+             onyx_bf16_amx_usable() ? "AMX" : "VDPBF16PS");
     return true;
 }
 

@@ -175,6 +175,18 @@ const char *onyx_cpu_isa_name(onyx_cpu_isa isa) {
     return (unsigned)isa < ONYX_CPU_ISA_COUNT ? names[isa] : "unknown";
 }
 
+/* A whole entry of ONYX_CPU_DISABLE's comma list (read on each call: the
+ * callers cache what they derive from it; sgemm_bf16.c reports unknown
+ * names; kept small for minimal builds). */
+bool onyx_cpu_disabled(const char *feature) {
+    const size_t n = strlen(feature);
+    for (const char *p = getenv("ONYX_CPU_DISABLE"); p && *p; p += *p == ',') {
+        if (!strncmp(p, feature, n) && (p[n] == ',' || !p[n])) return true;
+        p += strcspn(p, ",");
+    }
+    return false;
+}
+
 const onyx_cpu_table *onyx_cpu_init(void) {
     onyx_cpu_isa isa = onyx_cpu_detected();
     const char *env = getenv("ONYX_ISA");
@@ -224,7 +236,7 @@ static bool cpu_has_vnni(bool zmm) {
 #include <unistd.h>
 static bool cpu_has_amx(void) {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (onyx_cpu_disabled("amx") || __get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
     if (!(d & (1u << 24)) || !(d & (1u << 25))) return false;
     return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
 }
@@ -322,8 +334,13 @@ int onyx_cpu_nchwc_block(void) {
         atomic_compare_exchange_strong(&forced_block, &expected, f);
         f = atomic_load(&forced_block);
     }
-    const int own = onyx_cpu()->nchwc_block;
-    return own && f ? f : own;
+    const onyx_cpu_table *t = onyx_cpu();
+    /* NEON's blocked kernels are tested but not timed on ARM64 hardware:
+     * the layout is off there unless forced (an opt-in, as ONNX Runtime's
+     * onnxruntime_USE_ARM_NEON_NCHWC build option); elsewhere a forced
+     * block applies only where the table has a fast blocked path */
+    if (t->isa == ONYX_CPU_NEON) return f;
+    return t->nchwc_block && f ? f : t->nchwc_block;
 }
 
 const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block) {

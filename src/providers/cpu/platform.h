@@ -132,13 +132,19 @@ struct onyx_igemm_isa;
 const struct onyx_igemm_isa *onyx_cpu_igemm(void);
 /* Every integer GEMM path this CPU can run, best first (tests force each). */
 const struct onyx_igemm_isa *const *onyx_cpu_igemm_paths(size_t *count);
+/* CPU extensions named in ONYX_CPU_DISABLE (comma-separated: "amx",
+ * "avx512bf16") are treated as absent, so a CPU with them runs the paths of
+ * CPUs without (AMX off: what AMD Zen 4 runs). Other names are ignored
+ * (reported on stderr when bf16 fast-math is first checked). */
+bool onyx_cpu_disabled(const char *feature);
 /* Why the table in use is what it is: "detected", "ONYX_ISA", "forced". */
 const char *onyx_cpu_isa_source(void);
 
 /* The block size the layout pass uses: the table's, unless another was
  * forced (ONYX_NCHWC_BLOCK=4|8|16 in the environment, or
  * onyx_cpu_force_nchwc_block for tests and benchmarks); 0 where the table
- * has no fast blocked path. */
+ * has no fast blocked path. NEON: 0 unless forced (the layout is opt-in
+ * there until it is timed on ARM64 hardware). */
 int onyx_cpu_nchwc_block(void);
 /* Force blocks of 4, 8 or 16 channels; 0 returns to the table's. False
  * (and no change) for another value. */

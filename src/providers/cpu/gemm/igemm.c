@@ -75,6 +75,9 @@ onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n,
 
 /* ------------------------------------------------------------ driver */
 
+/* Bytes of A per row panel: a quarter of a 1-2 MB L2, the rest for B. */
+#define IGEMM_PANEL_BYTES (256 * 1024)
+
 typedef struct igemm_job {
     const onyx_igemm_isa *isa;
     const uint8_t *a;       /* u8 rows, padded to kp */
@@ -84,6 +87,7 @@ typedef struct igemm_job {
     const int32_t *col_term; /* per column: K za zb - za colsum */
     const onyx_igemm_out *o;
     size_t row_blocks, col_groups;
+    size_t panel_blocks;     /* row blocks per panel (see igemm_range) */
 } igemm_job;
 
 static inline float act_apply(float x, const onyx_igemm_out *o) {
@@ -137,15 +141,21 @@ void onyx_igemm_store_tile(const onyx_igemm_tile *t, const int32_t *acc, size_t 
     }
 }
 
-/* Work units: column group outer (its B strips stay in L2 while the rows
- * pass), row block inner. */
+/* Work units: panels of rows outer (a panel of A stays in L2 while all of B
+ * passes: with A and B both beside each other in L2 at 1024^3, the VNNI
+ * kernel lost a fifth), then column group (its B strips stay in L1/L2 while
+ * the panel's rows pass), row block inner. */
 static void igemm_range(void *arg, size_t begin, size_t end) {
     const igemm_job *jb = arg;
     const onyx_igemm_isa *isa = jb->isa;
     const onyx_igemm_b *b = jb->b;
     int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
+    if (isa->range_begin) isa->range_begin();
     for (size_t u = begin; u < end; u++) {
-        size_t cg = u / jb->row_blocks, rb = u % jb->row_blocks;
+        size_t per_panel = jb->panel_blocks * jb->col_groups, p = u / per_panel, r = u % per_panel;
+        size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
+                                                                            : jb->panel_blocks;
+        size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
         size_t s0 = cg * isa->nv, nv = b->strips - s0 < isa->nv ? b->strips - s0 : isa->nv;
         size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
@@ -154,6 +164,7 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
                              .zb = b->zb + j0, .row_sum = jb->row_sum ? jb->row_sum + i0 : NULL, .acc = acc};
         isa->kernel(jb->a + i0 * jb->lda, jb->lda, mr, b->data + s0 * b->kp * ONYX_IGEMM_NR, b->kp, nv, &t, b);
     }
+    if (isa->range_end) isa->range_end();
 }
 
 /* A as the kernels read it: unsigned, rows readable up to kp. Returns the
@@ -206,6 +217,8 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b, .col_term = col_term, .o = o};
     jb.row_blocks = (m + isa->mr - 1) / isa->mr;
     jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
+    jb.panel_blocks = IGEMM_PANEL_BYTES / (isa->mr * lda);
+    if (jb.panel_blocks < 1) jb.panel_blocks = 1;
     size_t units = jb.row_blocks * jb.col_groups;
     /* a unit is mr x 16nv x k MACs; keep a chunk above ~64K MACs */
     size_t per = isa->mr * isa->nv * ONYX_IGEMM_NR * b->kp;
@@ -215,6 +228,66 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     free(col_term);
     free(row_sum);
     return NULL;
+}
+
+/* ------------------------------------------------------------ dynamic quantisation of A */
+
+void onyx_igemm_dynamic_params(float mn, float mx, float *scale, int *zp) {
+    float s = (mx - mn) / 255.0f;
+    if (!(s > 0) || !isfinite(s)) {
+        *scale = 1.0f; /* all zero (or not finite): every q is the zero point 0 */
+        *zp = 0;
+        return;
+    }
+    float z = nearbyintf(-mn / s);
+    *scale = s;
+    *zp = z < 0 ? 0 : (z > 255 ? 255 : (int)z);
+}
+
+/* The dynamic quantisation of A on the pool: the range in parts (each
+ * part's min and max start at 0 like the whole one, and min/max are
+ * associative, so the result is the serial one), then the rows. */
+#define QA_PARTS 64          /* most parts of the range pass */
+#define QA_GRAIN 16384       /* floats per part at least: a pool hand-off is ~1-2 us */
+
+typedef struct quant_a_job {
+    const onyx_igemm_isa *isa;
+    const float *x;
+    size_t n, parts, k, ld;
+    float mn[QA_PARTS], mx[QA_PARTS];
+    float scale;
+    int zp;
+    uint8_t *dst;
+} quant_a_job;
+
+static void quant_a_range(void *arg, size_t begin, size_t end) {
+    quant_a_job *j = arg;
+    for (size_t p = begin; p < end; p++) {
+        size_t lo = j->n * p / j->parts, hi = j->n * (p + 1) / j->parts;
+        j->isa->minmax(j->x + lo, hi - lo, &j->mn[p], &j->mx[p]);
+    }
+}
+
+static void quant_a_rows(void *arg, size_t begin, size_t end) {
+    quant_a_job *j = arg;
+    j->isa->quant_rows(j->x + begin * j->k, end - begin, j->k, j->k, j->scale, j->zp, j->dst + begin * j->ld, j->ld);
+}
+
+void onyx_igemm_quantize_a(const onyx_igemm_isa *isa, const float *x, size_t m, size_t k, uint8_t *dst, size_t ld,
+                           onyx_threadpool *tp, float *scale, int *zp) {
+    quant_a_job j = {.isa = isa, .x = x, .n = m * k, .k = k, .ld = ld, .dst = dst};
+    j.parts = j.n / QA_GRAIN;
+    j.parts = j.parts < 1 ? 1 : (j.parts > QA_PARTS ? QA_PARTS : j.parts);
+    onyx_parallel_for(tp, j.parts, 1, quant_a_range, &j);
+    float mn = j.mn[0], mx = j.mx[0];
+    for (size_t p = 1; p < j.parts; p++) {
+        mn = j.mn[p] < mn ? j.mn[p] : mn;
+        mx = j.mx[p] > mx ? j.mx[p] : mx;
+    }
+    onyx_igemm_dynamic_params(mn, mx, &j.scale, &j.zp);
+    onyx_parallel_for(tp, m, k ? (QA_GRAIN + k - 1) / k : m, quant_a_rows, &j);
+    *scale = j.scale;
+    *zp = j.zp;
 }
 
 onyx_status *onyx_igemm(const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b, const onyx_igemm_out *o,

@@ -94,16 +94,20 @@ TARGET static void minmax(const float *x, size_t n, float *mn, float *mx) {
 TARGET static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp, uint8_t *dst,
                               size_t ld) {
     const __m512 s = _mm512_set1_ps(scale);
-    const __m512i z = _mm512_set1_epi32(zp), lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
+    /* clamped in float to [-zp, 255 - zp] before the conversion, so values
+     * beyond int32 (a range that was not finite) saturate like the scalar
+     * rule; MAXPS returns its second operand for a NaN: NaN -> 0 */
+    const __m512 lo = _mm512_set1_ps((float)-zp), hi = _mm512_set1_ps((float)(255 - zp));
+    const __m512i z = _mm512_set1_epi32(zp);
     for (size_t i = 0; i < m; i++) {
         const float *r = x + i * ldx;
         uint8_t *d = dst + i * ld;
         for (size_t p = 0; p < k; p += 16) {
             __mmask16 msk = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1);
             __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(msk, r + p), s);
-            /* round half to even (the MXCSR default); NaN converts to INT_MIN and clamps to 0 */
-            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), z);
-            q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+            v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+            /* round half to even (the MXCSR default) */
+            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), z);
             _mm_mask_storeu_epi8(d + p, msk, _mm512_cvtepi32_epi8(q));
         }
         memset(d + k, 0, ld - k);

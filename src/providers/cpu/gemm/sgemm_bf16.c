@@ -7,6 +7,7 @@
  * once per element. */
 #include "providers/cpu/gemm/sgemm_bf16.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/checked.h"
@@ -21,12 +22,35 @@
 
 /* ---- availability and the per-thread pack mode ---- */
 
+#if defined(__x86_64__)
+/* Without AMX, VDPBF16PS pays where it issues at float32 FMA's rate with
+ * twice the products (AMD Zen 4 and later). Intel cores issue it on one
+ * port, half FMA's rate: on Sapphire Rapids with AMX off the bfloat16 GEMM
+ * ran at 0.53x and ResNet-50 at 0.49x of float32, so there only AMX makes
+ * fast-math fast. ONYX_CPU_DISABLE=amx asks for the Zen 4 path on any CPU
+ * with AVX512-BF16 (tests, benchmarks). */
+static bool vdpbf16_pays(void) { return __builtin_cpu_is("amd") || onyx_cpu_disabled("amx"); }
+#endif
+
+/* Names in ONYX_CPU_DISABLE that are not amx or avx512bf16 (platform.c
+ * ignores them). */
+static void report_unknown_disabled(void) {
+    for (const char *p = getenv("ONYX_CPU_DISABLE"); p && *p; p += *p == ',') {
+        size_t n = strcspn(p, ",");
+        if (n && !(n == 3 && !strncmp(p, "amx", 3)) && !(n == 10 && !strncmp(p, "avx512bf16", 10)))
+            fprintf(stderr, "onyx: ONYX_CPU_DISABLE: '%.*s' is not amx or avx512bf16; ignored\n", (int)n, p);
+        p += n;
+    }
+}
+
 bool onyx_bf16_fastmath_available(void) {
 #if defined(__x86_64__)
     static int has = -1;
     if (has < 0) {
+        report_unknown_disabled();
         __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
+        has = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("avx512bf16") &&
+              (onyx_bf16_amx_usable() || vdpbf16_pays());
     }
     return has && onyx_cpu()->isa == ONYX_CPU_AVX512;
 #else

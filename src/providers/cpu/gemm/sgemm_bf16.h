@@ -39,7 +39,7 @@ typedef struct onyx_bf16_mat {
 /* The kernel of one MR x NR tile (sgemm_bf16_avx512.c): C[0..mr, 0..nr) =
  * (first ? beta*C (when load_c) : C) + alpha * sum over kp pairs of a*b.
  *   a: row i's pair p (two bfloat16, low = even k) at a[p * mr + i], or at
- *      a[i * kp + p] for kernels with a_rows (AMX tiles load rows)
+ *      a[i * kp + p] for kernels with a_rows (AMX, AVX512-BF16: vector packing)
  *   b: b[(p * nr + j) * 2 + {0,1}], column j's pair p */
 typedef struct onyx_bf16_kargs {
     size_t kp;
@@ -67,14 +67,18 @@ typedef struct onyx_bf16_isa {
 #if defined(__x86_64__)
 extern const onyx_bf16_isa onyx_bf16_isa_avx512;
 extern const onyx_bf16_isa onyx_bf16_isa_amx;
+/* the row_convert of both x86 kernels (sgemm_bf16_avx512.c) */
+void onyx_bf16_row_convert_avx512(const float *src, size_t n, uint32_t *dst, size_t pairs);
 #endif
 /* AMX-BF16 present and the kernel lets this process use the tiles. */
 bool onyx_bf16_amx_usable(void);
 /* The portable kernel: the reference of the same rounding (tests). */
 extern const onyx_bf16_isa onyx_bf16_isa_portable;
 
-/* True when this CPU has AVX512-BF16 and the AVX-512 table is in use (an
- * ONYX_ISA forcing a lower set turns fast-math off). */
+/* True when this CPU has AVX512-BF16, with usable AMX or on an AMD core
+ * (Zen 4: VDPBF16PS at FMA's rate; Intel issues it at half), and the
+ * AVX-512 table is in use (an ONYX_ISA forcing a lower set turns fast-math
+ * off). ONYX_CPU_DISABLE=amx takes the AMD path on any CPU with AVX512-BF16. */
 bool onyx_bf16_fastmath_available(void);
 
 /* Pack op(B) (K x N) for `isa` (NULL: the best available), on pool (NULL:

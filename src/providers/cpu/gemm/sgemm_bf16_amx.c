@@ -11,6 +11,7 @@
  * a run of tiles (begin) and released after (end), so threads that never
  * use AMX carry no tile state. */
 #include "providers/cpu/gemm/sgemm_bf16.h"
+#include "providers/cpu/platform.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
@@ -35,7 +36,7 @@ bool onyx_bf16_amx_usable(void) {
          * clang 14's __builtin_cpu_supports does not know them) */
         unsigned a, b, c, d;
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512bf16") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+        v = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("amx") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
             (d >> 22 & 1) && (d >> 24 & 1) &&
             syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
         atomic_store(&usable, v);
@@ -61,24 +62,6 @@ static const tile_config config __attribute__((aligned(64))) = {
 TARGET static void amx_begin(void) { _tile_loadconfig(&config); }
 
 TARGET static void amx_end(void) { _tile_release(); }
-
-/* n floats -> pairs of bfloat16 (round to nearest even), zero-padded to
- * `pairs` pairs. */
-TARGET static void row_convert(const float *src, size_t n, uint32_t *dst, size_t pairs) {
-    size_t k = 0;
-    for (; k + 32 <= n; k += 32) {
-        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + k + 16), _mm512_loadu_ps(src + k));
-        _mm512_storeu_si512(dst + k / 2, (__m512i)v);
-    }
-    for (; k < 2 * pairs; k += 32) {   /* the tail and the zero padding, masked */
-        size_t left = k < n ? n - k : 0;
-        __mmask16 lo = (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1u);
-        __mmask16 hi = (__mmask16)(left >= 32 ? 0xffff : left > 16 ? (1u << (left - 16)) - 1u : 0);
-        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, src + k + 16), _mm512_maskz_loadu_ps(lo, src + k));
-        size_t room = (2 * pairs - k) / 2;   /* pairs left to write */
-        _mm512_mask_storeu_epi32(dst + k / 2, (__mmask16)(room >= 16 ? 0xffff : (1u << room) - 1u), (__m512i)v);
-    }
-}
 
 TARGET static void kernel_amx(const onyx_bf16_kargs *ka) {
     float acc[MR * NR] __attribute__((aligned(64)));
@@ -118,7 +101,8 @@ TARGET static void kernel_amx(const onyx_bf16_kargs *ka) {
     }
 }
 
-const onyx_bf16_isa onyx_bf16_isa_amx = {"amx-bf16", MR, NR, 32, true, kernel_amx, amx_begin, amx_end, row_convert};
+const onyx_bf16_isa onyx_bf16_isa_amx = {"amx-bf16", MR, NR, 32, true, kernel_amx, amx_begin, amx_end,
+                                       onyx_bf16_row_convert_avx512};
 
 #else
 bool onyx_bf16_amx_usable(void) { return false; }

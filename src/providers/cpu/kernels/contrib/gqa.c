@@ -63,18 +63,31 @@ NN_INLINE float gqa_dot(const float *a, const float *b, int64_t n) {
     return s;
 }
 
+/* 16 floats (64 bytes): the vector unit of the tiled loops below. */
+typedef float gqa_v16 __attribute__((vector_size(64), aligned(4)));
+
 /* acc = acc * corr + sum over the tile's nt keys of p[t] * v[t] (rows of H
- * floats): 16 accumulators at a time stay in registers across the keys,
- * and restrict lets the compiler keep them there. */
+ * floats): 64 columns at a time in four vector accumulators (four
+ * independent FMA chains over the keys), then 16, then one. */
 NN_INLINE void gqa_accumulate(float *restrict acc, float corr, const float *restrict p, const float *restrict v,
                               int64_t nt, int64_t H) {
     int64_t i0 = 0;
-    for (; i0 + NN_VL <= H; i0 += NN_VL) {
-        float a[NN_VL];
-        for (int k = 0; k < NN_VL; k++) a[k] = acc[i0 + k] * corr;
-        for (int64_t t = 0; t < nt; t++)
-            for (int k = 0; k < NN_VL; k++) a[k] += p[t] * v[t * H + i0 + k];
-        for (int k = 0; k < NN_VL; k++) acc[i0 + k] = a[k];
+    for (; i0 + 64 <= H; i0 += 64) {
+        gqa_v16 *o = (gqa_v16 *)(acc + i0);
+        gqa_v16 a0 = o[0] * corr, a1 = o[1] * corr, a2 = o[2] * corr, a3 = o[3] * corr;
+        for (int64_t t = 0; t < nt; t++) {
+            const gqa_v16 *r = (const gqa_v16 *)(v + t * H + i0);
+            a0 += p[t] * r[0];
+            a1 += p[t] * r[1];
+            a2 += p[t] * r[2];
+            a3 += p[t] * r[3];
+        }
+        o[0] = a0, o[1] = a1, o[2] = a2, o[3] = a3;
+    }
+    for (; i0 + 16 <= H; i0 += 16) {
+        gqa_v16 a0 = *(gqa_v16 *)(acc + i0) * corr;
+        for (int64_t t = 0; t < nt; t++) a0 += p[t] * *(const gqa_v16 *)(v + t * H + i0);
+        *(gqa_v16 *)(acc + i0) = a0;
     }
     for (; i0 < H; i0++) {
         float a = acc[i0] * corr;
@@ -123,7 +136,82 @@ static void gqa_present(const gqa_job *j, int64_t b, int64_t kh) {
  * accumulators, and one tile of scores. */
 typedef struct gqa_scratch {
     float *q, *m, *l, *acc, *p;
+    float *kt;   /* one tile of keys transposed: H rows of GQA_TILE (many queries only) */
 } gqa_scratch;
+
+/* A step of at least this many query rows per kv head (a prefill) scores
+ * each tile of keys as a small matrix product: the tile is transposed once
+ * (kt[d * GQA_TILE + t]) and every query row multiplies it with the keys
+ * as vector lanes, instead of one dot product (and its horizontal sum) per
+ * key. A decode step (G rows) would spend as long transposing as scoring. */
+#define GQA_TILED_QUERIES 16
+
+/* kt = the nt keys (rows of H) transposed, zero past nt. */
+NN_INLINE const float *gqa_transpose_keys(const float *k, int64_t nt, int64_t H, float *kt) {
+    for (int64_t d = 0; d < H; d++) {
+        float *row = kt + d * GQA_TILE;
+        for (int64_t t = 0; t < nt; t++) row[t] = k[t * H + d];
+        for (int64_t t = nt; t < GQA_TILE; t++) row[t] = 0;
+    }
+    return kt;
+}
+
+/* x[t] = q . key t for the GQA_TILE keys of kt: four vector accumulators
+ * over the head dimension (one broadcast and four FMAs per element of q). */
+NN_INLINE void gqa_tile_scores(const float *q, const float *kt, int64_t H, float *x) {
+    gqa_v16 x0 = {0}, x1 = {0}, x2 = {0}, x3 = {0};
+    for (int64_t d = 0; d < H; d++, kt += GQA_TILE) {
+        float qd = q[d];
+        x0 += qd * *(const gqa_v16 *)kt;
+        x1 += qd * *(const gqa_v16 *)(kt + 16);
+        x2 += qd * *(const gqa_v16 *)(kt + 32);
+        x3 += qd * *(const gqa_v16 *)(kt + 48);
+    }
+    *(gqa_v16 *)x = x0;
+    *(gqa_v16 *)(x + 16) = x1;
+    *(gqa_v16 *)(x + 32) = x2;
+    *(gqa_v16 *)(x + 48) = x3;
+}
+
+/* Online-softmax update of query row qi over the keys [a, e] of the tile
+ * starting at key t0 (kt its transpose): all GQA_TILE scores are computed
+ * in fixed-length loops (they vectorise), the keys outside [a, e] get
+ * weight 0, and only the values of [a, e] are read (rows past the valid
+ * ones may hold anything). */
+NN_INLINE void gqa_tile_softmax(const gqa_job *j, gqa_scratch *w, int64_t qi, const float *kt, int64_t t0,
+                                int64_t a, int64_t e, const float *bias, const float *pv, int64_t H) {
+    float x[GQA_TILE] __attribute__((aligned(64)));
+    gqa_tile_scores(w->q + qi * H, kt, H, x);
+    const float scale = j->scale, cap = j->softcap;
+    for (int t = 0; t < GQA_TILE; t++) x[t] *= scale;
+    if (cap > 0)
+        for (int t = 0; t < GQA_TILE; t++) x[t] = cap * nn_tanhf(x[t] / cap);
+    if (bias)
+        for (int64_t t = a; t <= e; t++) x[t - t0] += bias[t];
+    const int lo = (int)(a - t0), hi = (int)(e - t0);
+    float lane[NN_VL];
+    for (int i = 0; i < NN_VL; i++) lane[i] = w->m[qi];
+    for (int t0v = 0; t0v < GQA_TILE; t0v += NN_VL)
+        for (int i = 0; i < NN_VL; i++) {
+            float v = nn_self(t0v + i < lo || t0v + i > hi, -INFINITY, x[t0v + i]);
+            lane[i] = nn_self(v > lane[i], v, lane[i]);
+        }
+    float mx = lane[0];
+    for (int i = 1; i < NN_VL; i++) mx = lane[i] > mx ? lane[i] : mx;
+    for (int t = 0; t < GQA_TILE; t++) x[t] = nn_expf(x[t] - mx);
+    for (int i = 0; i < NN_VL; i++) lane[i] = 0;
+    for (int t0v = 0; t0v < GQA_TILE; t0v += NN_VL)
+        for (int i = 0; i < NN_VL; i++) {
+            x[t0v + i] = nn_self(t0v + i < lo || t0v + i > hi, 0.0f, x[t0v + i]);
+            lane[i] += x[t0v + i];
+        }
+    float sum = 0;
+    for (int i = 0; i < NN_VL; i++) sum += lane[i];
+    float corr = nn_expf(w->m[qi] - mx);
+    gqa_accumulate(w->acc + qi * H, corr, x + lo, pv + a * H, hi - lo + 1, H);
+    w->l[qi] = w->l[qi] * corr + sum;
+    w->m[qi] = mx;
+}
 
 /* Online-softmax attention of the G query heads of kv head kh over the
  * present rows of batch b. */
@@ -149,6 +237,7 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
     int64_t last = past + S - 1 < total - 1 ? past + S - 1 : total - 1;   /* the last key any query sees */
     for (int64_t t0 = 0; t0 <= last; t0 += GQA_TILE) {
         int64_t t1 = t0 + GQA_TILE <= last + 1 ? t0 + GQA_TILE : last + 1;
+        const float *kt = nq >= GQA_TILED_QUERIES ? gqa_transpose_keys(pk + t0 * H, t1 - t0, H, w->kt) : NULL;
         for (int64_t g = 0; g < G; g++)
             for (int64_t s = 0; s < S; s++) {
                 int64_t qi = g * S + s, pos = past + s, h = kh * G + g;
@@ -158,6 +247,10 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                 if (a > e) continue;
                 const float *qv = w->q + qi * H;
                 const float *bias = j->bias ? j->bias + b * j->bias_sb + h * j->bias_sn + s * j->total_max : NULL;
+                if (kt) {
+                    gqa_tile_softmax(j, w, qi, kt, t0, a, e, bias, pv, H);
+                    continue;
+                }
                 float mx = w->m[qi];
                 for (int64_t t = a; t <= e; t++) {
                     float x = j->scale * gqa_dot(qv, pk + t * H, H);
@@ -184,9 +277,11 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
             } else {
                 f = l > 0 ? 1.0f / l : 0.0f;
             }
-            float *o = j->out + (b * S + s) * j->N * H + h * H;
-            const float *acc = w->acc + qi * H;
-            for (int64_t i = 0; i < H; i++) o[i] = acc[i] * f;
+            float *restrict o = j->out + (b * S + s) * j->N * H + h * H;
+            const float *restrict acc = w->acc + qi * H;
+            int64_t i = 0;
+            for (; i + 16 <= H; i += 16) *(gqa_v16 *)(o + i) = *(const gqa_v16 *)(acc + i) * f;
+            for (; i < H; i++) o[i] = acc[i] * f;
         }
 })
 
@@ -199,7 +294,8 @@ static void gqa_items(void *arg, size_t begin, size_t end) {
     w.m = malloc((size_t)nq * sizeof(float));
     w.l = malloc((size_t)nq * sizeof(float));
     w.p = malloc(GQA_TILE * sizeof(float));
-    if (w.q && w.acc && w.m && w.l && w.p) {
+    w.kt = nq >= GQA_TILED_QUERIES ? malloc((size_t)(j->H * GQA_TILE) * sizeof(float)) : NULL;
+    if (w.q && w.acc && w.m && w.l && w.p && (w.kt || nq < GQA_TILED_QUERIES)) {
         for (size_t it = begin; it < end; it++) {
             int64_t b = (int64_t)it / j->Nkv, kh = (int64_t)it % j->Nkv;
             gqa_present(j, b, kh);
@@ -213,6 +309,7 @@ static void gqa_items(void *arg, size_t begin, size_t end) {
     free(w.m);
     free(w.l);
     free(w.p);
+    free(w.kt);
 }
 
 /* ------------------------------------------------------------ validation */

@@ -1,6 +1,6 @@
 /* bfloat16 fast-math blocked convolution: weight packing, the band driver
- * and the portable reference kernel (see nchwc_conv_bf16.h; the AMX kernel
- * is nchwc_conv_bf16_amx.c). */
+ * and the portable reference kernel (see nchwc_conv_bf16.h; the AMX and
+ * AVX512-BF16 kernels are nchwc_conv_bf16_amx.c and nchwc_conv_bf16_avx512.c). */
 #include "providers/cpu/kernels/nchwc/nchwc_conv_bf16.h"
 
 #include <stdatomic.h>
@@ -24,10 +24,15 @@
 const onyx_nchwc_bf16_kernel *onyx_nchwc_bf16_pick(const onyx_pack_ctx *pk, int blk) {
     if (blk != 16 || !pk || !pk->bf16 || !onyx_bf16_fastmath_available()) return NULL;
 #if defined(__x86_64__) && defined(__linux__)
-    /* VDPBF16PS alone is no faster than float32 FMA on Sapphire Rapids: AMX only */
     if (onyx_bf16_amx_usable()) return &onyx_nchwc_bf16_amx;
 #endif
+#if defined(__x86_64__)
+    /* AVX512-BF16 without AMX (Zen 4): VDPBF16PS, two products per FMA slot
+     * there (Sapphire Rapids reaches this only with ONYX_CPU_DISABLE=amx) */
+    return &onyx_nchwc_bf16_avx512;
+#else
     return NULL;
+#endif
 }
 
 /* ---- weights ---- */

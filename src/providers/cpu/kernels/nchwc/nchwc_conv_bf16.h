@@ -1,7 +1,8 @@
 /* bfloat16 fast-math convolution on the blocked layout (16-channel blocks):
- * with "session.enable_bf16_fastmath" = "1" on a CPU with AMX-BF16, a
+ * with "session.enable_bf16_fastmath" = "1" on a CPU with AVX512-BF16, a
  * group-1 Conv over blocked X runs as an implicit GEMM of bfloat16 operands
- * with float32 accumulation (TDPBF16PS), the weights rounded once at load.
+ * with float32 accumulation (TDPBF16PS with AMX-BF16, else VDPBF16PS), the
+ * weights rounded once at load.
  *
  *   rows    = output pixels, in sub-bands of 32 (two 16-row A tiles);
  *   columns = output channels, in groups of 32 (two 16-column B tiles);
@@ -65,6 +66,14 @@ typedef struct onyx_nchwc_bf16_kernel {
 } onyx_nchwc_bf16_kernel;
 
 extern const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_portable;
+#if defined(__x86_64__)
+/* VDPBF16PS (nchwc_conv_bf16_avx512.c): CPUs with AVX512-BF16 but no AMX */
+extern const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_avx512;
+/* AVX-512 parts shared by both x86 tiles: convert32, and the epilogue of a
+ * 32 x 32 float32 tile acc (row i at acc + i * 32) into out. */
+void onyx_nchwc_bf16_convert32_avx512(const float *lo, const float *hi, uint16_t *dst);
+void onyx_nchwc_bf16_store_avx512(const float *acc, const onyx_nchwc_bf16_out *out);
+#endif
 #if defined(__x86_64__) && defined(__linux__)
 extern const onyx_nchwc_bf16_kernel onyx_nchwc_bf16_amx;   /* nchwc_conv_bf16_amx.c */
 #endif

@@ -4,36 +4,31 @@
  * registers, so the long dependency chains of exp and the polynomials of
  * two vectors interleave; a last partial vector goes through a stack copy
  * (NEON has no masked loads). */
-#include <string.h>
 #include "providers/cpu/kernels/nn/nn_neon.h"
 
 #ifdef ONYX_NN_ISA_NEON
 
 /* for each 4-float vector v of x[0..n) (plus the matching one of b when
- * b_ is not NULL): y = EXPR(v). A last partial block of up to 7 goes
- * through zero-padded copies, so EXPR is compiled twice, not three times. */
+ * b_ is not NULL): y = EXPR(v). The main loop keeps no tail test, so the
+ * approximations' constants stay in registers across iterations; the last
+ * n % 8 go 4 at a time, a partial vector through a stack copy. */
 #define NEON_MAP(x_, b_, y_, n_, EXPR)                                           \
     do {                                                                         \
-        float tx_[8], tb_[8], ty_[8];                                            \
-        for (size_t i_ = 0; i_ < (n_); i_ += 8) {                                \
-            size_t k_ = (n_) - i_ < 8 ? (n_) - i_ : 8;                           \
-            const float *px_ = (x_) + i_, *pb_ = (b_) ? (b_) + i_ : NULL;        \
-            float *py_ = (y_) + i_;                                              \
-            if (k_ < 8) {                                                        \
-                memset(tx_, 0, sizeof tx_);                                      \
-                memset(tb_, 0, sizeof tb_);                                      \
-                memcpy(tx_, px_, k_ * sizeof(float));                            \
-                if (pb_) memcpy(tb_, pb_, k_ * sizeof(float));                   \
-                px_ = tx_, pb_ = (b_) ? tb_ : NULL, py_ = ty_;                   \
-            }                                                                    \
-            float32x4_t v0_ = vld1q_f32(px_), v1_ = vld1q_f32(px_ + 4);          \
+        size_t i_ = 0;                                                           \
+        for (; i_ + 8 <= (n_); i_ += 8) {                                        \
+            float32x4_t v0_ = vld1q_f32((x_) + i_), v1_ = vld1q_f32((x_) + i_ + 4); \
             if (b_) {                                                            \
-                v0_ = vaddq_f32(v0_, vld1q_f32(pb_));                            \
-                v1_ = vaddq_f32(v1_, vld1q_f32(pb_ + 4));                        \
+                v0_ = vaddq_f32(v0_, vld1q_f32((b_) + i_));                      \
+                v1_ = vaddq_f32(v1_, vld1q_f32((b_) + i_ + 4));                  \
             }                                                                    \
-            vst1q_f32(py_, EXPR(v0_));                                           \
-            vst1q_f32(py_ + 4, EXPR(v1_));                                       \
-            if (k_ < 8) memcpy((y_) + i_, ty_, k_ * sizeof(float));              \
+            vst1q_f32((y_) + i_, EXPR(v0_));                                     \
+            vst1q_f32((y_) + i_ + 4, EXPR(v1_));                                 \
+        }                                                                        \
+        for (; i_ < (n_); i_ += 4) {                                             \
+            size_t k_ = (n_) - i_ < 4 ? (n_) - i_ : 4;                           \
+            float32x4_t v_ = neon_load_part((x_) + i_, k_);                      \
+            if (b_) v_ = vaddq_f32(v_, neon_load_part((b_) + i_, k_));           \
+            neon_store_part((y_) + i_, EXPR(v_), k_);                            \
         }                                                                        \
     } while (0)
 

@@ -125,19 +125,6 @@ static onyx_status *mmitf_init(const onyx_kernel_info *info, void **state) {
 static bool dqmm_consumes(const void *state, size_t k) { return state && (k == 1 || k == 3); }
 static bool mmitf_consumes(const void *state, size_t k) { return state && (k == 1 || k == 5); }
 
-/* The quantisation of float A: DynamicQuantizeLinear's scale and zero point. */
-static void dynamic_params(float mn, float mx, float *scale, int *zp) {
-    float s = (mx - mn) / 255.0f;
-    if (!(s > 0) || !isfinite(s)) {
-        *scale = 1.0f; /* all zero (or not finite): every q is the zero point 0 */
-        *zp = 0;
-        return;
-    }
-    float z = nearbyintf(-mn / s);
-    *scale = s;
-    *zp = z < 0 ? 0 : (z > 255 ? 255 : (int)z);
-}
-
 typedef struct qmm_run {
     onyx_igemm_b tmp_b;       /* B packed for this run (not constant) */
     float *scale, *bias;      /* per-run copies */
@@ -193,16 +180,13 @@ static onyx_status *qmm_compute(onyx_kernel_ctx *ctx, const qmm_layout *L) {
     onyx_igemm_a a = {.data = A->data, .lda = (size_t)K, .a_signed = A->dtype == ONYX_INT8};
     float a_scale;
     if (L->dynamic) {
-        float mn, mx;
         int zp;
-        isa->minmax(A->data, (size_t)A->numel, &mn, &mx);
-        dynamic_params(mn, mx, &a_scale, &zp);
         size_t ld = (pb->kp + 63) & ~(size_t)63;
         if (!(r.a = onyx_alloc((size_t)M * ld))) {
             st = ONYX_OOM();
             goto done;
         }
-        isa->quant_rows(A->data, (size_t)M, (size_t)K, (size_t)K, a_scale, zp, r.a, ld);
+        onyx_igemm_quantize_a(isa, A->data, (size_t)M, (size_t)K, r.a, ld, ctx->tp, &a_scale, &zp);
         a = (onyx_igemm_a){.data = r.a, .lda = ld, .za = zp, .padded = true};
     } else {
         const onyx_value *as = input(ctx->in, ctx->n_in, L->a_scale), *az = input(ctx->in, ctx->n_in, L->a_zp);
