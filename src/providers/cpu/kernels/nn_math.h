@@ -22,6 +22,7 @@
 #include "core/value.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/minimal_keep.h"
+#include "providers/cpu/gemm/sgemm_half.h"
 #include "providers/cpu/platform.h"
 
 #define NN_VL 16
@@ -178,9 +179,8 @@ static inline bool nn_is_float_family(int dtype) {
 static inline void nn_load_f32(int dtype, const void *src, size_t off, size_t n, float *dst) {
     if (dtype == ONYX_FLOAT) {
         memcpy(dst, (const float *)src + off, n * sizeof(float));
-    } else if (dtype == ONYX_FLOAT16) {
-        const uint16_t *s = (const uint16_t *)src + off;
-        for (size_t i = 0; i < n; i++) dst[i] = onyx_f16_to_f32(s[i]);
+    } else if (dtype == ONYX_FLOAT16) {   /* F16C where the CPU has it (float16 embedding tables) */
+        onyx_half_widen_bytes((const uint16_t *)src + off, n, dst);
     } else if (dtype == ONYX_BFLOAT16) {
         const uint16_t *s = (const uint16_t *)src + off;
         for (size_t i = 0; i < n; i++) dst[i] = nn_u2f((uint32_t)s[i] << 16);
