@@ -201,10 +201,11 @@ done:
 /* Every mode and transpose on sizes that cross the K, M and N blocks. */
 static void test_blocks(onyx_threadpool *tp) {
     /* 205 rows: more A panels than one block of them (onyx_gemm_isa.a_panels), a short last one;
-     * 130 x 1100 x 600: one A block packed once for three NC blocks (gemm.c, plan_a_once);
-     * 41 x 1100 x 520: A packed once and shared (N over an NC block, several K blocks) */
+     * 130 x 1100 x 600 and 41 x 1100 x 520: A packed once and shared (gemm.c, share_a: N over an
+     * NC block, several K blocks); 3 x 1100 x 520 and 1 x 1030 x 300: the same for one panel */
     static const size_t shapes[][3] = {{24, 1000, 520}, {67, 530, 257}, {9, 1030, 513}, {130, 49, 300},
-                                       {205, 70, 300}, {130, 1100, 600}, {41, 1100, 520}};
+                                       {205, 70, 300}, {130, 1100, 600}, {41, 1100, 520}, {3, 1100, 520},
+                                       {1, 1030, 300}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int mode = 0; mode < MODE_COUNT; mode++)
             for (int t = 0; t < 4; t++)
