@@ -98,11 +98,12 @@ option(ONYX_MINIMAL_SIZE "Minimal builds: one tile body per SGEMM/convolution mi
 set(ONYX_MINIMAL_NOINLINE_SOURCES
     gemm/gemm_avx2.c gemm/gemm_avx512.c kernels/nchwc/nchwc_conv_avx2.c kernels/nchwc/nchwc_conv_avx512.c)
 # Left out of every minimal build, answered by src/session/minimal_omitted.c:
-# provider plugins, saving models, bfloat16 fast-math.
+# provider plugins, saving models, bfloat16 fast-math, offered outputs (for
+# libonnxruntime.so's output cache).
 # I/O binding (device tensors stay: device_tensor.c), profiling and the
 # partitioner (device providers come only from plugins) too, and what only
 # device providers use (the per-run pair, outer values' copies).
-set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c
+set(ONYX_MINIMAL_OMITTED_SOURCES providers/plugin.c ir/save_model.c session/io_binding.c session/profiler.c session/run_offered.c
     session/partition.c session/run_providers.c session/outer_copies.c
     providers/cpu/gemm/sgemm_bf16.c providers/cpu/gemm/sgemm_bf16_avx512.c providers/cpu/gemm/sgemm_bf16_amx.c
     providers/cpu/kernels/nchwc/nchwc_conv_bf16.c providers/cpu/kernels/nchwc/nchwc_conv_bf16_amx.c

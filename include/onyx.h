@@ -398,6 +398,20 @@ ONYX_API onyx_status *onyx_session_run_into(onyx_session *session, const onyx_ru
                                             const onyx_value *const *inputs, size_t n_inputs,
                                             const char *const *output_names, size_t n_outputs,
                                             onyx_value **outputs);
+/* As onyx_session_run_into, but a tensor in outputs[i] is an offer, not a
+ * demand: the node computing output i writes into it when its result has
+ * exactly the offer's shape (outputs[i] then still points to it); otherwise
+ * (another shape, or an output that is an input, a constant or a view)
+ * outputs[i] receives a new value and the offer is left untouched. An offer
+ * of another element type is an error, as with run_into. The offers stay the
+ * caller's, who keeps its own pointers to them to free them (a cache of
+ * released output buffers offers them to the next run this way). On error
+ * outputs[] holds NULL or offers. Not in minimal builds. */
+ONYX_API onyx_status *onyx_session_run_offered(onyx_session *session, const onyx_run_options *run_opts,
+                                               const char *const *input_names,
+                                               const onyx_value *const *inputs, size_t n_inputs,
+                                               const char *const *output_names, size_t n_outputs,
+                                               onyx_value **outputs);
 
 /* ------------------------------------------- device memory and I/O binding */
 

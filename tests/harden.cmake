@@ -6,6 +6,22 @@ add_test(NAME data.harden.run_timeout
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(data.harden.run_timeout PROPERTIES TIMEOUT 60)
 
+# Flag values that are options, and output paths that name an input (tests/harden/cli_args.sh).
+add_test(NAME data.harden.cli_args
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/harden/cli_args.sh $<TARGET_FILE:onyx>
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(data.harden.cli_args PROPERTIES TIMEOUT 60)
+
+# onyx optimize saves optional(sequence(...)) types (it recursed until the stack overflowed).
+if(ONYX_TESTDATA_DIR AND EXISTS "${ONYX_TESTDATA_DIR}/node/test_identity_opt")
+  add_test(NAME data.harden.optimize_nested_types
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/harden/optimize_nested_types.sh $<TARGET_FILE:onyx>
+                   ${ONYX_TESTDATA_DIR}/node
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(data.harden.optimize_nested_types PROPERTIES
+                       PASS_REGULAR_EXPRESSION "4 passed, 0 failed" TIMEOUT 120)
+endif()
+
 # Input files (issue 10, item 7), fed to conv_huge_strides.onnx (input x, float32[1,1,5,5]).
 # PASS_REGULAR_EXPRESSION ignores the exit status, and a crash never prints these messages.
 set(_harden_model ${CMAKE_CURRENT_SOURCE_DIR}/data/harden/conv_huge_strides.onnx)

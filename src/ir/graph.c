@@ -35,6 +35,21 @@ onyx_status *onyx_graph_add_value(onyx_graph *g, const char *name, int source, i
     return NULL;
 }
 
+onyx_status *onyx_graph_add_constant(onyx_graph *g, const char *name, int source, onyx_value *val, int32_t *id) {
+    onyx_status *st = onyx_graph_add_value(g, name, source, id);
+    if (st) {
+        onyx_value_destroy(val);
+        return st;
+    }
+    onyx_graph_value *v = &g->values[*id];
+    v->constant = val;
+    v->type.kind = val->kind;
+    v->type.dtype = val->dtype;
+    v->type.rank = val->rank;
+    memcpy(v->type.dims, val->dims, sizeof v->type.dims);
+    return NULL;
+}
+
 int32_t onyx_graph_find_value(const onyx_graph *g, const char *name) {
     return g->index ? onyx_strmap_get(g->index, name) : -1;
 }
@@ -144,18 +159,7 @@ static onyx_status *add_constant(onyx_graph *g, const char *name, onyx_value *va
         onyx_value_destroy(val);
         return ONYX_INVALID_MODEL("initializer '%s' is defined twice", name);
     }
-    onyx_status *st = onyx_graph_add_value(g, name, source, &id);
-    if (st) {
-        onyx_value_destroy(val);
-        return st;
-    }
-    onyx_graph_value *v = &g->values[id];
-    v->constant = val;
-    v->type.kind = val->kind;
-    v->type.dtype = val->dtype;
-    v->type.rank = val->rank;
-    memcpy(v->type.dims, val->dims, sizeof v->type.dims);
-    return NULL;
+    return onyx_graph_add_constant(g, name, source, val, &id);
 }
 
 static onyx_status *add_inputs_and_constants(onyx_graph *g, const onyx_graph_proto *gp) {
@@ -580,18 +584,19 @@ onyx_status *onyx_graph_build_sub(const onyx_model *model, const onyx_graph_prot
     return build_graph(model, gp, parent, out);
 }
 
+void onyx_node_free_parts(onyx_node *n) {
+    free(n->in);
+    free(n->out);
+    for (size_t s = 0; s < n->n_subgraphs; s++) onyx_graph_free(n->subgraphs[s]);
+    free(n->subgraphs);
+    free(n->subgraph_attr_names);
+    free(n->implicit);
+}
+
 void onyx_graph_free(onyx_graph *g) {
     if (!g) return;
     onyx_graph_untrack_uses(g);
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        onyx_node *n = &g->nodes[i];
-        free(n->in);
-        free(n->out);
-        for (size_t s = 0; s < n->n_subgraphs; s++) onyx_graph_free(n->subgraphs[s]);
-        free(n->subgraphs);
-        free(n->subgraph_attr_names);
-        free(n->implicit);
-    }
+    for (size_t i = 0; i < g->n_nodes; i++) onyx_node_free_parts(&g->nodes[i]);
     free(g->nodes);
     for (size_t i = 0; i < g->n_values; i++) onyx_value_destroy(g->values[i].constant);
     free(g->values);

@@ -112,6 +112,9 @@ onyx_status *onyx_graph_build(const onyx_model *model, onyx_graph **out);
 onyx_status *onyx_graph_build_sub(const onyx_model *model, const onyx_graph_proto *gp,
                                   onyx_graph *parent, onyx_graph **out);
 void onyx_graph_free(onyx_graph *g);
+/* What a node owns: its input and output lists, subgraphs and implicit
+ * inputs (the node itself lives in its graph's array). */
+void onyx_node_free_parts(onyx_node *n);
 /* Value lifetimes in node order: last[v] = the last node that reads value
  * v (inputs, captures by subgraphs; an output nobody reads: its producer),
  * -1 if none. last has g->n_values entries. */
@@ -122,6 +125,9 @@ onyx_status *onyx_graph_mark_last_uses(onyx_graph *g);
 
 /* Add a value with a name that must be unique (or NULL/""). */
 onyx_status *onyx_graph_add_value(onyx_graph *g, const char *name, int source, int32_t *id);
+/* The same for a constant: val (owned from now on, destroyed on error)
+ * becomes the value's data and gives its type. */
+onyx_status *onyx_graph_add_constant(onyx_graph *g, const char *name, int source, onyx_value *val, int32_t *id);
 int32_t onyx_graph_find_value(const onyx_graph *g, const char *name);  /* -1 if absent */
 /* Symbol id for a dim name (added if new). */
 int64_t onyx_graph_symbol_dim(onyx_graph *g, const char *name);

@@ -32,18 +32,11 @@ onyx_status *onyx_graph_new_value(onyx_graph *g, const char *hint, int32_t *id) 
 
 onyx_status *onyx_graph_new_constant(onyx_graph *g, const char *hint, onyx_value *val, int32_t *id) {
     const char *name = unique_name(g, hint);
-    onyx_status *st = name ? onyx_graph_add_value(g, name, ONYX_VAL_INITIALIZER, id) : ONYX_OOM();
-    if (st) {
+    if (!name) {
         onyx_value_destroy(val);
-        return st;
+        return ONYX_OOM();
     }
-    onyx_graph_value *v = &g->values[*id];
-    v->constant = val;
-    v->type.kind = val->kind;
-    v->type.dtype = val->dtype;
-    v->type.rank = val->rank;
-    memcpy(v->type.dims, val->dims, sizeof v->type.dims);
-    return NULL;
+    return onyx_graph_add_constant(g, name, ONYX_VAL_INITIALIZER, val, id);
 }
 
 onyx_status *onyx_graph_new_node(onyx_graph *g, const char *op_type, const char *domain, int opset,
@@ -203,12 +196,7 @@ onyx_status *onyx_graph_compact(onyx_graph *g) {
         onyx_node *n = &g->nodes[i];
         if (map) map[i] = n->dead ? UINT32_MAX : (uint32_t)live;
         if (n->dead) {
-            free(n->in);
-            free(n->out);
-            for (size_t s = 0; s < n->n_subgraphs; s++) onyx_graph_free(n->subgraphs[s]);
-            free(n->subgraphs);
-            free(n->subgraph_attr_names);
-            free(n->implicit);
+            onyx_node_free_parts(n);
             continue;
         }
         g->nodes[live] = *n;

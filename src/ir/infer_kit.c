@@ -46,6 +46,11 @@ void tk_type_tensor(onyx_type *out, int dtype, int rank) {
     for (int i = 0; i < ONYX_MAX_RANK; i++) out->dims[i] = ONYX_DIM_UNKNOWN;
 }
 
+void tk_type_shaped(onyx_type *out, int dtype, int rank, const int64_t *dims) {
+    tk_type_tensor(out, dtype, rank);
+    for (int i = 0; dims && i < rank && i < ONYX_MAX_RANK; i++) out->dims[i] = dims[i];
+}
+
 bool tk_infer_ints(const onyx_value *v, int64_t *vals, size_t *n) {
     onyx_status *st = tk_read_ints(v, "value", true, vals, ONYX_MAX_RANK, n);
     bool ok = st == NULL;
@@ -57,4 +62,45 @@ const onyx_value *tk_infer_const(const onyx_infer_ctx *ctx, size_t i) {
     if (i >= ctx->n_in || !ctx->const_in) return NULL;
     const onyx_value *v = ctx->const_in[i];
     return onyx_is_tensor(v) ? v : NULL;
+}
+
+onyx_status *tk_broadcast_fold(int *rank, int64_t *dims, const onyx_type *t) {
+    int r = *rank > t->rank ? *rank : t->rank;
+    int64_t out[ONYX_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        int ra = d - (r - *rank), rb = d - (r - t->rank);
+        int64_t a = ra >= 0 ? dims[ra] : 1, b = rb >= 0 ? t->dims[rb] : 1;
+        if (b == 1 || a == b) out[d] = a;
+        else if (a == 1) out[d] = b;
+        else if (onyx_dim_known(a) && onyx_dim_known(b))
+            return ONYX_INVALID_MODEL("input shapes cannot be broadcast (axis %d: %lld vs %lld)", d,
+                                      (long long)a, (long long)b);
+        else if (onyx_dim_known(a) || onyx_dim_known(b)) out[d] = onyx_dim_known(a) ? a : b;
+        else out[d] = ONYX_DIM_UNKNOWN; /* two different symbols, or unknown */
+    }
+    *rank = r;
+    memcpy(dims, out, sizeof(int64_t) * (size_t)r);
+    return NULL;
+}
+
+onyx_status *tk_infer_matmul(const onyx_type *a, const onyx_type *b, bool ta, bool tb, onyx_type *out) {
+    out->kind = ONYX_VALUE_TENSOR;
+    out->rank = -1;
+    if (!a || !b || a->rank < 1 || b->rank < 1) return NULL;   /* unknown (or invalid: reported at run time) */
+    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
+    int n = na > nb ? na : nb, r = 0;
+    if (n + 2 > ONYX_MAX_RANK) return NULL;
+    for (int i = 0; i < n; i++) {
+        int ka = i - (n - na), kb = i - (n - nb);
+        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
+        if (da == 1) out->dims[r++] = db;
+        else if (db == 1 || da == db) out->dims[r++] = da;
+        else if (onyx_dim_known(da) && onyx_dim_known(db))
+            return ONYX_INVALID_ARG("batch dims %lld and %lld cannot be broadcast", (long long)da, (long long)db);
+        else out->dims[r++] = ONYX_DIM_UNKNOWN;
+    }
+    if (a->rank > 1) out->dims[r++] = a->dims[a->rank - (ta ? 1 : 2)];
+    if (b->rank > 1) out->dims[r++] = b->dims[b->rank - (tb ? 2 : 1)];
+    out->rank = r;
+    return NULL;
 }

@@ -51,6 +51,7 @@ static void put_type(saver *s, const onyx_graph *g, const onyx_type *t, uint32_t
     pb_buf *b = s->b;
     size_t m = pb_begin_message(b, field);
     onyx_type elem = *t;
+    elem.elem_kind = 0;   /* a type records one level of nesting: the element's own elements are tensors */
     switch (t->kind) {
     case ONYX_VALUE_TENSOR: {
         size_t tt = pb_begin_message(b, 1);

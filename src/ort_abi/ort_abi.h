@@ -93,9 +93,20 @@ struct OrtSessionOptions {
 /* Build onyx options from the ORT ones (the caller frees). */
 OrtStatus *ort_options_to_onyx(const OrtSessionOptions *o, onyx_session_options **out);
 
+/* ---- reused output buffers (ort_out_cache.c) ---- */
+typedef struct ort_out_cache ort_out_cache;
+ort_out_cache *ort_out_cache_create(size_t n_outputs);   /* NULL on OOM */
+void ort_out_cache_release(ort_out_cache *c);
+/* A tensor of output `index`'s last shape over a cached block (released
+ * with ReleaseValue), or NULL. */
+onyx_value *ort_out_cache_offer(ort_out_cache *c, size_t index);
+void ort_out_cache_record(ort_out_cache *c, size_t index, const onyx_value *v, const onyx_value *offer);
+void ort_out_cache_unref_block(ort_out_cache *c);
+
 /* ---- sessions (ort_session.c) ---- */
 struct OrtSession {
     onyx_session *s;
+    ort_out_cache *outs;             /* NULL: outputs are allocated by each run */
     OrtEnv *env;
     char *profile_file;              /* set when profiling is on */
     uint64_t profile_start_ns;

@@ -1,6 +1,8 @@
 /* Sessions: creation from a file or from memory, input/output metadata,
  * Run (synchronous and asynchronous) and profiling. */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +47,7 @@ static OrtStatus *session_create(const OrtEnv *env, const char *path, const void
         free(s);
         return st;
     }
+    s->outs = ort_out_cache_create(onyx_session_output_count(s->s));   /* optional: NULL = no reuse */
     *out = s;
     return NULL;
 }
@@ -88,6 +91,7 @@ OrtStatus *ort_CreateSessionFromArrayWithPrepackedWeightsContainer(const OrtEnv 
 void ort_ReleaseSession(OrtSession *s) {
     if (!s) return;
     onyx_session_free(s->s);
+    ort_out_cache_release(s->outs);
     ort_ReleaseEnv(s->env);
     free(s->profile_file);
     free(s);
@@ -150,9 +154,41 @@ OrtStatus *ort_SessionGetMemoryInfoForOutputs(const OrtSession *s, const OrtMemo
     return NULL;
 }
 
+static size_t output_index(const OrtSession *s, const char *name) {
+    size_t n = onyx_session_output_count(s->s);
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(onyx_session_output_name(s->s, k), name)) return k;
+    return SIZE_MAX;
+}
+
+/* Run with the session's cached output blocks offered (ort_out_cache.c):
+ * offers not taken go back to the cache; on error no output is returned. */
+static onyx_status *run_with_offers(OrtSession *sess, const OrtRunOptions *ro, const char *const *in_names,
+                                    const OrtValue *const *inputs, size_t n_in, const char *const *out_names,
+                                    size_t n_out, OrtValue **outputs, size_t *index, onyx_value **offers) {
+    for (size_t i = 0; i < n_out; i++) {
+        index[i] = output_index(sess, out_names[i]);
+        offers[i] = NULL;
+        for (size_t j = 0; j < i && index[i] != SIZE_MAX; j++)
+            if (index[j] == index[i]) index[i] = SIZE_MAX;   /* asked twice: offered once */
+        offers[i] = ort_out_cache_offer(sess->outs, index[i]);
+        outputs[i] = (OrtValue *)offers[i];
+    }
+    onyx_status *st = onyx_session_run_offered(sess->s, ro ? ro->ro : NULL, in_names,
+                                               (const onyx_value *const *)inputs, n_in, out_names, n_out,
+                                               (onyx_value **)outputs);
+    for (size_t i = 0; i < n_out; i++) {
+        if (st) outputs[i] = NULL;   /* the run freed its own results */
+        else ort_out_cache_record(sess->outs, index[i], (const onyx_value *)outputs[i], offers[i]);
+        if (offers[i] && outputs[i] != (OrtValue *)offers[i]) ort_ReleaseValue((OrtValue *)offers[i]);
+    }
+    return st;
+}
+
 /* outputs[i] != NULL on entry is a pre-allocated output: onyx writes the
  * result straight into it (onyx_session_run_into), so a large output such
- * as GPT-2's logits costs no extra copy. */
+ * as GPT-2's logits costs no extra copy. Without any, the session's
+ * released output blocks are offered to the run. */
 OrtStatus *ort_Run(OrtSession *sess, const OrtRunOptions *ro, const char *const *in_names,
                    const OrtValue *const *inputs, size_t n_in, const char *const *out_names,
                    size_t n_out, OrtValue **outputs) {
@@ -162,6 +198,18 @@ OrtStatus *ort_Run(OrtSession *sess, const OrtRunOptions *ro, const char *const 
     for (size_t i = 0; i < n_in; i++)
         if (!in_names[i] || !inputs[i])
             return ort_status(ORT_INVALID_ARGUMENT, "Run: input %zu has a NULL name or value", i);
+    bool preallocated = false;
+    for (size_t i = 0; i < n_out; i++) {
+        if (!out_names[i]) return ort_status(ORT_INVALID_ARGUMENT, "Run: output %zu has a NULL name", i);
+        preallocated |= outputs[i] != NULL;
+    }
+    size_t *index = sess->outs && !preallocated ? malloc(n_out * (sizeof *index + sizeof(onyx_value *))) : NULL;
+    if (index) {
+        onyx_status *st = run_with_offers(sess, ro, in_names, inputs, n_in, out_names, n_out, outputs, index,
+                                          (onyx_value **)(index + n_out));
+        free(index);
+        return ort_from_onyx(st);
+    }
     return ort_from_onyx(onyx_session_run_into(sess->s, ro ? ro->ro : NULL, in_names,
                                                (const onyx_value *const *)inputs, n_in, out_names,
                                                n_out, (onyx_value **)outputs));

@@ -220,7 +220,7 @@ onyx_status *onyx_quantize_model(const char *in_path, const char *out_path, cons
             if (threshold && snprintf(buf, sizeof buf, "%s.data", out_path) < (int)sizeof buf) remove(buf);
         }
     }
-    if (st && m) st = onyx_error_wrap(st, "quantising '%s'", in_path);
+    if (st && m) st = onyx_error_wrap(st, "quantising '%s': ", in_path);
     if (!st && quantized) *quantized = job.quantized;
     onyx_graph_free(g);
     onyx_model_free(m);

@@ -131,7 +131,8 @@ static onyx_status *take_outputs(const onyx_session *s, onyx_run_state *rs,
         onyx_value *v = rs->slots[id];
         if (!v) return ONYX_RUNTIME_ERROR("output '%s' was not computed", names[i]);
         ONYX_TRY(check_output_type(s, id, v));
-        if (given && given[i]) {
+        /* an offer (onyx_session_run_offered) only when the node wrote into it */
+        if (given && given[i] && (!rs->provided_loose || given[i]->data == v->data)) {
             ONYX_TRY(copy_to_provided(names[i], given[i], v));
             outputs[i] = given[i];
         } else if (rs->owned[id]) {
@@ -262,10 +263,10 @@ static onyx_status *collect_provided(const onyx_session *s, const char *const *n
     return NULL;
 }
 
-static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opts,
-                                const char *const *input_names, const onyx_value *const *inputs,
-                                size_t n_inputs, const char *const *output_names, size_t n_outputs,
-                                onyx_value **outputs, bool into, const onyx_run_hooks *hooks) {
+onyx_status *onyx_session_run_mode(onyx_session *s, const onyx_run_options *run_opts,
+                                   const char *const *input_names, const onyx_value *const *inputs,
+                                   size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                   onyx_value **outputs, onyx_run_into_mode into, const onyx_run_hooks *hooks) {
     if (!s) return ONYX_INVALID_ARG("session is NULL");
     if ((n_inputs && (!input_names || !inputs)) || (n_outputs && (!output_names || !outputs)))
         return ONYX_INVALID_ARG("onyx_session_run: NULL names or values");
@@ -290,7 +291,8 @@ static onyx_status *session_run(onyx_session *s, const onyx_run_options *run_opt
             }
         }
     onyx_run_state rs = {.plan = s->plan, .tp = s->tp, .profiler = s->profiler, .ropts = run_opts,
-                         .deadline_ns = onyx_run_deadline_ns(run_opts), .provided = by_id};
+                         .deadline_ns = onyx_run_deadline_ns(run_opts), .provided = by_id,
+                         .provided_loose = into == RUN_OFFERED};
     if (hooks) {
         if (!by_id) rs.provided = hooks->provided;
         rs.skip_node = hooks->skip_node;
@@ -377,19 +379,22 @@ onyx_status *onyx_session_run(onyx_session *s, const onyx_run_options *run_opts,
                               const char *const *input_names, const onyx_value *const *inputs,
                               size_t n_inputs, const char *const *output_names, size_t n_outputs,
                               onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false, NULL);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_PLAIN, NULL);
 }
 
 onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
                                      const char *const *input_names, const onyx_value *const *inputs,
                                      size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                      onyx_value **outputs, const onyx_run_hooks *hooks) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, false, hooks);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_PLAIN, hooks);
 }
 
 onyx_status *onyx_session_run_into(onyx_session *s, const onyx_run_options *run_opts,
                                    const char *const *input_names, const onyx_value *const *inputs,
                                    size_t n_inputs, const char *const *output_names, size_t n_outputs,
                                    onyx_value **outputs) {
-    return session_run(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs, true, NULL);
+    return onyx_session_run_mode(s, run_opts, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 RUN_INTO, NULL);
 }

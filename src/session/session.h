@@ -168,6 +168,14 @@ typedef struct onyx_run_hooks {
     onyx_value *const *provided;    /* per value id: a tensor the producer writes into, or NULL */
 } onyx_run_hooks;
 
+/* What outputs[] holds on entry: nothing (onyx_session_run), tensors the
+ * results must be written to (run_into), or tensors offered for them
+ * (run_offered, run_offered.c). The run behind all of them (run.c). */
+typedef enum { RUN_PLAIN, RUN_INTO, RUN_OFFERED } onyx_run_into_mode;
+onyx_status *onyx_session_run_mode(onyx_session *s, const onyx_run_options *run_opts,
+                                   const char *const *input_names, const onyx_value *const *inputs,
+                                   size_t n_inputs, const char *const *output_names, size_t n_outputs,
+                                   onyx_value **outputs, onyx_run_into_mode into, const onyx_run_hooks *hooks);
 onyx_status *onyx_session_run_hooked(onyx_session *s, const onyx_run_options *run_opts,
                                      const char *const *input_names, const onyx_value *const *inputs,
                                      size_t n_inputs, const char *const *output_names, size_t n_outputs,

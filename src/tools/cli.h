@@ -54,6 +54,9 @@ bool cli_ends_with(const char *s, const char *suffix);
 onyx_status *cli_read_file(const char *path, uint8_t **buf, size_t *len);
 bool cli_is_dir(const char *path);
 bool cli_is_file(const char *path);
+/* Whether two paths name one file: the same inode when both exist, else the
+ * same spelling. */
+bool cli_same_file(const char *a, const char *b);
 /* "dir/name" in a malloc'd string (NULL on OOM). */
 char *cli_path_join(const char *dir, const char *name);
 /* Create a directory and its parents (like mkdir -p). */
@@ -99,6 +102,9 @@ typedef struct cli_session_args {
     bool bf16_fastmath;          /* --bf16-fastmath: session.enable_bf16_fastmath = 1 */
 } cli_session_args;
 
+/* Consume the current argument if it is a session flag that run, perf,
+ * test, info and optimize share: -x, -o, -e/--providers, --bf16-fastmath. */
+bool cli_session_flag(cli_args *a, cli_session_args *s);
 /* disabled|basic|extended|all, or 0|1|2|99. */
 bool cli_parse_opt_level(const char *s, onyx_optimization_level *out);
 /* Say once, before tests fork, which requested providers cannot start
@@ -120,6 +126,13 @@ typedef struct cli_model_opts {
 /* Consume the current argument if it is one of the shared flags. */
 bool cli_model_flag(cli_args *a, cli_model_opts *o);
 void cli_model_opts_free(cli_model_opts *o);
+/* A file the command writes (what: how the usage error names it) must not
+ * be one it reads: the model, --inputs, an --input NAME=FILE, or the
+ * --profile file. False after a usage error; true for out == NULL. */
+bool cli_output_ok(const char *cmd, const char *what, const char *out, const char *model,
+                   const cli_model_opts *m);
+/* The same for the files the shared flags write (--profile). */
+bool cli_model_outputs_ok(const char *cmd, const char *model, const cli_model_opts *m);
 
 /* The session's inputs: graph inputs that have no initializer, in graph
  * order, the inputs a caller is expected to feed (test data's input_K is the

@@ -387,6 +387,7 @@ int cmd_info(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (!a.failed && !model) a.failed = cli_usage_error("info", "no model given") != 0;
+    if (!a.failed) a.failed = !cli_model_outputs_ok("info", model, &o);
     onyx_status *st = NULL;
     if (!a.failed) {
         st = describe_model(model);

@@ -30,6 +30,8 @@ int cmd_optimize(int argc, char **argv) {
         else cli_bad_arg(&a, "unexpected argument");
     }
     if (!a.failed && (!model || !out)) a.failed = cli_usage_error("optimize", "need MODEL and OUT") != 0;
+    if (!a.failed)
+        a.failed = !cli_model_outputs_ok("optimize", model, &o) || !cli_output_ok("optimize", "OUT", out, model, &o);
     onyx_status *st = NULL;
     if (!a.failed) {
         o.session.save_optimized = out;

@@ -82,7 +82,8 @@ static bool parse_perf_args(int argc, char **argv, perf_opts *o) {
         cli_usage_error("perf", "no model given");
         return false;
     }
-    return !a.failed;
+    return !a.failed && cli_model_outputs_ok("perf", o->model, &o->m) &&
+           cli_output_ok("perf", "the result file", o->result_file, o->model, &o->m);
 }
 
 /* ------------------------------------------------------------ statistics */

@@ -131,6 +131,9 @@ int cmd_quantize(int argc, char **argv) {
     }
     if (!a.failed && (!in || !out)) a.failed = cli_usage_error("quantize", "need IN and OUT") != 0;
     if (!a.failed && !mode_set) a.failed = cli_usage_error("quantize", "need --mode dynamic|static|int4") != 0;
+    for (size_t i = 0; !a.failed && i < l.calibration.n; i++)
+        if (cli_same_file(out, l.calibration.items[i]))
+            a.failed = cli_usage_error("quantize", "OUT '%s' is a --calibration file: refusing to overwrite it", out) != 0;
     if (a.failed) {
         lists_free(&l);
         return CLI_EXIT_USAGE;

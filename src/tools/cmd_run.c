@@ -40,7 +40,8 @@ static bool parse_run_args(int argc, char **argv, run_opts *o) {
         cli_usage_error("run", "no model given");
         return false;
     }
-    return !a.failed;
+    return !a.failed && cli_model_outputs_ok("run", o->model, &o->m) &&
+           cli_output_ok("run", "the --output file", o->output_npz, o->model, &o->m);
 }
 
 static void print_inputs(const cli_runner *r) {

@@ -87,6 +87,12 @@ bool cli_is_file(const char *path) {
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+bool cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return strcmp(a, b) == 0;
+}
+
 char *cli_path_join(const char *dir, const char *name) {
     size_t a = strlen(dir), b = strlen(name);
     bool slash = a > 0 && dir[a - 1] != '/';

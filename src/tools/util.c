@@ -1,6 +1,7 @@
 /* CLI helpers that involve flags, messages and sessions. */
 #include "tools/cli.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,16 @@ bool cli_flag(cli_args *a, const char *name, bool takes_value) {
     if (!takes_value) return true;
     if (a->i + 1 >= a->argc) {
         cli_usage_error(a->cmd, "option %s needs a value", name);
+        a->failed = true;
+        a->value = NULL;
+        return true;
+    }
+    const char *next = a->argv[a->i + 1];
+    if (next[0] == '-' && next[1] && !isdigit((unsigned char)next[1])) {
+        /* "-p --inputs x.npz" would take "--inputs" as the profile path and
+         * the next word as a positional argument (a result file!) */
+        cli_usage_error(a->cmd, "option %s needs a value, but the next argument '%s' is an option (attach a "
+                        "value that starts with '-': %s%s-VALUE)", name, next, name, short_flag ? "" : "=");
         a->failed = true;
         a->value = NULL;
         return true;
@@ -189,24 +200,33 @@ onyx_status *cli_open_session(onyx_env *env, const char *model, const cli_sessio
     return st;
 }
 
-bool cli_model_flag(cli_args *a, cli_model_opts *o) {
+bool cli_session_flag(cli_args *a, cli_session_args *s) {
     if (cli_flag(a, "-x", true)) {
-        cli_flag_int(a, 0, 4096, &o->session.threads);
+        cli_flag_int(a, 0, 4096, &s->threads);
     } else if (cli_flag(a, "-o", true)) {
-        if (!a->failed && !cli_parse_opt_level(a->value, &o->session.opt)) {
+        if (!a->failed && !cli_parse_opt_level(a->value, &s->opt)) {
             cli_usage_error(a->cmd, "bad optimization level '%s' (disabled|basic|extended|all)",
                             a->value);
             a->failed = true;
         }
-        o->session.opt_set = true;
+        s->opt_set = true;
     } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true)) {
-        o->session.provider = a->value;
+        s->provider = a->value;
+    } else if (cli_flag(a, "--bf16-fastmath", false)) {
+        s->bf16_fastmath = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool cli_model_flag(cli_args *a, cli_model_opts *o) {
+    if (cli_session_flag(a, &o->session)) {
+        /* -x, -o, -e, --bf16-fastmath */
     } else if (cli_flag(a, "-p", true) || cli_flag(a, "--profile", true)) {
         o->session.profile = a->value;
     } else if (cli_flag(a, "--disable-pass", true)) {
         if (!a->failed && cli_strlist_add(&o->session.disabled_passes, a->value)) a->failed = true;
-    } else if (cli_flag(a, "--bf16-fastmath", false)) {
-        o->session.bf16_fastmath = true;
     } else if (cli_flag(a, "--inputs", true)) {
         o->inputs_path = a->value;
     } else if (cli_flag(a, "--input", true)) {
@@ -228,6 +248,27 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
         return false;
     }
     return true;
+}
+
+bool cli_output_ok(const char *cmd, const char *what, const char *out, const char *model,
+                   const cli_model_opts *m) {
+    if (!out) return true;
+    const char *read = NULL;
+    if (model && cli_same_file(out, model)) read = "the model";
+    else if (m && m->inputs_path && cli_same_file(out, m->inputs_path)) read = "the --inputs file";
+    for (size_t i = 0; !read && m && i < m->singles.n; i++) {
+        const char *eq = strchr(m->singles.items[i], '=');
+        if (eq && cli_same_file(out, eq + 1)) read = "an --input file";
+    }
+    if (!read && m && m->session.profile && out != m->session.profile && cli_same_file(out, m->session.profile))
+        read = "the --profile file";
+    if (!read) return true;
+    cli_usage_error(cmd, "%s '%s' is %s: refusing to overwrite it", what, out, read);
+    return false;
+}
+
+bool cli_model_outputs_ok(const char *cmd, const char *model, const cli_model_opts *m) {
+    return cli_output_ok(cmd, "the --profile file", m->session.profile, model, m);
 }
 
 void cli_model_opts_free(cli_model_opts *o) {

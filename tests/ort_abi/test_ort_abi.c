@@ -4,10 +4,15 @@
  * (ort_types.h and the slot list). Covers the table itself, statuses, env
  * and logging, session options, sessions from file and memory, type info,
  * tensors of every element type, strings, sequences and maps, run options
- * and terminate, IoBinding, profiling and error paths.
+ * and terminate, IoBinding, profiling, error paths and the reuse of
+ * released output blocks by later runs (also from concurrent threads).
  *
  *   test_ort_abi LIBRARY REPO_ROOT [CUSTOM_OPS_LIBRARY] */
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +73,118 @@ static char *path_of(const char *rel) {
     static char buf[2048];
     snprintf(buf, sizeof buf, "%s/%s", root, rel);
     return buf;
+}
+
+/* ---- Run's output blocks, reused (src/ort_abi/ort_out_cache.c) ---- */
+/* run_into.onnx: y = Relu(x), x itself and the constant c, for x of n x 3.
+ * Runs `s` on x[i] = (i % 7 - 3) * scale and checks every value of y and x;
+ * returns y (the caller releases it) and the data pointers of y and of the
+ * output x (released here). */
+static float relu_x(int64_t i, float scale) { return (float)(i % 7 - 3) * scale; }
+
+static OrtValue *run_relu(OrtSession *s, OrtMemoryInfo *mem, int64_t n, float scale, float **y_data,
+                          float **x_data) {
+    float *x = malloc((size_t)n * 3 * sizeof *x);
+    if (!x) return NULL;
+    for (int64_t i = 0; i < n * 3; i++) x[i] = relu_x(i, scale);
+    int64_t shape[2] = {n, 3};
+    OrtValue *xv = NULL, *outs[3] = {NULL, NULL, NULL};
+    OK(api->CreateTensorWithDataAsOrtValue(mem, x, (size_t)n * 3 * sizeof *x, shape, 2,
+                                           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &xv));
+    const char *in_names[] = {"x"}, *out_names[] = {"y", "x", "c"};
+    OK(api->Run(s, NULL, in_names, (const OrtValue *const *)&xv, 1, out_names, 3, outs));
+    int bad = outs[0] == NULL || outs[1] == NULL || outs[2] == NULL;
+    for (int k = 0; k < 2 && !bad; k++) {
+        OrtTensorTypeAndShapeInfo *info;
+        int64_t dims[2] = {0, 0};
+        OK(api->GetTensorTypeAndShape(outs[k], &info));
+        OK(api->GetDimensions(info, dims, 2));
+        api->ReleaseTensorTypeAndShapeInfo(info);
+        float *p = NULL;
+        OK(api->GetTensorMutableData(outs[k], (void **)&p));
+        bad |= dims[0] != n || dims[1] != 3 || !p;
+        for (int64_t i = 0; i < n * 3 && !bad; i++)
+            bad |= p[i] != (k == 0 && x[i] < 0 ? 0.0f : x[i]);
+        *(k == 0 ? y_data : x_data) = p;
+    }
+    CHECK(!bad, "run_into.onnx with n = %lld, scale %g: wrong outputs", (long long)n, scale);
+    api->ReleaseValue(outs[1]);
+    api->ReleaseValue(outs[2]);
+    api->ReleaseValue(xv);
+    free(x);
+    return outs[0];
+}
+
+typedef struct relu_job { OrtSession *s; OrtMemoryInfo *mem; int id; } relu_job;
+
+static void *relu_worker(void *arg) {
+    relu_job *j = arg;
+    for (int r = 0; r < 12; r++) {
+        float *y, *x;
+        api->ReleaseValue(run_relu(j->s, j->mem, 20000 + (r % 3) * 5000, (float)(j->id * 16 + r + 1), &y, &x));
+    }
+    return NULL;
+}
+
+static void test_output_reuse(OrtEnv *env, OrtMemoryInfo *mem) {
+    OrtSession *s = NULL;
+    OK(api->CreateSession(env, path_of("tests/data/run_into.onnx"), NULL, &s));
+    if (!s) return;
+    float *y1, *x1, *y2, *x2, *y3, *x3, *y4, *x4;
+#ifdef __GLIBC__
+    /* As in node: blocks over 64 KiB are mapped afresh and unmapped when
+     * freed (no dynamic threshold), so only the session's cache can hand a
+     * released output's block to the next run; `hold` keeps the kernel from
+     * mapping the same addresses again. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 10);
+#endif
+    void *hold[2];
+    /* a released output's block (y: 240 KB) serves the next run of the same
+     * shape (the first run tells the shape, the second gets a block); the
+     * output x, a copy of the input, is allocated by each run */
+    api->ReleaseValue(run_relu(s, mem, 20000, 0.5f, &y1, &x1));
+    api->ReleaseValue(run_relu(s, mem, 20000, 1.0f, &y1, &x1));
+    hold[0] = malloc(240000);
+    hold[1] = malloc(240000);
+    OrtValue *v2 = run_relu(s, mem, 20000, 2.0f, &y2, &x2);
+    CHECK(y2 == y1, "the released output's block was not reused");
+    /* while y2 is held, no run writes to it; blocks come back in any order */
+    OrtValue *v3 = run_relu(s, mem, 20000, 3.0f, &y3, &x3);
+    CHECK(y3 != y2 && x3 != y2, "a held output's memory was handed out again");
+    int intact = 1;
+    for (int64_t i = 0; i < 20000 * 3; i++) intact &= y2[i] == (relu_x(i, 2.0f) < 0 ? 0.0f : relu_x(i, 2.0f));
+    CHECK(intact, "a held output changed during a later run");
+    api->ReleaseValue(v2);
+    api->ReleaseValue(v3);
+    free(hold[0]);
+    free(hold[1]);
+    hold[0] = malloc(240000);
+    hold[1] = malloc(240000);
+    api->ReleaseValue(run_relu(s, mem, 20000, 4.0f, &y4, &x4));
+    CHECK(y4 == y3 || y4 == y2, "no released block was reused");
+    free(hold[0]);
+    free(hold[1]);
+    /* other shapes: the guess misses, the run allocates, results stay right */
+    api->ReleaseValue(run_relu(s, mem, 30000, 5.0f, &y1, &x1));
+    api->ReleaseValue(run_relu(s, mem, 10000, 6.0f, &y1, &x1));
+    api->ReleaseValue(run_relu(s, mem, 10, 7.0f, &y1, &x1));
+    api->ReleaseValue(run_relu(s, mem, 30000, 8.0f, &y1, &x1));
+    /* concurrent runs of one session never share a block */
+    pthread_t t[4];
+    relu_job jobs[4];
+    int started = 0;
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (relu_job){s, mem, i};
+        if (pthread_create(&t[i], NULL, relu_worker, &jobs[i])) break;
+        started++;
+    }
+    CHECK(started == 4, "could not start the threads");
+    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+    /* outputs outlive their session (ASan checks the block's last release) */
+    OrtValue *late = run_relu(s, mem, 20000, 9.0f, &y1, &x1);
+    api->ReleaseSession(s);
+    CHECK(late && y1[5] == relu_x(5, 9.0f), "an output changed when its session was released");
+    api->ReleaseValue(late);
 }
 
 /* ---- the table ---- */
@@ -923,6 +1040,7 @@ int main(int argc, char **argv) {
     OK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem));
     test_options();
     test_sessions(env, mem);
+    test_output_reuse(env, mem);
     /* the environment's custom logger received onyx's (verbose) log lines */
     CHECK(log_lines > 0, "the custom logger got no log line");
     test_types(env, mem);

@@ -178,11 +178,61 @@ static void test_chain(void) {
     onyx_session_free(s);
 }
 
+/* onyx_session_run_offered: an offer of the result's shape is written by
+ * the node (y); one of another shape, or for an output the run copies (the
+ * input x, the constant c), is left untouched and a new value is returned;
+ * an offer of another element type is an error. */
+static void test_offered(void) {
+    onyx_session *s = open_model("tests/data/run_into.onnx");
+    if (!s) return;
+    float x[6] = {-1, 2, -3, 4, -5, 6};
+    int64_t shape[2] = {2, 3}, wrong[2] = {3, 2}, cshape[1] = {2};
+    onyx_value *xv;
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 2, x, sizeof x, &xv));
+    const char *in = "x", *names[3] = {"y", "x", "c"};
+    for (int round = 0; round < 2; round++) {
+        guarded y = guarded_tensor(ONYX_FLOAT, shape, 2, 4), xo = guarded_tensor(ONYX_FLOAT, round ? shape : wrong, 2, 4),
+                c = guarded_tensor(ONYX_FLOAT, cshape, 1, 4);
+        onyx_value *outs[3] = {y.v, xo.v, c.v};
+        CHECK_OK(onyx_session_run_offered(s, NULL, &in, (const onyx_value *const *)&xv, 1, names, 3, outs));
+        CHECK(outs[0] == y.v && outs[1] && outs[1] != xo.v && outs[2] && outs[2] != c.v);
+        const float *py = (const float *)(y.block + GUARD);
+        for (int i = 0; i < 6; i++) CHECK(py[i] == (x[i] > 0 ? x[i] : 0));
+        const float *px = outs[1] ? onyx_tensor_data(outs[1]) : NULL, *pc = outs[2] ? onyx_tensor_data(outs[2]) : NULL;
+        CHECK(px && !memcmp(px, x, sizeof x) && pc && pc[0] == 1.5f && pc[1] == -2.5f);
+        int untouched = 1;   /* the offers that did not fit were not written */
+        for (size_t i = 0; i < xo.len; i++) untouched &= xo.block[GUARD + i] == FILL && c.block[GUARD + i % c.len] == FILL;
+        CHECK(untouched && guards_intact(&y) && guards_intact(&xo) && guards_intact(&c));
+        if (outs[1] != xo.v) onyx_value_free(outs[1]);
+        if (outs[2] != c.v) onyx_value_free(outs[2]);
+        guarded_free(&y);
+        guarded_free(&xo);
+        guarded_free(&c);
+    }
+    /* an offer of another element type */
+    guarded bad = guarded_tensor(ONYX_INT32, shape, 2, 4);
+    onyx_value *b = bad.v;
+    CHECK_ERR(onyx_session_run_offered(s, NULL, &in, (const onyx_value *const *)&xv, 1, names, 1, &b),
+              "holds int32 but the output is float");
+    CHECK(b == bad.v && guards_intact(&bad));
+    guarded_free(&bad);
+    /* an offer of the wrong shape where a node writes the output: allocated */
+    guarded y = guarded_tensor(ONYX_FLOAT, wrong, 2, 4);
+    onyx_value *o = y.v;
+    CHECK_OK(onyx_session_run_offered(s, NULL, &in, (const onyx_value *const *)&xv, 1, names, 1, &o));
+    CHECK(o && o != y.v && guards_intact(&y));
+    if (o != y.v) onyx_value_free(o);
+    guarded_free(&y);
+    onyx_value_free(xv);
+    onyx_session_free(s);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_WARNING, "test_run_into", &env));
     test_outputs();
     test_mismatches();
     test_chain();
+    test_offered();
     onyx_env_free(env);
     return testlib_finish("test_run_into");
 }

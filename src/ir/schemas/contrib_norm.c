@@ -1,7 +1,5 @@
 /* Inference rules of the operators of providers/cpu/kernels/contrib/contrib_norm.c (the kernels run them). */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include "ir/infer_kit.h"
 #include "ir/schema.h"
 #include "ir/schemas/contrib_norm.h"
 
@@ -18,28 +16,12 @@ static void infer_stat(onyx_infer_ctx *ctx, int k, const onyx_type *x, int axis)
     t->rank = x->rank;
     for (int i = 0; i < x->rank; i++) t->dims[i] = i < axis ? x->dims[i] : 1;
 }
-static void infer_broadcast(const onyx_type *a, const onyx_type *b, onyx_type *out) {
-    *out = *a;
-    if (a->rank < 0 || b->rank < 0) {
-        out->rank = -1;
-        return;
-    }
-    int r = a->rank > b->rank ? a->rank : b->rank;
-    out->rank = r;
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - a->rank), ib = i - (r - b->rank);
-        int64_t x = ia >= 0 ? a->dims[ia] : 1, y = ib >= 0 ? b->dims[ib] : 1;
-        if (x == 1) out->dims[i] = y;
-        else if (y == 1 || x == y) out->dims[i] = x;
-        else if (onyx_dim_known(x) && x > 1) out->dims[i] = x;
-        else if (onyx_dim_known(y) && y > 1) out->dims[i] = y;
-        else out->dims[i] = ONYX_DIM_UNKNOWN;
-    }
-}
 static onyx_status *norm_infer(onyx_infer_ctx *ctx, const norm_spec *sp) {
     if (ctx->n_in < 1 || !ctx->in[0] || ctx->n_out < 1) return NULL;
     onyx_type x = *ctx->in[0];
-    if (sp->skip && ctx->n_in > 1 && ctx->in[1]) infer_broadcast(ctx->in[0], ctx->in[1], &x);
+    const onyx_type *skip = sp->skip ? tk_infer_in(ctx, 1) : NULL;
+    if (skip && (x.rank < 0 || skip->rank < 0)) x.rank = -1;
+    else if (skip) ONYX_TRY(tk_broadcast_fold(&x.rank, x.dims, skip));
     ctx->out[0] = x;
     if (sp->sum_out >= 0 && (size_t)sp->sum_out < ctx->n_out) ctx->out[sp->sum_out] = x;
     int axis = -1;

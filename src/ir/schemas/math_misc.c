@@ -1,9 +1,5 @@
 /* Inference rules of the operators of providers/cpu/kernels/math/cumsum_det_unique_random.c (the kernels run them). */
-#include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "ir/infer_kit.h"
 #include "ir/schema.h"
 
 #define L ONYX_SCHEMA_LATEST
@@ -17,20 +13,13 @@ static onyx_status *bitcast_infer(onyx_infer_ctx *ctx) {
 }
 /* ================================================================ infer */
 
-static void infer_tensor(onyx_type *o, int dtype, int rank, const int64_t *dims) {
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = rank;
-    for (int i = 0; i < rank && i < ONYX_MAX_RANK; i++) o->dims[i] = dims ? dims[i] : ONYX_DIM_UNKNOWN;
-}
 static onyx_status *random_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out == 0) return NULL;
     int64_t dt = onyx_attr_int(ctx->node, "dtype", ONYX_FLOAT);
     size_t rank;
     const int64_t *shape = onyx_attr_ints(ctx->node, "shape", &rank);
     if (dt > 0 && dt < ONYX_DTYPE_COUNT && shape && rank <= ONYX_MAX_RANK)
-        infer_tensor(&ctx->out[0], (int)dt, (int)rank, shape);
+        tk_type_shaped(&ctx->out[0], (int)dt, (int)rank, shape);
     return NULL;
 }
 static onyx_status *like_infer(onyx_infer_ctx *ctx) {
@@ -43,8 +32,8 @@ static onyx_status *like_infer(onyx_infer_ctx *ctx) {
 static onyx_status *det_infer(onyx_infer_ctx *ctx) {
     const onyx_type *x = ctx->n_in ? ctx->in[0] : NULL;
     if (!x || ctx->n_out == 0) return NULL;
-    if (x->rank >= 2) infer_tensor(&ctx->out[0], x->dtype, x->rank - 2, x->dims);
-    else infer_tensor(&ctx->out[0], x->dtype, -1, NULL);
+    if (x->rank >= 2) tk_type_shaped(&ctx->out[0], x->dtype, x->rank - 2, x->dims);
+    else tk_type_shaped(&ctx->out[0], x->dtype, -1, NULL);
     return NULL;
 }
 static onyx_status *unique_infer(onyx_infer_ctx *ctx) {
@@ -52,8 +41,8 @@ static onyx_status *unique_infer(onyx_infer_ctx *ctx) {
     if (!x) return NULL;
     for (size_t i = 0; i < ctx->n_out; i++) {
         bool has_axis = onyx_node_attr(ctx->node, "axis") != NULL;
-        if (i == 0) infer_tensor(&ctx->out[i], x->dtype, has_axis ? x->rank : 1, NULL);
-        else infer_tensor(&ctx->out[i], ONYX_INT64, 1, NULL);
+        if (i == 0) tk_type_shaped(&ctx->out[i], x->dtype, has_axis ? x->rank : 1, NULL);
+        else tk_type_shaped(&ctx->out[i], ONYX_INT64, 1, NULL);
     }
     return NULL;
 }

@@ -1,28 +1,20 @@
 /* Inference rules of the operators of providers/cpu/kernels/quant/qlinear.c (the kernels run them). */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
+#include "ir/infer_kit.h"
 #include "ir/schema.h"
+#include "ir/schemas/conv.h"
 #include "ir/schemas/qlinear.h"
 
 #define L ONYX_SCHEMA_LATEST
 #define R ONYX_MAX_RANK
 
+/* Conv's reader, plus a cap that keeps the geometry's products in range. */
 static onyx_status *ints_attr(const onyx_node *node, const char *name, int count, int64_t def, int64_t min,
                               int64_t *out) {
-    size_t n;
-    const int64_t *v = onyx_attr_ints(node, name, &n);
-    if (!v) {
-        for (int i = 0; i < count; i++) out[i] = def;
-        return NULL;
-    }
-    if (n != (size_t)count) return ONYX_INVALID_ARG("attribute %s has %zu values; expected %d", name, n, count);
-    for (int i = 0; i < count; i++) {
-        if (v[i] < min || v[i] > (INT64_C(1) << 40))
-            return ONYX_INVALID_ARG("attribute %s[%d] = %lld is out of range [%lld, 2^40]", name, i,
-                                    (long long)v[i], (long long)min);
-        out[i] = v[i];
-    }
+    ONYX_TRY(onyx_conv_read_ints(node, name, count, def, min, out));
+    for (int i = 0; i < count; i++)
+        if (out[i] > (INT64_C(1) << 40))
+            return ONYX_INVALID_ARG("attribute %s[%d] = %lld is above 2^40", name, i, (long long)out[i]);
     return NULL;
 }
 onyx_status *onyx_qconv_channels(const onyx_node *node, const onyx_value *X, const onyx_value *W, qconv_geom *g) {
@@ -58,10 +50,10 @@ onyx_status *onyx_qconv_channels(const onyx_node *node, const onyx_value *X, con
     return NULL;
 }
 onyx_status *onyx_qconv_spatial(const onyx_node *node, qconv_geom *g) {
-    const char *ap = onyx_attr_string(node, "auto_pad", "NOTSET");
-    bool same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER"), valid = !strcmp(ap, "VALID");
-    if (*ap && strcmp(ap, "NOTSET") && !same_upper && !same_lower && !valid)
-        return ONYX_INVALID_ARG("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+    int pad_mode;
+    ONYX_TRY(onyx_conv_read_auto_pad(node, &pad_mode));
+    bool same_upper = pad_mode == ONYX_CONV_PAD_SAME_UPPER, same_lower = pad_mode == ONYX_CONV_PAD_SAME_LOWER;
+    bool valid = pad_mode == ONYX_CONV_PAD_VALID;
     int64_t pads[2 * R];
     ONYX_TRY(ints_attr(node, "pads", 2 * g->nd, 0, 0, pads));
     for (int i = 0; i < g->nd; i++) {
@@ -99,43 +91,21 @@ onyx_status *onyx_qconv_spatial(const onyx_node *node, qconv_geom *g) {
 }
 /* ------------------------------------------------------------ inference */
 
-static void infer_unknown(onyx_type *y, int dtype, int rank) {
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = (uint8_t)dtype;
-    y->rank = rank;
-    for (int i = 0; i < rank && i < R; i++) y->dims[i] = ONYX_DIM_UNKNOWN;
-}
-static void infer_matmul(const onyx_type *a, const onyx_type *b, onyx_type *y, int dtype) {
-    infer_unknown(y, dtype, -1);
-    if (!a || !b || a->rank < 1 || b->rank < 1) return;
-    int na = a->rank > 2 ? a->rank - 2 : 0, nb = b->rank > 2 ? b->rank - 2 : 0;
-    int n = na > nb ? na : nb, r = 0;
-    if (n + 2 > R) return;
-    for (int i = 0; i < n; i++) {
-        int ka = i - (n - na), kb = i - (n - nb);
-        int64_t da = ka >= 0 ? a->dims[ka] : 1, db = kb >= 0 ? b->dims[kb] : 1;
-        y->dims[r++] = da == 1 ? db : (db == 1 || da == db) ? da : ONYX_DIM_UNKNOWN;
-    }
-    if (a->rank > 1) y->dims[r++] = a->dims[a->rank - 2];
-    if (b->rank > 1) y->dims[r++] = b->dims[b->rank - 1];
-    y->rank = r;
-}
 static onyx_status *matmul_integer_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
-    infer_matmul(ctx->n_in > 0 ? ctx->in[0] : NULL, ctx->n_in > 1 ? ctx->in[1] : NULL, &ctx->out[0], ONYX_INT32);
-    return NULL;
+    tk_type_tensor(&ctx->out[0], ONYX_INT32, -1);
+    return tk_infer_matmul(tk_infer_in(ctx, 0), tk_infer_in(ctx, 1), false, false, &ctx->out[0]);
 }
 static onyx_status *qlinear_matmul_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
-    const onyx_type *a = ctx->n_in > 0 ? ctx->in[0] : NULL, *yz = ctx->n_in > 7 ? ctx->in[7] : NULL;
-    infer_matmul(a, ctx->n_in > 3 ? ctx->in[3] : NULL, &ctx->out[0], yz ? yz->dtype : a ? a->dtype : 0);
-    return NULL;
+    const onyx_type *a = tk_infer_in(ctx, 0), *yz = tk_infer_in(ctx, 7);
+    tk_type_tensor(&ctx->out[0], yz ? yz->dtype : a ? a->dtype : 0, -1);
+    return tk_infer_matmul(a, tk_infer_in(ctx, 3), false, false, &ctx->out[0]);
 }
 static void infer_conv(onyx_infer_ctx *ctx, int w_in, int dtype) {
     const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL, *w = ctx->n_in > (size_t)w_in ? ctx->in[w_in] : NULL;
     onyx_type *y = &ctx->out[0];
-    infer_unknown(y, dtype, x && x->rank >= 3 ? x->rank : -1);
+    tk_type_tensor(y, dtype, x && x->rank >= 3 && x->rank <= R ? x->rank : -1);
     if (!x || !w || x->rank < 3 || w->rank != x->rank) return;
     y->dims[0] = x->dims[0];
     int64_t xd[R], wd[R];

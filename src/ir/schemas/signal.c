@@ -1,7 +1,4 @@
 /* Inference rules of the operators of providers/cpu/kernels/math/signal.c (the kernels run them). */
-#include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include "ir/schema.h"
 #include "ir/infer_kit.h"
@@ -63,23 +60,27 @@ static onyx_status *stft_infer(onyx_infer_ctx *ctx) {
     y->dims[3] = 2;
     return NULL;
 }
+static bool window_type_ok(int64_t v) {
+    return v > 0 && v < 64 && (WINDOW_TYPES & ONYX_T((int)v));
+}
 onyx_status *onyx_signal_output_datatype(const char *op, const onyx_node *node, int *dt) {
     int64_t v = onyx_attr_int(node, "onyx_signal_output_datatype", ONYX_FLOAT);
-    if (v <= 0 || v >= 64 || !(WINDOW_TYPES & ONYX_T((int)v)))
+    if (!window_type_ok(v))
         return ONYX_INVALID_ARG("%s: onyx_signal_output_datatype %lld is not a numeric type (int8..uint64, float16, float, "
                                 "double, bfloat16)", op, (long long)v);
     *dt = (int)v;
     return NULL;
 }
+/* Output 0 of a window or MelWeightMatrix: the requested element type (0
+ * when invalid: the kernel reports it) and rank, dims unknown. */
+static onyx_type *generated_out(onyx_infer_ctx *ctx, int rank) {
+    int64_t v = onyx_attr_int(ctx->node, "onyx_signal_output_datatype", ONYX_FLOAT);
+    tk_type_tensor(&ctx->out[0], window_type_ok(v) ? (int)v : 0, rank);
+    return &ctx->out[0];
+}
 static onyx_status *window_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    int64_t v = onyx_attr_int(ctx->node, "onyx_signal_output_datatype", ONYX_FLOAT);
-    y->dtype = v > 0 && v < 64 && (WINDOW_TYPES & ONYX_T((int)v)) ? (uint8_t)v : 0;
-    y->rank = 1;
-    y->dims[0] = ONYX_DIM_UNKNOWN;
+    onyx_type *y = generated_out(ctx, 1);
     const onyx_value *s = ctx->n_in > 0 && ctx->const_in ? ctx->const_in[0] : NULL;
     if (s && s->numel == 1 && (s->dtype == ONYX_INT32 || s->dtype == ONYX_INT64)) {
         int64_t n = onyx_load_as_int64(s->dtype, s->data, 0);
@@ -89,13 +90,7 @@ static onyx_status *window_infer(onyx_infer_ctx *ctx) {
 }
 static onyx_status *mel_infer(onyx_infer_ctx *ctx) {
     if (ctx->n_out < 1) return NULL;
-    onyx_type *y = &ctx->out[0];
-    memset(y, 0, sizeof *y);
-    y->kind = ONYX_VALUE_TENSOR;
-    int64_t v = onyx_attr_int(ctx->node, "onyx_signal_output_datatype", ONYX_FLOAT);
-    y->dtype = v > 0 && v < 64 && (WINDOW_TYPES & ONYX_T((int)v)) ? (uint8_t)v : 0;
-    y->rank = 2;
-    y->dims[0] = y->dims[1] = ONYX_DIM_UNKNOWN;
+    generated_out(ctx, 2);
     return NULL;
 }
 

@@ -1,6 +1,4 @@
 /* Inference rules of the operators of providers/cpu/kernels/text/strings.c (the kernels run them). */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "ir/schema.h"
 #include "ir/infer_kit.h"
@@ -10,15 +8,8 @@
 static onyx_status *string_infer_same_shape(onyx_infer_ctx *ctx, int dtype) {
     const onyx_type *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
     if (ctx->n_out < 1) return NULL;
-    onyx_type *o = &ctx->out[0];
-    memset(o, 0, sizeof *o);
-    o->kind = ONYX_VALUE_TENSOR;
-    o->dtype = (uint8_t)dtype;
-    o->rank = -1;
-    if (x && x->rank >= 0) {
-        o->rank = x->rank;
-        memcpy(o->dims, x->dims, sizeof o->dims);
-    }
+    bool known = x && x->rank >= 0 && x->rank <= ONYX_MAX_RANK;
+    tk_type_shaped(&ctx->out[0], dtype, known ? x->rank : -1, known ? x->dims : NULL);
     return NULL;
 }
 static onyx_status *concat_infer(onyx_infer_ctx *ctx) {

@@ -1,7 +1,5 @@
 /* Inference rules of the operators of providers/cpu/kernels/tensor/reshape_transpose_concat.c (the kernels run them). */
 #include <inttypes.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include "ir/schema.h"
 #include "ir/infer_kit.h"
@@ -12,13 +10,9 @@
 static void infer_copy_dims(onyx_type *out, const onyx_type *in) {
     for (int i = 0; i < in->rank; i++) out->dims[i] = in->dims[i];
 }
-static int in_dtype(const onyx_infer_ctx *ctx, size_t i) {
-    const onyx_type *t = tk_infer_in(ctx, i);
-    return t ? t->dtype : 0;
-}
 static onyx_status *reshape_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
-    tk_type_tensor(&ctx->out[0], in_dtype(ctx, 0), -1);
+    tk_type_tensor(&ctx->out[0], tk_in_dtype(ctx, 0), -1);
     const onyx_value *s = tk_infer_const(ctx, 1);
     int64_t shape[ONYX_MAX_RANK];
     size_t n = 0;
@@ -80,7 +74,7 @@ static int64_t infer_product(const onyx_type *t, int lo, int hi) {
 }
 static onyx_status *flatten_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
-    tk_type_tensor(&ctx->out[0], in_dtype(ctx, 0), 2);
+    tk_type_tensor(&ctx->out[0], tk_in_dtype(ctx, 0), 2);
     if (!tk_has_rank(t)) return NULL;
     int axis = 0;
     ONYX_TRY(onyx_tensor_flatten_axis(ctx->opset, onyx_attr_int(ctx->node, "axis", 1), t->rank, &axis));
@@ -88,7 +82,13 @@ static onyx_status *flatten_infer(onyx_infer_ctx *ctx) {
     ctx->out[0].dims[1] = infer_product(t, axis, t->rank);
     return NULL;
 }
-static bool infer_axes(const onyx_infer_ctx *ctx, int64_t *axes, size_t *n, bool *present) {
+/* Squeeze's and Unsqueeze's start: output 0 gets input 0's element type,
+ * rank unknown; true when input 0's rank and the axes are known (the
+ * attribute before opset 13, constant input 1 from 13; *present says
+ * whether any were given). */
+static bool infer_axes(onyx_infer_ctx *ctx, int64_t *axes, size_t *n, bool *present) {
+    tk_type_tensor(&ctx->out[0], tk_in_dtype(ctx, 0), -1);
+    if (!tk_has_rank(tk_infer_in(ctx, 0))) return false;
     if (ctx->opset < 13) {
         const int64_t *a = onyx_attr_ints(ctx->node, "axes", n);
         *present = onyx_node_attr(ctx->node, "axes") != NULL;
@@ -104,13 +104,12 @@ static bool infer_axes(const onyx_infer_ctx *ctx, int64_t *axes, size_t *n, bool
     return tk_infer_ints(c, axes, n);
 }
 static onyx_status *squeeze_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), -1);
     int64_t axes[ONYX_MAX_RANK];
     size_t n;
     bool present;
-    if (!tk_has_rank(t) || !infer_axes(ctx, axes, &n, &present)) return NULL;
+    if (!infer_axes(ctx, axes, &n, &present)) return NULL;
+    const onyx_type *t = ctx->in[0];
+    onyx_type *o = &ctx->out[0];
     bool drop[ONYX_MAX_RANK] = {false};
     if (present && n) {
         int ax[ONYX_MAX_RANK];
@@ -143,13 +142,12 @@ onyx_status *onyx_tensor_unsqueeze_dims(const int64_t *in, int rank, const int64
     return NULL;
 }
 static onyx_status *unsqueeze_infer(onyx_infer_ctx *ctx) {
-    const onyx_type *t = tk_infer_in(ctx, 0);
-    onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), -1);
     int64_t axes[ONYX_MAX_RANK];
     size_t n;
     bool present;
-    if (!tk_has_rank(t) || !infer_axes(ctx, axes, &n, &present) || !present) return NULL;
+    if (!infer_axes(ctx, axes, &n, &present) || !present) return NULL;
+    const onyx_type *t = ctx->in[0];
+    onyx_type *o = &ctx->out[0];
     int r;
     ONYX_TRY(
         onyx_error_wrap(onyx_tensor_unsqueeze_dims(t->dims, t->rank, axes, n, o->dims, &r), "Unsqueeze: "));
@@ -193,7 +191,7 @@ onyx_status *onyx_tensor_read_perm(const onyx_node *node, int rank, int *perm) {
 static onyx_status *transpose_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
     onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), -1);
+    tk_type_tensor(o, tk_in_dtype(ctx, 0), -1);
     if (!tk_has_rank(t)) return NULL;
     int perm[ONYX_MAX_RANK];
     ONYX_TRY(onyx_error_wrap(onyx_tensor_read_perm(ctx->node, t->rank, perm), "Transpose: "));
@@ -204,7 +202,7 @@ static onyx_status *transpose_infer(onyx_infer_ctx *ctx) {
 static onyx_status *d2s_infer_common(onyx_infer_ctx *ctx, bool to_space) {
     const onyx_type *t = tk_infer_in(ctx, 0);
     onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), 4);
+    tk_type_tensor(o, tk_in_dtype(ctx, 0), 4);
     int64_t b = onyx_attr_int(ctx->node, "blocksize", 0);
     if (!tk_has_rank(t) || t->rank != 4 || b <= 0 || b > (INT64_C(1) << 31)) return NULL;
     o->dims[0] = t->dims[0];
@@ -229,7 +227,7 @@ static onyx_status *space_to_depth_infer(onyx_infer_ctx *ctx) {
 static onyx_status *expand_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
     onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), -1);
+    tk_type_tensor(o, tk_in_dtype(ctx, 0), -1);
     const onyx_value *s = tk_infer_const(ctx, 1);
     int64_t shape[ONYX_MAX_RANK];
     size_t n;
@@ -262,7 +260,7 @@ static onyx_status *expand_infer(onyx_infer_ctx *ctx) {
 static onyx_status *tile_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
     onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), tk_has_rank(t) ? t->rank : -1);
+    tk_type_tensor(o, tk_in_dtype(ctx, 0), tk_has_rank(t) ? t->rank : -1);
     const onyx_value *r = tk_infer_const(ctx, 1);
     int64_t reps[ONYX_MAX_RANK];
     size_t n;
@@ -282,7 +280,7 @@ static onyx_status *tile_infer(onyx_infer_ctx *ctx) {
 static onyx_status *concat_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t0 = tk_infer_in(ctx, 0);
     onyx_type *o = &ctx->out[0];
-    tk_type_tensor(o, in_dtype(ctx, 0), -1);
+    tk_type_tensor(o, tk_in_dtype(ctx, 0), -1);
     int rank = -1;
     for (size_t i = 0; i < ctx->n_in; i++)
         if (tk_has_rank(tk_infer_in(ctx, i))) rank = ctx->in[i]->rank;
@@ -313,7 +311,7 @@ static onyx_status *concat_infer(onyx_infer_ctx *ctx) {
 static onyx_status *split_infer(onyx_infer_ctx *ctx) {
     const onyx_type *t = tk_infer_in(ctx, 0);
     for (size_t i = 0; i < ctx->n_out; i++) {
-        tk_type_tensor(&ctx->out[i], in_dtype(ctx, 0), -1);
+        tk_type_tensor(&ctx->out[i], tk_in_dtype(ctx, 0), -1);
         if (tk_has_rank(t)) {
             ctx->out[i].rank = t->rank;
             infer_copy_dims(&ctx->out[i], t);

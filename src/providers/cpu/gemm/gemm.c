@@ -33,7 +33,7 @@
 #include "providers/cpu/gemm/sgemm_half.h"
 #include "providers/cpu/platform.h"
 
-#define KC_MAX 256            /* K per block: an A panel of MR x KC stays in L1 */
+#define KC_MAX 256            /* K per block: bounds what stays in L1, an MR x KC A panel or a KC x NR B strip */
 #define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
 #define MIN_PARALLEL_WORK (1u << 18)   /* M*N*K below which threads cost more than they give */
 #define STRIP_GAP 16                   /* floats between packed B strips (see run_tile) */
@@ -312,6 +312,10 @@ void onyx_packed_mat_free(onyx_packed_mat *p) {
 
 size_t onyx_packed_mat_bytes(const onyx_packed_mat *p) { return p ? p->bytes : 0; }
 
+bool onyx_sgemm_post_runs(size_t K, float alpha, const onyx_packed_mat *Bp) {
+    return K && alpha != 0.0f && !(Bp && Bp->bf16);
+}
+
 /* ---- the driver ---- */
 
 typedef struct gemm_job {
@@ -325,7 +329,6 @@ typedef struct gemm_job {
     size_t nt_m, nt_n;        /* tile grid */
     size_t panels, strips;    /* M in MR panels, N in NR strips */
     bool a_shared;            /* A packed once for all tiles (share_a) */
-    bool a_once;              /* each tile packs its A once for all its NC blocks (plan_a_once) */
     atomic_bool failed;       /* a task could not get its buffers */
 } gemm_job;
 
@@ -338,7 +341,7 @@ typedef struct b_prefetch {
 
 /* Buffers of one task. */
 typedef struct gemm_bufs {
-    float *a;       /* MR x KC panel */
+    float *a;       /* an A block: a_panels panels of MR x KC */
     float *b;       /* KC x NC block in strips */
 } gemm_bufs;
 
@@ -356,6 +359,12 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
+    /* ep->post (GELU) is not in the micro-kernels' store: the driver runs
+     * it (with a column bias, so the kernels keep their plain inline store)
+     * over the finished block right after, in rows of up to NC while the
+     * block is in L2 (per tile or per strip, the short loops cost more than
+     * the second pass over C they save) */
+    const bool post = ep && ep->post && pc + kc == job->K;
     onyx_gemm_kargs ka = {
         .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
@@ -372,7 +381,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     for (size_t jr = 0; jr < nc; jr += NR) {
         ka.b = bblock + (jr / NR) * strip_stride;
         ka.nr = nc - jr < NR ? nc - jr : NR;
-        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) ka.bias_col = ep->bias + jc + jr;
+        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !post) ka.bias_col = ep->bias + jc + jr;
         const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
         size_t line = 0;
         for (size_t ir = ic; ir < ic1; ir += MR) {
@@ -391,6 +400,9 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             isa->kernel(&ka);
         }
     }
+    if (post)
+        ep->post(ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL ? ep->bias + jc : NULL,
+                 job->C + ic * job->ldc + jc, job->ldc, ic1 - ic, nc);
 }
 
 /* The packed B block after (jc, pc) in run_tile's order (K blocks inner)
@@ -464,13 +476,6 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 const float *ablock;
                 if (A->packed) {
                     ablock = A->packed->data + pc * A->packed->padded + (ic / MR) * kc * MR;
-                } else if (job->a_once) {   /* one A block: K block pc at pc * mc, packed by the first NC block */
-                    float *dst = buf->a + pc * mc;
-                    if (jc == n0)
-                        for (size_t ir = ic; ir < ic1; ir += MR)
-                            pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
-                                         dst + (ir - ic) / MR * kc * MR);
-                    ablock = dst;
                 } else {
                     for (size_t ir = ic; ir < ic1; ir += MR)
                         pack_a_panel(isa, A->data, A->ld, A->trans, ir, m1 - ir < MR ? m1 - ir : MR, pc, kc,
@@ -550,7 +555,7 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
     gemm_job *job = arg;
     const onyx_gemm_isa *isa = job->isa;
     /* 16 floats (64 bytes) between the parts keep each one aligned */
-    size_t a_n = (a_block_panels(isa) * isa->mr * (job->a_once ? job->K : job->kcb) + 15) / 16 * 16;
+    size_t a_n = (a_block_panels(isa) * isa->mr * job->kcb + 15) / 16 * 16;
     size_t b_n = (job->kcb * isa->nr + STRIP_GAP) * div_up(job->nc_block, isa->nr);
     float *base = thread_scratch(0, a_n + b_n);
     gemm_bufs buf = {.a = base, .b = base + a_n};
@@ -650,14 +655,18 @@ static void plan_tiles(gemm_job *job, int threads) {
  * packs them again: 99 times over for a 128 x 768 A against the 50257
  * columns of a language-model head. When A is small enough, all of it is
  * packed once (the threads share the panels, read-only) and the tile grid
- * is then free to give each thread a contiguous range of columns. */
+ * is then free to give each thread a contiguous range of columns. This is
+ * the driver's one mechanism for it: a single-panel A (decoding, M = 1) is
+ * shared too once its columns span several NC blocks. */
 #define SHARED_A_MAX_FLOATS ((size_t)2 << 20)   /* 8 MiB, kept per calling thread */
 
 static size_t padded_rows(const gemm_job *job) { return div_up(job->M, job->isa->mr) * job->isa->mr; }
 
 static bool share_a_wanted(const gemm_job *job, int threads) {
-    if (!job->A->data || job->M <= job->isa->mr) return false;   /* packed elsewhere, or one panel */
-    if (threads <= 1 && job->N <= job->nc_block) return false;   /* packed once per K block anyway */
+    if (!job->A->data) return false;   /* packed already */
+    /* one NC block: each tile packs its rows once anyway, and with one
+     * panel (or one thread) no other tile packs them again */
+    if (job->N <= job->nc_block && (threads <= 1 || job->M <= job->isa->mr)) return false;
     return padded_rows(job) <= SHARED_A_MAX_FLOATS / job->K;
 }
 
@@ -682,34 +691,22 @@ static void share_a_items(void *arg, size_t begin, size_t end) {
 }
 
 /* Packs A into *mat (this thread's scratch) and points *op at it; false
- * (nothing changed) when the buffer cannot be had: tiles then pack A. */
+ * (nothing changed) when the buffer cannot be had: tiles then pack A. The
+ * threads pack a multi-panel A together; one panel is the caller's (a
+ * pool hand-off costs more than packing it). */
 static bool share_a(gemm_job *job, onyx_threadpool *tp, bool parallel, onyx_packed_mat *mat,
                     onyx_gemm_operand *op) {
     float *buf = thread_scratch(SHARED_A_SLOT, padded_rows(job) * job->K);
     if (!buf) return false;
     share_a_job s = {job, buf, div_up(job->M, job->isa->mr)};
     size_t items = div_up(job->K, job->kcb) * s.panels;
-    if (parallel) onyx_parallel_for(tp, items, 1, share_a_items, &s);
+    if (parallel && s.panels > 1) onyx_parallel_for(tp, items, 1, share_a_items, &s);
     else share_a_items(&s, 0, items);
     *mat = (onyx_packed_mat){.isa = job->isa, .outer = job->M, .K = job->K, .padded = padded_rows(job),
                              .kcb = job->kcb, .data = buf};
     *op = (onyx_gemm_operand){.packed = mat};
     job->A = op;
     return true;
-}
-
-/* A plain A is packed once per NC block of columns; when every tile's rows
- * are one A block (a_panels panels, e.g. M = 128 on AVX2) and its columns
- * span several NC blocks, the tile packs all of K once instead (mc x K
- * floats, at most A_ONCE_MAX_FLOATS) and reuses it: a 768 x 50257 LM head
- * packed its 128 x 768 A 99 times. */
-#define A_ONCE_MAX_FLOATS ((size_t)1 << 20)
-static void plan_a_once(gemm_job *job) {
-    const size_t mc = a_block_panels(job->isa) * job->isa->mr;
-    size_t tile_rows = div_up(job->panels, job->nt_m) * job->isa->mr;
-    size_t tile_cols = job->strips / job->nt_n * job->isa->nr;
-    job->a_once = !job->A->packed && tile_rows <= mc && tile_cols > job->nc_block &&
-                  job->K <= A_ONCE_MAX_FLOATS / mc;
 }
 
 /* C = epilogue(beta * C) for the degenerate K == 0 or alpha == 0 case. */
@@ -780,7 +777,6 @@ onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx
     onyx_packed_mat a_mat;
     onyx_gemm_operand a_op;
     if (job.a_shared) job.a_shared = share_a(&job, tp, tiles > 1, &a_mat, &a_op);
-    plan_a_once(&job);   /* per tile, where A could not be shared */
     if (tiles == 1) run_tiles(&job, 0, 1);
     else onyx_parallel_for(tp, tiles, 1, run_tiles, &job);
     return atomic_load(&job.failed) ? ONYX_OOM() : NULL;

@@ -40,17 +40,14 @@
 #include <stdint.h>
 #include "core/status.h"
 #include "ir/graph.h"
-#include "ir/nchwc_ops.h"   /* ONYX_NCHWC_DOMAIN, onyx_nchwc_block_ok */
-#include "ir/schemas/nchwc_conv.h"   /* onyx_nchwc_act, onyx_nchwc_geom */
+/* the domain, the default block and a node's block, onyx_nchwc_blocks */
+#include "ir/nchwc_ops.h"
+/* onyx_nchwc_act, onyx_nchwc_read_act, onyx_nchwc_geom (shared with the inference rules) */
+#include "ir/schemas/nchwc_conv.h"
 #include "providers/cpu/gemm/gemm.h"
 
-/* The widest block (stack buffers are sized for it) and the block of a
- * node without the attribute. */
+/* The widest block: stack buffers are sized for it. */
 #define ONYX_NCHWC_MAX_BLOCK 16
-
-
-
-
 
 /* ---- depthwise convolution (nchwc_depthwise.c), called by Conv ---- */
 

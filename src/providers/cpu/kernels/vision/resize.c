@@ -45,12 +45,9 @@ typedef struct rs_taps {
  * -> int64 conversion defined. */
 #define RS_MAX_LEN 0x1p62
 
-/* ------------------------------------------------------------ attributes */
-
-/* ---------------------------------------------------------------- inputs */
-
-
-/* -------------------------------------------------------------- geometry */
+/* The attributes, the scales / sizes / roi inputs and the per-axis geometry
+ * (rs_params, rs_request, rs_axis) are read by ir/schemas/resize.c, shared
+ * with the inference rule. */
 
 /* ---------------------------------------------------------------- filters */
 
