@@ -36,3 +36,4 @@ ONYX_PASS(extended_cleanup)
 /* all (passes_layout.c): the blocked-channel layout, last, on the fused graph */
 ONYX_PASS(qlinear_nhwc_layout)   /* passes_layout_qnhwc.c: 8-bit chains channels-last */
 ONYX_PASS(nchwc_layout)
+ONYX_PASS(matmul_activation_fusion)   /* passes_matmul_activation.c: CPU-only MatMul + GELU */

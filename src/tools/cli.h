@@ -102,6 +102,9 @@ typedef struct cli_session_args {
     bool bf16_fastmath;          /* --bf16-fastmath: session.enable_bf16_fastmath = 1 */
 } cli_session_args;
 
+/* Consume the current argument if it is a session flag that run, perf,
+ * test, info and optimize share: -x, -o, -e/--providers, --bf16-fastmath. */
+bool cli_session_flag(cli_args *a, cli_session_args *s);
 /* disabled|basic|extended|all, or 0|1|2|99. */
 bool cli_parse_opt_level(const char *s, onyx_optimization_level *out);
 /* Say once, before tests fork, which requested providers cannot start

@@ -56,23 +56,12 @@ static bool test_flag(cli_args *a, test_opts *o) {
         cli_flag_double(a, &o->tol.rtol);
     else if (cli_flag(a, "--atol", true))
         cli_flag_double(a, &o->tol.atol);
-    else if (cli_flag(a, "-x", true))
-        cli_flag_int(a, 0, 4096, &o->session.threads);
-    else if (cli_flag(a, "-o", true)) {
-        if (!a->failed && !cli_parse_opt_level(a->value, &o->session.opt)) {
-            cli_usage_error("test", "bad optimization level '%s' (disabled|basic|extended|all)",
-                            a->value);
-            a->failed = true;
-        }
-        o->session.opt_set = true;
-    } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true))
-        o->session.provider = a->value;
-    else if (cli_flag(a, "--verbose", false) || cli_flag(a, "-v", false))
+    else if (cli_session_flag(a, &o->session)) {
+        /* -x, -o, -e, --bf16-fastmath */
+    } else if (cli_flag(a, "--verbose", false) || cli_flag(a, "-v", false))
         o->verbose = true;
     else if (cli_flag(a, "--no-fork", false))
         o->no_fork = true;
-    else if (cli_flag(a, "--bf16-fastmath", false))
-        o->session.bf16_fastmath = true;
     else
         return false;
     return true;

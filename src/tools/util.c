@@ -200,24 +200,33 @@ onyx_status *cli_open_session(onyx_env *env, const char *model, const cli_sessio
     return st;
 }
 
-bool cli_model_flag(cli_args *a, cli_model_opts *o) {
+bool cli_session_flag(cli_args *a, cli_session_args *s) {
     if (cli_flag(a, "-x", true)) {
-        cli_flag_int(a, 0, 4096, &o->session.threads);
+        cli_flag_int(a, 0, 4096, &s->threads);
     } else if (cli_flag(a, "-o", true)) {
-        if (!a->failed && !cli_parse_opt_level(a->value, &o->session.opt)) {
+        if (!a->failed && !cli_parse_opt_level(a->value, &s->opt)) {
             cli_usage_error(a->cmd, "bad optimization level '%s' (disabled|basic|extended|all)",
                             a->value);
             a->failed = true;
         }
-        o->session.opt_set = true;
+        s->opt_set = true;
     } else if (cli_flag(a, "-e", true) || cli_flag(a, "--providers", true)) {
-        o->session.provider = a->value;
+        s->provider = a->value;
+    } else if (cli_flag(a, "--bf16-fastmath", false)) {
+        s->bf16_fastmath = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool cli_model_flag(cli_args *a, cli_model_opts *o) {
+    if (cli_session_flag(a, &o->session)) {
+        /* -x, -o, -e, --bf16-fastmath */
     } else if (cli_flag(a, "-p", true) || cli_flag(a, "--profile", true)) {
         o->session.profile = a->value;
     } else if (cli_flag(a, "--disable-pass", true)) {
         if (!a->failed && cli_strlist_add(&o->session.disabled_passes, a->value)) a->failed = true;
-    } else if (cli_flag(a, "--bf16-fastmath", false)) {
-        o->session.bf16_fastmath = true;
     } else if (cli_flag(a, "--inputs", true)) {
         o->inputs_path = a->value;
     } else if (cli_flag(a, "--input", true)) {

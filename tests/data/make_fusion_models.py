@@ -351,6 +351,52 @@ def matmul_model():
          [vi(f"y{i}", None) for i in range(1, 6)], inits)
 
 
+def matmul_gelu_model():
+    """Level all (CPU-only sessions): MatMul by a constant weight (each its own, or
+    common subexpression elimination would merge the products) followed by
+    com.microsoft BiasGelu, FastGelu (with and without its bias) or Gelu ->
+    ai.onyx MatMulActivation. K = 300 spans two K blocks of the SGEMM, N = 40 ends in a
+    partial vector. Near misses: a MatMul whose output is also a graph output, and one
+    whose weight is an input. Its own generator, so the other models keep their bytes."""
+    r = np.random.default_rng(7)
+    w = lambda name, *shape: numpy_helper.from_array((r.standard_normal(shape) * 0.1).astype(np.float32), name)
+    ms = lambda op, ins, out, name: N(op, ins, [out], name=name, domain="com.microsoft")
+    inits = [w("W", 300, 40), w("Wb", 300, 40), w("b", 40), w("W2", 300, 24), w("W2b", 300, 24)]
+    nodes = [N("MatMul", ["x", "W"], ["m1"], name="mm_bias_gelu"), ms("BiasGelu", ["m1", "b"], "y1", "bias_gelu"),
+             N("MatMul", ["x", "Wb"], ["m2"], name="mm_fast_bias"), ms("FastGelu", ["m2", "b"], "y2", "fast_bias"),
+             N("MatMul", ["x", "W2"], ["m3"], name="mm_fast"), ms("FastGelu", ["m3"], "y3", "fast"),
+             N("MatMul", ["x", "W2b"], ["m4"], name="mm_gelu"), ms("Gelu", ["m4"], "y4", "gelu"),
+             N("MatMul", ["x", "W"], ["m5"], name="mm_read_outside"), ms("Gelu", ["m5"], "y5", "gelu_miss"),
+             N("MatMul", ["x", "wx"], ["m6"], name="mm_weight_input"), ms("Gelu", ["m6"], "y6", "gelu_miss2")]
+    g = helper.make_graph(nodes, "matmul_gelu", [vi("x", ["batch", "seq", 300]), vi("wx", [300, 8])],
+                          [vi(f"y{i}", None) for i in range(1, 7)] + [vi("m5", None)], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                          producer_name="onyx-tests")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(here, "fusion_matmul_gelu.onnx"))
+
+
+def attention_causal_long_model():
+    """The GPT-2-style causal attention of attention_models() over 40 tokens (static), so
+    the kernel's causal key skipping runs several blocks of query rows. Its own random
+    weights (the other models keep their bytes)."""
+    global rng
+    saved, rng = rng, np.random.default_rng(11)
+    tril = numpy_helper.from_array(np.tril(np.ones((64, 64), bool)).reshape(1, 1, 64, 64), "tril")
+    nodes = [N("Slice", ["tril", "zero", "sl", "ax2"], ["c1"], name="slice_rows"),
+             N("Slice", ["c1", "zero", "sl", "ax3"], ["c2"], name="slice_cols"),
+             N("Not", ["c2"], ["notc"], name="not"),
+             N("Where", ["notc", "neg", "zeros"], ["causal"], name="where")]
+    inits = shape_consts() + [tril, const("neg", -10000.0), const("zeros", np.zeros((1, 1, 40, 40))),
+                              numpy_helper.from_array(np.array([0], np.int64), "zero"),
+                              numpy_helper.from_array(np.array([40], np.int64), "sl"),
+                              numpy_helper.from_array(np.array([2], np.int64), "ax2"),
+                              numpy_helper.from_array(np.array([3], np.int64), "ax3")]
+    n1, i1 = attention_block("gpt", "x", "causal", k_two_steps=True, scale_mul=True)
+    save("attention_causal_long", nodes + n1, [vi("x", [2, 40, 8])], [vi("gpt_out", [2, 40, 8])], inits + i1)
+    rng = saved
+
+
 if __name__ == "__main__":
     gelu_models()
     fast_gelu_model()
@@ -360,3 +406,5 @@ if __name__ == "__main__":
     embed_models()
     activation_model()
     matmul_model()
+    matmul_gelu_model()
+    attention_causal_long_model()

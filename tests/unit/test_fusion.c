@@ -237,6 +237,62 @@ static void test_matmul(void) {
     onyx_session_free(s);
 }
 
+/* Level all on a CPU-only session: MatMul + BiasGelu / FastGelu / Gelu
+ * become ai.onyx MatMulActivation (the GELU in the SGEMM's store), on every
+ * SGEMM path this CPU runs, with the unoptimised outputs; a saved model
+ * keeps MatMul and the com.microsoft activations. */
+static void test_matmul_activation(void) {
+    const char *path = "tests/data/fusion_matmul_gelu.onnx";
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    static const char *isas[] = {"avx512", "avx2", "neon", "generic"};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (!onyx_cpu_force_isa(isas[i])) continue;
+        onyx_session *plain = open_at(path, ONYX_OPT_DISABLED, NULL), *all = open_at(path, ONYX_OPT_ALL, NULL);
+        if (plain && all) {
+            compare_sessions(plain, all, isas[i]);
+            CHECK(fired(all, "matmul_activation_fusion") == 4);
+            CHECK(count_domain_op(all, "ai.onyx", "MatMulActivation") == 4);
+            CHECK(count_op(all, "MatMul", "mm_read_outside") == 1);   /* near miss: its output is read outside */
+            CHECK(count_op(all, "MatMul", "mm_weight_input") == 1);   /* near miss: the weight is an input */
+            CHECK(count_op(all, "Gelu", NULL) == 2);
+        }
+        onyx_session_free(plain);
+        onyx_session_free(all);
+    }
+    CHECK(onyx_cpu_force_isa(before));
+    char saved[] = "/tmp/onyx_mma_XXXXXX";
+    int fd = mkstemp(saved);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    onyx_session *all = open_at(path, ONYX_OPT_ALL, saved);
+    onyx_session *again = all ? open_at(saved, ONYX_OPT_DISABLED, NULL) : NULL;
+    if (again) {
+        CHECK(count_domain_op(again, "ai.onyx", "MatMulActivation") == 0);
+        CHECK(count_op(again, "MatMul", NULL) == 6);
+    }
+    onyx_session_free(all);
+    onyx_session_free(again);
+    unlink(saved);
+}
+
+/* Causal attention over 40 tokens: the Attention kernel skips the masked
+ * keys of each block of query rows; the outputs stay the unfused graph's
+ * on every SGEMM path. */
+static void test_attention_causal_skip(void) {
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    static const char *isas[] = {"avx512", "avx2", "neon", "generic"};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (!onyx_cpu_force_isa(isas[i])) continue;
+        onyx_session *s = fused("tests/data/fusion_attention_causal_long.onnx");
+        if (s) CHECK(count_op(s, "Attention", NULL) == 1);
+        onyx_session_free(s);
+    }
+    CHECK(onyx_cpu_force_isa(before));
+}
+
 /* Fused models saved at level all load again (fused operators and all)
  * and give the unoptimised outputs. */
 static void test_save_fused(void) {
@@ -378,6 +434,8 @@ int main(void) {
     test_embed_layer_norm();
     test_activations();
     test_matmul();
+    test_matmul_activation();
+    test_attention_causal_skip();
     test_save_fused();
     test_layout();
     test_cpu_isa_config();

@@ -131,6 +131,12 @@ static void cross_check(void) {
                 fails += check_case(isa, shapes[si], c, tp) != 0;
                 cases++;
             }
+        /* A of 312 KB: two row panels (408 + 112 rows on 8-row paths), float out */
+        for (int pool = 0; pool < 2; pool++) {
+            case_cfg c = {.per_col_zp = true, .kind = ONYX_IGEMM_OUT_F32, .pool = pool};
+            fails += check_case(isa, (shape){520, 600, 40}, c, tp) != 0;
+            cases++;
+        }
         printf("igemm %-10s %zu cases, %d failed\n", isa->name, cases, fails);
     }
     printf("igemm in use: %s\n", ((const onyx_igemm_isa *)onyx_cpu_igemm())->name);

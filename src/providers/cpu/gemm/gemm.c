@@ -312,6 +312,10 @@ void onyx_packed_mat_free(onyx_packed_mat *p) {
 
 size_t onyx_packed_mat_bytes(const onyx_packed_mat *p) { return p ? p->bytes : 0; }
 
+bool onyx_sgemm_post_runs(size_t K, float alpha, const onyx_packed_mat *Bp) {
+    return K && alpha != 0.0f && !(Bp && Bp->bf16);
+}
+
 /* ---- the driver ---- */
 
 typedef struct gemm_job {
@@ -355,6 +359,12 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
+    /* ep->post (GELU) is not in the micro-kernels' store: the driver runs
+     * it (with a column bias, so the kernels keep their plain inline store)
+     * over the finished block right after, in rows of up to NC while the
+     * block is in L2 (per tile or per strip, the short loops cost more than
+     * the second pass over C they save) */
+    const bool post = ep && ep->post && pc + kc == job->K;
     onyx_gemm_kargs ka = {
         .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
@@ -371,7 +381,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
     for (size_t jr = 0; jr < nc; jr += NR) {
         ka.b = bblock + (jr / NR) * strip_stride;
         ka.nr = nc - jr < NR ? nc - jr : NR;
-        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL) ka.bias_col = ep->bias + jc + jr;
+        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !post) ka.bias_col = ep->bias + jc + jr;
         const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
         size_t line = 0;
         for (size_t ir = ic; ir < ic1; ir += MR) {
@@ -390,6 +400,9 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
             isa->kernel(&ka);
         }
     }
+    if (post)
+        ep->post(ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL ? ep->bias + jc : NULL,
+                 job->C + ic * job->ldc + jc, job->ldc, ic1 - ic, nc);
 }
 
 /* The packed B block after (jc, pc) in run_tile's order (K blocks inner)

@@ -34,6 +34,13 @@ typedef enum onyx_gemm_bias_kind {
 } onyx_gemm_bias_kind;
 
 
+/* An activation the micro-kernels do not apply in their store (GELU:
+ * onyx_gemm_post_gelu), run by the driver over each finished block of C
+ * while it is in L2: c[r * ldc + j] = f(c[r * ldc + j] + bias[j]) for
+ * r < rows, j < n; bias (the column bias, n values) may be NULL. Only the
+ * float32 driver runs it: see onyx_sgemm_post_runs. */
+typedef void (*onyx_gemm_post_fn)(const float *bias, float *c, size_t ldc, size_t rows, size_t n);
+
 /* C = act(alpha * op(A) op(B) + beta * C + bias). NULL means no bias and no
  * activation. */
 typedef struct onyx_gemm_epilogue {
@@ -41,6 +48,7 @@ typedef struct onyx_gemm_epilogue {
     const float *bias;             /* M (ROW) or N (COL) values */
     onyx_gemm_activation act;
     float act_a, act_b;
+    onyx_gemm_post_fn post;        /* after act (NONE with it), taking a column bias; NULL: none */
 } onyx_gemm_epilogue;
 
 /* ---- plain SGEMM ---- */
@@ -73,6 +81,12 @@ onyx_status *onyx_sgemm_pack_b_half(const onyx_pack_ctx *pk, bool transB, size_t
 onyx_status *onyx_sgemm_pack_a(bool transA, size_t M, size_t K, const float *A, size_t lda,
                                onyx_packed_mat **out);
 void onyx_packed_mat_free(onyx_packed_mat *p);
+/* Whether a product of this K and alpha with B (packed, or NULL when plain)
+ * runs the epilogue's post pass; where not (no product: K or alpha 0; B
+ * packed as bfloat16) the caller leaves post out and runs it over C after
+ * (the bias and activation still apply). Kept out of the driver so minimal
+ * builds without a post pass do not carry it. */
+bool onyx_sgemm_post_runs(size_t K, float alpha, const onyx_packed_mat *Bp);
 /* Bytes held by a packed matrix (for memory accounting). */
 size_t onyx_packed_mat_bytes(const onyx_packed_mat *p);
 
@@ -202,6 +216,19 @@ typedef struct onyx_gemm_operand {
 onyx_status *onyx_sgemm_ex(size_t M, size_t N, size_t K, float alpha, const onyx_gemm_operand *A,
                            const onyx_gemm_operand *B, float beta, float *C, size_t ldc,
                            const onyx_gemm_epilogue *ep, onyx_threadpool *tp);
+
+/* ---- the GELU family (gemm_gelu.c) ---- */
+
+/* y = Gelu(x + b) (0.5 v (1 + erf(v / sqrt 2))) or, when fast, FastGelu(x + b)
+ * (the tanh form) on `rows` rows of n values, rows ldx and ldy apart; b (n
+ * values) may be NULL; y may be x (in place, with ldy == ldx). Vectorised
+ * for the CPU dispatch table's ISA; com.microsoft Gelu/BiasGelu/FastGelu
+ * run their float rows through it. */
+void onyx_gemm_gelu(bool fast, const float *x, size_t ldx, const float *b, float *y, size_t ldy, size_t rows,
+                    size_t n);
+/* The two as epilogue passes (onyx_gemm_post_fn): ai.onyx MatMulActivation. */
+void onyx_gemm_post_gelu(const float *bias, float *c, size_t ldc, size_t rows, size_t n);
+void onyx_gemm_post_fast_gelu(const float *bias, float *c, size_t ldc, size_t rows, size_t n);
 
 /* ---- per-thread scratch ---- */
 

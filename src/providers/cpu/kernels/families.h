@@ -8,6 +8,7 @@ ONYX_FAMILY(cast)          /* Cast, CastLike */
 ONYX_FAMILY(tensor)        /* Reshape, Transpose, Concat, Split, Slice, Gather, Pad, ... */
 ONYX_FAMILY(generator)     /* Constant, ConstantOfShape, Range, Shape, Size, EyeLike */
 ONYX_FAMILY(matmul)        /* MatMul, Gemm */
+ONYX_FAMILY(matmul_activation) /* ai.onyx MatMulActivation: MatMul + GELU in the SGEMM store (layout pass) */
 ONYX_FAMILY(conv)          /* Conv, ConvTranspose */
 ONYX_FAMILY(pool)          /* MaxPool, AveragePool, Global*Pool, LpPool */
 ONYX_FAMILY(normalization) /* BatchNormalization, LayerNormalization, InstanceNormalization, LRN */

@@ -238,55 +238,109 @@ static float full_mask(const attn_params *p, int64_t b, int64_t i, int64_t t) {
     return mask_at(p->mask_v, (size_t)((b * p->S + i) * p->T + t)) > 0 ? 0.0f : p->filter;
 }
 
-/* Scores of query row i of (b, h): mask, bias, causality, softmax. */
-static void attn_finish_row(const attn_job *j, int64_t b, int64_t h, int64_t i, float *row, float *tmp) {
+/* Scores of query row i of (b, h) over its first n keys (the ones its row
+ * block computed): mask and bias on the first lim <= n, softmax over them,
+ * the rest 0 (keys past lim are masked, see attn_key_limit). */
+static void attn_finish_row(const attn_job *j, int64_t b, int64_t h, int64_t i, float *row, float *tmp,
+                            size_t n, size_t lim) {
     const attn_params *p = j->p;
-    size_t T = (size_t)p->T;
-    if (j->keymask) attn_add_row(row, j->keymask + b * p->T, T);
+    if (j->keymask) attn_add_row(row, j->keymask + b * p->T, lim);
     if (p->mask == MASK_FULL)
-        for (int64_t t = 0; t < p->T; t++) row[t] += full_mask(p, b, i, t);
+        for (size_t t = 0; t < lim; t++) row[t] += full_mask(p, b, i, (int64_t)t);
     if (p->abias) {
         const float *ab = (const float *)p->abias->data + b * p->ab_str[0] + h * p->ab_str[1] + i * p->ab_str[2];
         if (p->ab_str[3] == 1) {
-            attn_add_row(row, ab, T);
+            attn_add_row(row, ab, lim);
         } else {
-            for (size_t t = 0; t < T; t++) tmp[t] = ab[0];
-            attn_add_row(row, tmp, T);
+            for (size_t t = 0; t < lim; t++) tmp[t] = ab[0];
+            attn_add_row(row, tmp, lim);
         }
     }
     /* causal: query i sees the keys up to its own position, counted from
-     * the end (keys before the first query are past context) */
-    if (p->causal)
-        for (int64_t t = i + 1 + (p->T - p->S); t < p->T; t++) row[t] = -FLT_MAX;
-    attn_softmax_row(row, T);
+     * the end (keys before the first query are past context); with fewer
+     * keys than queries the first rows see none (all masked, as ONNX
+     * Runtime: a uniform row) */
+    if (p->causal) {
+        int64_t first = i + 1 + (p->T - p->S);
+        for (size_t t = first > 0 ? (size_t)first : 0; t < lim; t++) row[t] = -FLT_MAX;
+    }
+    attn_softmax_row(row, lim);
+    if (n > lim) memset(row + lim, 0, (n - lim) * sizeof *row);
 }
 
-static onyx_status *attn_head(attn_job *j, int64_t bh, float *scores, float *tmp) {
+/* An additive attention_bias at or below this masks its key: exp of the
+ * score underflows to exactly 0 next to any score within ~9,900 of the
+ * row's largest (-10000 is the masked value of BERT and GPT-2 exports and
+ * ONNX Runtime's default mask_filter_value; causal masks use the lowest
+ * float). */
+#define ATTN_MASKED_BIAS -10000.0f
+
+/* Keys [lim, T) of query row i contribute exactly 0 to its softmax: past
+ * its causal limit, or a run of masked attention_bias values at the end
+ * of its row. Those keys need no score, no exp and no product with V.
+ * A row with every key masked keeps T (ONNX Runtime's uniform row). */
+static size_t attn_key_limit(const attn_params *p, int64_t b, int64_t h, int64_t i) {
+    size_t lim = (size_t)p->T;
+    if (p->causal) {
+        int64_t c = i + 1 + (p->T - p->S);
+        if (c < 1) return lim;   /* every key masked */
+        if (c < p->T) lim = (size_t)c;
+    }
+    if (p->abias && p->ab_str[3] == 1) {
+        const float *ab = (const float *)p->abias->data + b * p->ab_str[0] + h * p->ab_str[1] + i * p->ab_str[2];
+        size_t t = lim;
+        while (t > 0 && ab[t - 1] <= ATTN_MASKED_BIAS) t--;
+        if (t > 0) lim = t;
+    }
+    return lim;
+}
+
+/* Query rows per block when keys are skipped: each block computes the keys
+ * up to its rows' largest limit (a causal 128 x 128 head: 56% of the full
+ * products with blocks of 16). */
+#define ATTN_ROW_BLOCK 16
+
+static onyx_status *attn_head(attn_job *j, int64_t bh, float *scores, float *tmp, size_t *lims) {
     const attn_params *p = j->p;
     int64_t b = bh / p->N, h = bh % p->N;
     size_t S = (size_t)p->S, T = (size_t)p->T;
     const float *q = p->q + b * p->q_bstride + h * p->hq, *k = p->k + b * p->k_bstride + h * p->k_hstride,
                 *v = p->v + b * p->v_bstride + h * p->v_hstride;
-    ONYX_TRY(onyx_sgemm(false, true, S, T, (size_t)p->hq, p->scale, q, (size_t)p->ldq, k, (size_t)p->ldk, 0.0f,
-                        scores, T, NULL));
-    for (int64_t i = 0; i < p->S; i++) attn_finish_row(j, b, h, i, scores + i * p->T, tmp);
+    bool skips = false;
+    for (size_t i = 0; i < S; i++) skips |= (lims[i] = attn_key_limit(p, b, h, (int64_t)i)) < T;
     float *out = j->y + b * p->S * p->dv + h * p->hv;
-    return onyx_sgemm(false, false, S, (size_t)p->hv, T, 1.0f, scores, T, v, (size_t)p->ldv, 0.0f, out,
-                      (size_t)p->dv, NULL);
+    size_t rb = skips ? ATTN_ROW_BLOCK : S;
+    for (size_t r0 = 0; r0 < S; r0 += rb) {
+        size_t rows = S - r0 < rb ? S - r0 : rb, n = 0;
+        for (size_t i = r0; i < r0 + rows; i++) n = lims[i] > n ? lims[i] : n;
+        float *sc = scores + r0 * T;
+        ONYX_TRY(onyx_sgemm(false, true, rows, n, (size_t)p->hq, p->scale, q + r0 * p->ldq, (size_t)p->ldq, k,
+                            (size_t)p->ldk, 0.0f, sc, T, NULL));
+        for (size_t i = r0; i < r0 + rows; i++)
+            attn_finish_row(j, b, h, (int64_t)i, scores + i * T, tmp, n, lims[i]);
+        ONYX_TRY(onyx_sgemm(false, false, rows, (size_t)p->hv, n, 1.0f, sc, T, v, (size_t)p->ldv, 0.0f,
+                            out + r0 * p->dv, (size_t)p->dv, NULL));
+    }
+    return NULL;
 }
 
 static void attn_heads(void *arg, size_t begin, size_t end) {
     attn_job *j = arg;
     size_t T = (size_t)j->p->T;
-    float *scores = onyx_alloc(((size_t)j->p->S * T + T + 1) * sizeof *scores);
-    if (!scores) {
+    size_t S = (size_t)j->p->S;
+    float *scores = onyx_alloc((S * T + T + 1) * sizeof *scores);
+    size_t *lims = malloc((S ? S : 1) * sizeof *lims);
+    if (!scores || !lims) {
+        onyx_free(scores);
+        free(lims);
         la_error_set(&j->err, ONYX_OOM());
         return;
     }
-    float *tmp = scores + (size_t)j->p->S * T;
+    float *tmp = scores + S * T;
     for (size_t bh = begin; bh < end && !la_error_any(&j->err); bh++)
-        la_error_set(&j->err, attn_head(j, (int64_t)bh, scores, tmp));
+        la_error_set(&j->err, attn_head(j, (int64_t)bh, scores, tmp, lims));
     onyx_free(scores);
+    free(lims);
 }
 
 /* Additive (B, T) key mask of the 1-D and 2-D mask_index forms. */

@@ -7,44 +7,17 @@
  *   FastGelu(X[, B])   Y = 0.5 V (1 + tanh(0.7978845608 V + 0.0356774081 V^3)),
  *                      V = X (+ B)
  *
- * float runs vectorised (a branch-free erf below, nn_tanhf); float16 and
+ * float runs vectorised (gemm/gemm_gelu.c: a branch-free erf, nn_tanhf); float16 and
  * bfloat16 compute in float row by row; double uses libm. The work is split
  * into rows (the bias length, or fixed chunks without a bias) run on the
  * thread pool. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
-
-/* erf for float, absolute error < 1e-7 (about 1.5 ulp near 1), branch-free
- * so that it vectorises. |x| <= 0.921875: erf(x) = x + x P(x^2); above:
- * erf(x) = 1 - exp(Q(|x|)) with Q a fit of log(erfc) on [0.921875, 4]
- * (erf rounds to 1 beyond 4). Coefficients fitted for this file by least
- * squares against the double-precision erf. NaN propagates. */
-NN_INLINE float fz_erff(float x) {
-    float a = fabsf(x), s = a * a;
-    float p = -0.000604704896f;
-    p = p * s + 0.00500560366f;
-    p = p * s - 0.0267763864f;
-    p = p * s + 0.112821393f;
-    p = p * s - 0.376125336f;
-    p = p * s + 0.128379166f;
-    float small = x + x * p;
-    float t = nn_self(a > 4.0f, 4.0f, a);
-    float q = -2.7327863e-07f;
-    q = q * t - 1.76925259e-05f;
-    q = q * t + 0.000416369207f;
-    q = q * t - 0.00411737198f;
-    q = q * t + 0.0250221398f;
-    q = q * t - 0.108169802f;
-    q = q * t - 0.633423328f;
-    q = q * t - 1.12948525f;
-    q = q * t + 0.000169762017f;
-    float big = copysignf(1.0f - nn_expf(q), x);
-    return nn_self(a <= 0.921875f, small, big);
-}
 
 #define GELU_SQRT1_2 0.70710678118654752440
 #define FAST_GELU_A 0.7978845608028654    /* sqrt(2 / pi) */
@@ -52,23 +25,10 @@ NN_INLINE float fz_erff(float x) {
 
 typedef enum fz_kind { FZ_GELU, FZ_FAST_GELU } fz_kind;
 
-/* One row: y = f(x (+ b)). Separate loops with and without a bias keep the
- * inner loop free of a loop-invariant test (gcc -O2 does not unswitch). */
-#define FZ_GELU_F(v) (0.5f * (v) * (1.0f + fz_erff((v) * (float)GELU_SQRT1_2)))
-#define FZ_FAST_F(v) \
-    (0.5f * (v) * (1.0f + nn_tanhf((v) * ((float)FAST_GELU_A + (float)FAST_GELU_B * (v) * (v)))))
-
-NN_MULTIVERSION(fz_row_float, (fz_kind kind, const float *restrict x, const float *restrict b,
-                               float *restrict y, size_t n),
-                (kind, x, b, y, n), {
-                    if (kind == FZ_GELU) {
-                        if (b) NN_LOOP(i, n, float v = x[i] + b[i]; y[i] = FZ_GELU_F(v));
-                        else NN_LOOP(i, n, float v = x[i]; y[i] = FZ_GELU_F(v));
-                    } else {
-                        if (b) NN_LOOP(i, n, float v = x[i] + b[i]; y[i] = FZ_FAST_F(v));
-                        else NN_LOOP(i, n, float v = x[i]; y[i] = FZ_FAST_F(v));
-                    }
-                })
+/* One float row: y = f(x (+ b)), the loops the SGEMM's GELU store uses. */
+static void fz_row_float(fz_kind kind, const float *x, const float *b, float *y, size_t n) {
+    onyx_gemm_gelu(kind == FZ_FAST_GELU, x, n, b, y, n, 1, n);
+}
 
 /* A float row on the dispatch table's hand-written Gelu (ARM64 NEON, the
  * same erf and tanh approximations) where it has one, else the loop above. */

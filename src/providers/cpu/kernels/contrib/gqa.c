@@ -63,20 +63,23 @@ NN_INLINE float gqa_dot(const float *a, const float *b, int64_t n) {
     return s;
 }
 
-/* 16 floats (64 bytes): the vector unit of the tiled loops below. */
-typedef float gqa_v16 __attribute__((vector_size(64), aligned(4)));
+/* 8 floats (32 bytes): the vector unit of the loops below. A wider type
+ * would not fit the AVX2 and baseline builds of the multiversioned code
+ * (gcc lowers it through the stack there); 8 independent chains of 8 keep
+ * the FMA units busy on every ISA. */
+typedef float gqa_v8 __attribute__((vector_size(32), aligned(4)));
 
 /* acc = acc * corr + sum over the tile's nt keys of p[t] * v[t] (rows of H
- * floats): 64 columns at a time in four vector accumulators (four
- * independent FMA chains over the keys), then 16, then one. */
+ * floats): 32 columns at a time in four vector accumulators (four
+ * independent FMA chains over the keys), then 8, then one. */
 NN_INLINE void gqa_accumulate(float *restrict acc, float corr, const float *restrict p, const float *restrict v,
                               int64_t nt, int64_t H) {
     int64_t i0 = 0;
-    for (; i0 + 64 <= H; i0 += 64) {
-        gqa_v16 *o = (gqa_v16 *)(acc + i0);
-        gqa_v16 a0 = o[0] * corr, a1 = o[1] * corr, a2 = o[2] * corr, a3 = o[3] * corr;
+    for (; i0 + 32 <= H; i0 += 32) {
+        gqa_v8 *o = (gqa_v8 *)(acc + i0);
+        gqa_v8 a0 = o[0] * corr, a1 = o[1] * corr, a2 = o[2] * corr, a3 = o[3] * corr;
         for (int64_t t = 0; t < nt; t++) {
-            const gqa_v16 *r = (const gqa_v16 *)(v + t * H + i0);
+            const gqa_v8 *r = (const gqa_v8 *)(v + t * H + i0);
             a0 += p[t] * r[0];
             a1 += p[t] * r[1];
             a2 += p[t] * r[2];
@@ -84,10 +87,10 @@ NN_INLINE void gqa_accumulate(float *restrict acc, float corr, const float *rest
         }
         o[0] = a0, o[1] = a1, o[2] = a2, o[3] = a3;
     }
-    for (; i0 + 16 <= H; i0 += 16) {
-        gqa_v16 a0 = *(gqa_v16 *)(acc + i0) * corr;
-        for (int64_t t = 0; t < nt; t++) a0 += p[t] * *(const gqa_v16 *)(v + t * H + i0);
-        *(gqa_v16 *)(acc + i0) = a0;
+    for (; i0 + 8 <= H; i0 += 8) {
+        gqa_v8 a0 = *(gqa_v8 *)(acc + i0) * corr;
+        for (int64_t t = 0; t < nt; t++) a0 += p[t] * *(const gqa_v8 *)(v + t * H + i0);
+        *(gqa_v8 *)(acc + i0) = a0;
     }
     for (; i0 < H; i0++) {
         float a = acc[i0] * corr;
@@ -156,31 +159,27 @@ NN_INLINE const float *gqa_transpose_keys(const float *k, int64_t nt, int64_t H,
     return kt;
 }
 
-/* x[t] = q . key t for the GQA_TILE keys of kt: four vector accumulators
- * over the head dimension (one broadcast and four FMAs per element of q). */
+/* x[t] = q . key t for the GQA_TILE keys of kt: eight vector accumulators
+ * over the head dimension (one broadcast and eight FMAs per element of q). */
 NN_INLINE void gqa_tile_scores(const float *q, const float *kt, int64_t H, float *x) {
-    gqa_v16 x0 = {0}, x1 = {0}, x2 = {0}, x3 = {0};
+    gqa_v8 c[GQA_TILE / 8] = {{0}};
     for (int64_t d = 0; d < H; d++, kt += GQA_TILE) {
         float qd = q[d];
-        x0 += qd * *(const gqa_v16 *)kt;
-        x1 += qd * *(const gqa_v16 *)(kt + 16);
-        x2 += qd * *(const gqa_v16 *)(kt + 32);
-        x3 += qd * *(const gqa_v16 *)(kt + 48);
+#pragma GCC unroll 8
+        for (int i = 0; i < GQA_TILE / 8; i++) c[i] += qd * *(const gqa_v8 *)(kt + 8 * i);
     }
-    *(gqa_v16 *)x = x0;
-    *(gqa_v16 *)(x + 16) = x1;
-    *(gqa_v16 *)(x + 32) = x2;
-    *(gqa_v16 *)(x + 48) = x3;
+#pragma GCC unroll 8
+    for (int i = 0; i < GQA_TILE / 8; i++) *(gqa_v8 *)(x + 8 * i) = c[i];
 }
 
-/* Online-softmax update of query row qi over the keys [a, e] of the tile
- * starting at key t0 (kt its transpose): all GQA_TILE scores are computed
- * in fixed-length loops (they vectorise), the keys outside [a, e] get
- * weight 0, and only the values of [a, e] are read (rows past the valid
- * ones may hold anything). */
-NN_INLINE void gqa_tile_softmax(const gqa_job *j, gqa_scratch *w, int64_t qi, const float *kt, int64_t t0,
-                                int64_t a, int64_t e, const float *bias, const float *pv, int64_t H) {
-    float x[GQA_TILE] __attribute__((aligned(64)));
+/* Softmax weights of query row qi over the keys [a, e] of the tile starting
+ * at key t0 (kt its transpose), for the online softmax: w->p[t - t0] =
+ * exp(score - *mx) for t in [a, e] and 0 elsewhere in the tile, *mx the
+ * running maximum; returns their sum. All GQA_TILE scores are computed in
+ * fixed-length loops (they vectorise) and the keys outside [a, e] masked. */
+NN_INLINE float gqa_tile_weights(const gqa_job *j, gqa_scratch *w, int64_t qi, const float *kt, int64_t t0,
+                                 int64_t a, int64_t e, const float *bias, int64_t H, float *mx_out) {
+    float *x = w->p;
     gqa_tile_scores(w->q + qi * H, kt, H, x);
     const float scale = j->scale, cap = j->softcap;
     for (int t = 0; t < GQA_TILE; t++) x[t] *= scale;
@@ -207,10 +206,8 @@ NN_INLINE void gqa_tile_softmax(const gqa_job *j, gqa_scratch *w, int64_t qi, co
         }
     float sum = 0;
     for (int i = 0; i < NN_VL; i++) sum += lane[i];
-    float corr = nn_expf(w->m[qi] - mx);
-    gqa_accumulate(w->acc + qi * H, corr, x + lo, pv + a * H, hi - lo + 1, H);
-    w->l[qi] = w->l[qi] * corr + sum;
-    w->m[qi] = mx;
+    *mx_out = mx;
+    return sum;
 }
 
 /* Online-softmax attention of the G query heads of kv head kh over the
@@ -247,21 +244,23 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                 if (a > e) continue;
                 const float *qv = w->q + qi * H;
                 const float *bias = j->bias ? j->bias + b * j->bias_sb + h * j->bias_sn + s * j->total_max : NULL;
+                float mx = w->m[qi], sum = 0;
+                const float *pw = w->p;   /* the weights of keys [a, e] */
                 if (kt) {
-                    gqa_tile_softmax(j, w, qi, kt, t0, a, e, bias, pv, H);
-                    continue;
+                    sum = gqa_tile_weights(j, w, qi, kt, t0, a, e, bias, H, &mx);
+                    pw = w->p + (a - t0);
+                } else {
+                    for (int64_t t = a; t <= e; t++) {
+                        float x = j->scale * gqa_dot(qv, pk + t * H, H);
+                        if (j->softcap > 0) x = j->softcap * nn_tanhf(x / j->softcap);
+                        if (bias) x += bias[t];
+                        w->p[t - a] = x;
+                        mx = x > mx ? x : mx;
+                    }
+                    for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
                 }
-                float mx = w->m[qi];
-                for (int64_t t = a; t <= e; t++) {
-                    float x = j->scale * gqa_dot(qv, pk + t * H, H);
-                    if (j->softcap > 0) x = j->softcap * nn_tanhf(x / j->softcap);
-                    if (bias) x += bias[t];
-                    w->p[t - a] = x;
-                    mx = x > mx ? x : mx;
-                }
-                float corr = nn_expf(w->m[qi] - mx), sum = 0;
-                for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
-                gqa_accumulate(w->acc + qi * H, corr, w->p, pv + a * H, e - a + 1, H);
+                float corr = nn_expf(w->m[qi] - mx);
+                gqa_accumulate(w->acc + qi * H, corr, pw, pv + a * H, e - a + 1, H);
                 w->l[qi] = w->l[qi] * corr + sum;
                 w->m[qi] = mx;
             }
@@ -280,7 +279,7 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
             float *restrict o = j->out + (b * S + s) * j->N * H + h * H;
             const float *restrict acc = w->acc + qi * H;
             int64_t i = 0;
-            for (; i + 16 <= H; i += 16) *(gqa_v16 *)(o + i) = *(const gqa_v16 *)(acc + i) * f;
+            for (; i + 8 <= H; i += 8) *(gqa_v8 *)(o + i) = *(const gqa_v8 *)(acc + i) * f;
             for (; i < H; i++) o[i] = acc[i] * f;
         }
 })
