@@ -14,7 +14,7 @@
 #include "providers/cpu/gemm/sgemm_bf16.h"
 #include "testlib.h"
 
-#define MAX_IO 16
+#define MAX_IO TESTLIB_MAX_IO
 
 static onyx_session *open_model(onyx_env *env, bool fastmath) {
     onyx_session_options *o;
@@ -28,20 +28,6 @@ static onyx_session *open_model(onyx_env *env, bool fastmath) {
     return s;
 }
 
-static void run_all(onyx_session *s, onyx_value **outs) {
-    size_t ni = onyx_session_input_count(s), no = onyx_session_output_count(s);
-    onyx_value *in[MAX_IO] = {0};
-    const char *in_names[MAX_IO], *out_names[MAX_IO];
-    CHECK(ni <= MAX_IO && no <= MAX_IO);
-    if (ni > MAX_IO || no > MAX_IO) return;
-    for (size_t i = 0; i < ni; i++) {
-        in[i] = testlib_session_input(s, i);
-        in_names[i] = onyx_session_input_name(s, i);
-    }
-    for (size_t o = 0; o < no; o++) out_names[o] = onyx_session_output_name(s, o);
-    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, outs));
-    for (size_t i = 0; i < ni; i++) onyx_value_free(in[i]);
-}
 
 int main(void) {
     onyx_env *env = NULL;
@@ -51,8 +37,8 @@ int main(void) {
     onyx_session *f32 = open_model(env, false), *bf16 = open_model(env, true);
     onyx_value *a[MAX_IO] = {0}, *b[MAX_IO] = {0};
     if (f32 && bf16) {
-        run_all(f32, a);
-        run_all(bf16, b);
+        testlib_run_all(f32, a);
+        testlib_run_all(bf16, b);
     }
     size_t floats = 0, differing = 0;
     for (size_t o = 0; f32 && o < onyx_session_output_count(f32) && o < MAX_IO; o++) {

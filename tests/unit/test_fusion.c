@@ -14,6 +14,8 @@
 #include "providers/cpu/platform.h"
 #include "testlib.h"
 
+#define MAX_IO TESTLIB_MAX_IO
+
 static onyx_env *env;
 
 static onyx_session *open_at(const char *path, onyx_optimization_level level, const char *save) {
@@ -55,33 +57,15 @@ static size_t count_domain_op(const onyx_session *s, const char *domain, const c
 
 /* ------------------------------------------------------------ inputs and outputs */
 
-/* Symbolic dims: batch 2, seq 7, anything else 3. */
-/* Deterministic inputs from the metadata (testlib_session_input). */
-static onyx_value *make_input(const onyx_session *s, size_t i) { return testlib_session_input(s, i); }
+/* Inputs come from the metadata (testlib_session_input: symbolic dims batch
+ * 2, seq 7, anything else 3) through testlib_run_all. */
 
-#define MAX_IO 16
-
-/* Run s on the generated inputs; outs[] receives every output. */
-static void run_all(onyx_session *s, onyx_value **outs) {
-    size_t ni = onyx_session_input_count(s), no = onyx_session_output_count(s);
-    onyx_value *in[MAX_IO] = {0};
-    const char *in_names[MAX_IO], *out_names[MAX_IO];
-    CHECK(ni <= MAX_IO && no <= MAX_IO);
-    if (ni > MAX_IO || no > MAX_IO) return;
-    for (size_t i = 0; i < ni; i++) {
-        in[i] = make_input(s, i);
-        in_names[i] = onyx_session_input_name(s, i);
-    }
-    for (size_t o = 0; o < no; o++) out_names[o] = onyx_session_output_name(s, o);
-    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, outs));
-    for (size_t i = 0; i < ni; i++) onyx_value_free(in[i]);
-}
 
 /* Outputs of a and b agree: floats within 1e-5 + 1e-4 |x|, others exactly. */
 static void compare_sessions(onyx_session *a, onyx_session *b, const char *what) {
     onyx_value *oa[MAX_IO] = {0}, *ob[MAX_IO] = {0};
-    run_all(a, oa);
-    run_all(b, ob);
+    testlib_run_all(a, oa);
+    testlib_run_all(b, ob);
     for (size_t o = 0; o < onyx_session_output_count(a) && o < MAX_IO; o++) {
         CHECK(oa[o] && ob[o]);
         if (!oa[o] || !ob[o]) continue;

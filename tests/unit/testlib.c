@@ -93,6 +93,21 @@ onyx_value *testlib_session_input(const onyx_session *s, size_t i) {
     return v;
 }
 
+void testlib_run_all(onyx_session *s, onyx_value **outs) {
+    size_t ni = onyx_session_input_count(s), no = onyx_session_output_count(s);
+    onyx_value *in[TESTLIB_MAX_IO] = {0};
+    const char *in_names[TESTLIB_MAX_IO], *out_names[TESTLIB_MAX_IO];
+    CHECK(ni <= TESTLIB_MAX_IO && no <= TESTLIB_MAX_IO);
+    if (ni > TESTLIB_MAX_IO || no > TESTLIB_MAX_IO) return;
+    for (size_t i = 0; i < ni; i++) {
+        in[i] = testlib_session_input(s, i);
+        in_names[i] = onyx_session_input_name(s, i);
+    }
+    for (size_t o = 0; o < no; o++) out_names[o] = onyx_session_output_name(s, o);
+    CHECK_OK(onyx_session_run(s, NULL, in_names, (const onyx_value *const *)in, ni, out_names, no, outs));
+    for (size_t i = 0; i < ni; i++) onyx_value_free(in[i]);
+}
+
 static char tmpdir[96];
 
 bool testlib_tmpdir_create(const char *name) {

@@ -62,4 +62,9 @@ float testlib_frand(void);         /* uniform in [-1, 1) */
  * named types: below 2), masks of ones with padding at the end of the
  * first row. NULL (a failed check) when it cannot be made. */
 onyx_value *testlib_session_input(const onyx_session *s, size_t i);
+
+/* Run s on testlib_session_input's inputs; outs[] (at least
+ * TESTLIB_MAX_IO entries) receives every output. */
+#define TESTLIB_MAX_IO 16
+void testlib_run_all(onyx_session *s, onyx_value **outs);
 #endif
