@@ -14,8 +14,9 @@
 typedef void (*onyx_qcat_rows_fn)(const uint8_t *src, size_t chunk, uint8_t *dst, size_t ld, size_t rows,
                                   const uint8_t *table);
 
-/* AVX-512 VBMI (byte permutes); NULL where not built. */
-extern const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi;
+/* The AVX-512 VBMI (byte permute) loop; NULL where the CPU lacks VBMI or
+ * the target is not x86-64. */
+onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void);
 
 /* The loop for the CPU table in use. */
 onyx_qcat_rows_fn onyx_qcat_rows(void);

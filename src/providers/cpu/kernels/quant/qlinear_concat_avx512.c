@@ -7,6 +7,7 @@
 #include "providers/cpu/kernels/quant/qlinear_concat.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -36,7 +37,14 @@ TARGET static void qcat_rows_avx512vbmi(const uint8_t *src, size_t chunk, uint8_
     }
 }
 
-const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi = qcat_rows_avx512vbmi;
+/* CPUID leaf 7 ECX bit 1 (AVX512_VBMI: Ice Lake, Sapphire Rapids, Zen 4;
+ * not Skylake-X), read directly: __builtin_cpu_supports would link
+ * libgcc's CPU model and its constructor into the minimal library. */
+onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return NULL;
+    return (c & (1u << 1)) ? qcat_rows_avx512vbmi : NULL;
+}
 #else
-const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi = 0;
+onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void) { return NULL; }
 #endif
