@@ -17,6 +17,8 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "ir/pool_geom.h"
+#include "providers/cpu/kernels/quant/qlinear_concat.h"
+#include "providers/cpu/platform.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -132,16 +134,31 @@ typedef struct qcat_job {
     uint8_t *dst;
     int64_t chunk, row;
     const uint8_t *table;   /* NULL: a plain copy (y's scale and zero point) */
+    onyx_qcat_rows_fn rows;
 } qcat_job;
+
+static void qcat_rows_generic(const uint8_t *src, size_t chunk, uint8_t *dst, size_t ld, size_t rows,
+                              const uint8_t *table) {
+    for (size_t o = 0; o < rows; o++) {
+        const uint8_t *s = src + o * chunk;
+        uint8_t *d = dst + o * ld;
+        if (!table) memcpy(d, s, chunk);
+        else for (size_t e = 0; e < chunk; e++) d[e] = table[s[e]];
+    }
+}
+
+onyx_qcat_rows_fn onyx_qcat_rows(void) {
+#if defined(__x86_64__)
+    onyx_qcat_rows_fn vbmi = onyx_cpu()->isa == ONYX_CPU_AVX512 ? onyx_qcat_rows_avx512vbmi() : NULL;
+    if (vbmi) return vbmi;
+#endif
+    return qcat_rows_generic;
+}
 
 static void qcat_range(void *arg, size_t begin, size_t end) {
     const qcat_job *j = arg;
-    for (size_t o = begin; o < end; o++) {
-        const uint8_t *src = j->src + (int64_t)o * j->chunk;
-        uint8_t *dst = j->dst + (int64_t)o * j->row;
-        if (!j->table) memcpy(dst, src, (size_t)j->chunk);
-        else for (int64_t e = 0; e < j->chunk; e++) dst[e] = j->table[src[e]];
-    }
+    j->rows(j->src + (int64_t)begin * j->chunk, (size_t)j->chunk, j->dst + (int64_t)begin * j->row, (size_t)j->row,
+            end - begin, j->table);
 }
 
 static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
@@ -194,7 +211,7 @@ static onyx_status *qlinear_concat_compute(onyx_kernel_ctx *ctx) {
         ONYX_TRY(zero_point_of(ctx->in[4 + 3 * i], dt, "x_zero_point", 4 + 3 * i, &zx));
         const int64_t chunk = X->dims[axis] * inner;
         uint8_t table[256];
-        qcat_job j = {X->data, (uint8_t *)Y->data + at, chunk, row, NULL};
+        qcat_job j = {X->data, (uint8_t *)Y->data + at, chunk, row, NULL, onyx_qcat_rows()};
         if (sx != sy || zx != zy) {
             requant_table(dt == ONYX_INT8, sx, zx, sy, zy, table);
             j.table = table;
