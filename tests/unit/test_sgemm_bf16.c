@@ -89,6 +89,9 @@ static const prob probs[] = {
     {20, 40, 96, false, false, 2.0f, 0, {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_NONE, 0, 0}},
     {5, 7, 0, false, false, 1, 0.5f, {0}},
     {200, 300, 600, false, false, 1, 0, {0}},  /* several tiles on threads */
+    /* several tile columns: A packed once and shared by the tiles (odd M, transposed A, K tail) */
+    {37, 450, 1100, true, false, 1, 0.5f, {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0}},
+    {1, 400, 70, false, true, 1, 0, {0}},
 };
 
 static void test_kernels(onyx_threadpool *tp) {
