@@ -10,6 +10,7 @@
  * once per element. */
 #include "providers/cpu/gemm/sgemm_bf16.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +25,27 @@
 #define NCS_BF16 4      /* strips per tile */
 #define SHARED_A_MAX_PAIRS ((size_t)2 << 20)   /* 8 MiB of packed A, kept per calling thread */
 
-/* ---- availability and the per-thread pack mode ---- */
+/* ---- availability: the rule (sgemm_bf16.h, onyx_bf16_path) ---- */
 
-#if defined(__x86_64__)
-/* Without AMX, VDPBF16PS pays where it issues at float32 FMA's rate with
- * twice the products (AMD Zen 4 and later). Intel cores issue it on one
- * port, half FMA's rate: on Sapphire Rapids with AMX off the bfloat16 GEMM
- * ran at 0.53x and ResNet-50 at 0.49x of float32, so there only AMX makes
- * fast-math fast. ONYX_CPU_DISABLE=amx asks for the Zen 4 path on any CPU
- * with AVX512-BF16 (tests, benchmarks). */
-static bool vdpbf16_pays(void) { return __builtin_cpu_is("amd") || onyx_cpu_disabled("amx"); }
-#endif
+onyx_bf16_path onyx_bf16_path_for(const onyx_bf16_cpu *c, const char **why) {
+    const char *w;
+    onyx_bf16_path path = ONYX_BF16_OFF;
+    if (!c->avx512bf16 || c->disable_avx512bf16)
+        w = c->avx512bf16 ? "no AVX512-BF16 (ONYX_CPU_DISABLE=avx512bf16)" : "no AVX512-BF16 on this CPU";
+    else if (!c->avx512_table)
+        w = "the dispatch table is below AVX-512 (ONYX_ISA or session.onyx.cpu_isa)";
+    else if (c->amx_usable && !c->disable_amx)
+        w = "AMX-BF16", path = ONYX_BF16_AMX;
+    else if (c->disable_amx)
+        w = "VDPBF16PS, forced by ONYX_CPU_DISABLE=amx", path = ONYX_BF16_VDPBF16PS;
+    else if (c->amd)
+        w = "VDPBF16PS on an AMD core without AMX", path = ONYX_BF16_VDPBF16PS;
+    else
+        w = "not AMD and no usable AMX: Intel issues VDPBF16PS at half float32's rate (ONYX_CPU_DISABLE=amx "
+            "forces it)";
+    if (why) *why = w;
+    return path;
+}
 
 /* Names in ONYX_CPU_DISABLE that are not amx or avx512bf16 (platform.c
  * ignores them). */
@@ -47,24 +58,38 @@ static void report_unknown_disabled(void) {
     }
 }
 
-bool onyx_bf16_fastmath_available(void) {
-#if defined(__x86_64__)
-    static int has = -1;
-    if (has < 0) {
+/* This CPU's facts but the table, read once (bit 0: valid, then
+ * avx512bf16, amx_usable, amd, disable_amx, disable_avx512bf16). */
+static int cpu_facts(void) {
+    static _Atomic int facts = 0;
+    int f = atomic_load(&facts);
+    if (!f) {
         report_unknown_disabled();
+        f = 1;
+#if defined(__x86_64__)
         __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("avx512bf16") &&
-              (onyx_bf16_amx_usable() || vdpbf16_pays());
-    }
-    return has && onyx_cpu()->isa == ONYX_CPU_AVX512;
-#else
-    return false;
+        f |= (__builtin_cpu_supports("avx512bf16") ? 2 : 0) | (onyx_bf16_amx_usable() ? 4 : 0) |
+             (__builtin_cpu_is("amd") ? 8 : 0);
 #endif
+        f |= (onyx_cpu_disabled("amx") ? 16 : 0) | (onyx_cpu_disabled("avx512bf16") ? 32 : 0);
+        atomic_store(&facts, f);
+    }
+    return f;
 }
+
+onyx_bf16_path onyx_bf16_path_here(const char **why) {
+    int f = cpu_facts();
+    onyx_bf16_cpu c = {.avx512bf16 = f & 2, .amx_usable = f & 4, .amd = f & 8, .disable_amx = f & 16,
+                       .disable_avx512bf16 = f & 32, .avx512_table = onyx_cpu()->isa == ONYX_CPU_AVX512};
+    return onyx_bf16_path_for(&c, why);
+}
+
+bool onyx_bf16_fastmath_available(void) { return onyx_bf16_path_here(NULL) != ONYX_BF16_OFF; }
 
 static const onyx_bf16_isa *best_isa(void) {
 #if defined(__x86_64__)
-    if (onyx_bf16_fastmath_available()) return onyx_bf16_amx_usable() ? &onyx_bf16_isa_amx : &onyx_bf16_isa_avx512;
+    onyx_bf16_path path = onyx_bf16_path_here(NULL);
+    if (path != ONYX_BF16_OFF) return path == ONYX_BF16_AMX ? &onyx_bf16_isa_amx : &onyx_bf16_isa_avx512;
 #endif
     return &onyx_bf16_isa_portable;
 }
