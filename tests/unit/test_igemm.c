@@ -171,14 +171,28 @@ static void check_quantize_a(void) {
     onyx_threadpool *tp = onyx_threadpool_create(3);
     const shape shapes[] = {{1, 1, 0}, {3, 17, 0}, {5, 16, 0}, {40, 1000, 0}, {300, 777, 0}, {129, 3072, 0}};
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 7; kind++) {
             size_t m = shapes[si].m, k = shapes[si].k, n = m * k, ld = (k + 63) & ~(size_t)63;
             float *x = malloc(n * sizeof *x);
             for (size_t i = 0; i < n; i++) {
                 float r = (float)(testlib_rand_u64() % 20001) / 1000.0f - 10.0f;
                 x[i] = kind == 1 ? -fabsf(r) - 0.5f : (kind == 2 ? 0.0f : r); /* all negative; all zero */
+                if (kind == 5) x[i] = r * 1e-33f; /* scales beyond the reciprocal path's range: */
+                if (kind == 6) x[i] = r * 1e34f;  /* the division itself */
             }
             if (kind == 3 && n > 5) x[n / 2] = NAN, x[n / 3] = 1e30f, x[n - 1] = -INFINITY; /* not finite */
+            if (kind == 4 && n > 2) {
+                /* quotients within 3 ulps of half integers, where a rounded
+                 * reciprocal would pick the other integer */
+                x[0] = -3.7f, x[1] = 6.1f;
+                float s = (6.1f + 3.7f) / 255.0f;
+                for (size_t i = 2; i < n; i++) {
+                    float v = ((float)(int)(testlib_rand_u64() % 250) - 96.5f) * s;
+                    for (int d = (int)(testlib_rand_u64() % 7) - 3; d != 0; d += d > 0 ? -1 : 1)
+                        v = nextafterf(v, d > 0 ? INFINITY : -INFINITY);
+                    x[i] = v < -3.7f ? -3.7f : (v > 6.1f ? 6.1f : v);
+                }
+            }
             uint8_t *want = malloc(n), *got = malloc(m * ld);
             float ws, gs;
             int wz, gz;
