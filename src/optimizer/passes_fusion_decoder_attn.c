@@ -36,20 +36,30 @@
 #include "ir/graph_edit.h"
 #include "optimizer/fusion_util.h"
 
+/* The pass runs once per model load: its functions are compiled for size
+ * (cold) and the fusion_util.h walks stay out of line (inlined at every
+ * shape element, they made the pass 14 KB of code; now about 9). */
+#define FD_OUTLINE __attribute__((noinline, cold))
+
+/* fu_is_dim_of, once. */
+static FD_OUTLINE bool dim_of(const onyx_graph *g, int32_t v, int32_t ref, int axis) {
+    return fu_is_dim_of(g, v, ref, axis);
+}
+
 /* The n inputs of v's producer if it is Concat(axis 0) of n inputs. */
-static const int32_t *shape_parts(const onyx_graph *g, int32_t v, size_t n) {
+static FD_OUTLINE const int32_t *shape_parts(const onyx_graph *g, int32_t v, size_t n) {
     int32_t c = fu_prod(g, v, "Concat");
     if (c < 0 || g->nodes[c].n_in != n || onyx_attr_int(&g->nodes[c], "axis", -1) != 0) return NULL;
     return g->nodes[c].in;
 }
 
-static bool part_const(const onyx_graph *g, int32_t v, int64_t *val) {
+static FD_OUTLINE bool part_const(const onyx_graph *g, int32_t v, int64_t *val) {
     size_t n;
     return fu_const_ints(g, v, val, 1, &n) && n == 1;
 }
 
 /* perm attribute of a Transpose is (0, 2, 1, 3) */
-static bool swaps_1_2(const onyx_node *t) {
+static FD_OUTLINE bool swaps_1_2(const onyx_node *t) {
     size_t n;
     const int64_t *p = onyx_attr_ints(t, "perm", &n);
     return p && n == 4 && p[0] == 0 && p[1] == 2 && p[2] == 1 && p[3] == 3;
@@ -60,7 +70,7 @@ static bool swaps_1_2(const onyx_node *t) {
  * plus a constant bias of rank <= 1): x keeps t's dims 0 and 1. Shape
  * inference often knows neither (a Reshape to a computed shape upstream),
  * while torch takes them from t with Shape. */
-static bool projects(const onyx_graph *g, int32_t x, int32_t t) {
+static FD_OUTLINE bool projects(const onyx_graph *g, int32_t x, int32_t t) {
     for (int depth = 0; depth < 2 && x >= 0; depth++) {
         int32_t p = g->values[x].producer;
         if (p < 0 || !fu_node_ok(&g->nodes[p], 2)) return false;
@@ -85,10 +95,10 @@ static bool projects(const onyx_graph *g, int32_t x, int32_t t) {
 }
 
 /* Shape element v is dim `axis` (0 or 1) of x at run time. */
-static bool leading_dim(const onyx_graph *g, int32_t v, int32_t x, int axis) {
+static FD_OUTLINE bool leading_dim(const onyx_graph *g, int32_t v, int32_t x, int axis) {
     int32_t t;
     int a;
-    if (fu_is_dim_of(g, v, x, axis)) return true;
+    if (dim_of(g, v, x, axis)) return true;
     return fu_dim_source_scalar(g, v, &t, &a, true) && a == axis && projects(g, x, t);
 }
 
@@ -100,7 +110,7 @@ typedef struct heads_src {
     int64_t heads, H;
 } heads_src;
 
-static bool split_heads(const fu_ctx *f, int32_t v4, heads_src *h) {
+static FD_OUTLINE bool split_heads(const fu_ctx *f, int32_t v4, heads_src *h) {
     const onyx_graph *g = f->g;
     int32_t t = v4, r = t >= 0 ? g->values[t].producer : -1;
     h->rot = -1;
@@ -144,7 +154,7 @@ static bool split_heads(const fu_ctx *f, int32_t v4, heads_src *h) {
 
 /* rep = Reshape(Expand(Unsqueeze(t, 2), [B, Nkv, r, T, H]), [B, ., T, H])
  * (torch's repeat_kv), or t itself (r = 1). */
-static bool repeated_heads(const fu_ctx *f, int32_t rep, int32_t *t, int64_t *r, int32_t nodes[3]) {
+static FD_OUTLINE bool repeated_heads(const fu_ctx *f, int32_t rep, int32_t *t, int64_t *r, int32_t nodes[3]) {
     const onyx_graph *g = f->g;
     nodes[0] = nodes[1] = nodes[2] = -1;
     int32_t rs = fu_prod(g, rep, "Reshape");
@@ -184,9 +194,9 @@ static bool repeated_heads(const fu_ctx *f, int32_t rep, int32_t *t, int64_t *r,
     if (!p5 || !p4 || !part_const(g, p5[2], r) || *r < 1 || *r > 65536) return false;
     static const int src_axis[5] = {0, 1, -1, 2, 3};
     for (int i = 0; i < 5; i++)
-        if (i != 2 && !fu_is_dim_of(g, p5[i], src, src_axis[i])) return false;
+        if (i != 2 && !dim_of(g, p5[i], src, src_axis[i])) return false;
     /* [B, r * Nkv, T, H]: B, T and H fixed, so the heads are the rest */
-    if (!fu_is_dim_of(g, p4[0], src, 0) || !fu_is_dim_of(g, p4[2], src, 2) || !fu_is_dim_of(g, p4[3], src, 3))
+    if (!dim_of(g, p4[0], src, 0) || !dim_of(g, p4[2], src, 2) || !dim_of(g, p4[3], src, 3))
         return false;
     *t = src;
     nodes[0] = rs;
@@ -197,7 +207,7 @@ static bool repeated_heads(const fu_ctx *f, int32_t rep, int32_t *t, int64_t *r,
 
 /* present = Concat(past, k4, axis 2) (or k4 itself): the step's heads k4,
  * the past (or -1) and the Concat (or -1). */
-static bool cache_concat(const fu_ctx *f, int32_t present, int32_t *past, int32_t *k4, int32_t *concat) {
+static FD_OUTLINE bool cache_concat(const fu_ctx *f, int32_t present, int32_t *past, int32_t *k4, int32_t *concat) {
     const onyx_graph *g = f->g;
     int32_t c = fu_prod(g, present, "Concat");
     *past = *concat = -1;
@@ -225,7 +235,7 @@ typedef struct gqa_match {
 /* o (the attention's [B, N, S, H] output) -> Transpose(0 2 1 3) -> Reshape
  * whose shape has no 0 (copy) entry past index 1: the Reshape gives the
  * same result from GroupQueryAttention's [B, S, N * H]. */
-static int32_t output_reshape(const fu_ctx *f, int32_t o, int32_t *tr_out) {
+static FD_OUTLINE int32_t output_reshape(const fu_ctx *f, int32_t o, int32_t *tr_out) {
     const onyx_graph *g = f->g;
     int32_t tr = fu_reader(f, o, "Transpose");
     if (tr < 0 || !swaps_1_2(&g->nodes[tr])) return -1;
@@ -248,7 +258,7 @@ static int32_t output_reshape(const fu_ctx *f, int32_t o, int32_t *tr_out) {
     return rs;
 }
 
-static bool match_attention(const fu_ctx *f, uint32_t si, gqa_match *m) {
+static FD_OUTLINE bool match_attention(const fu_ctx *f, uint32_t si, gqa_match *m) {
     const onyx_graph *g = f->g;
     const onyx_node *sm = &g->nodes[si];
     if (!onyx_opt_is_op(sm, "", "Softmax") || !fu_node_ok(sm, 1) || onyx_attr_int(sm, "axis", -1) != -1 ||
@@ -275,7 +285,7 @@ static bool match_attention(const fu_ctx *f, uint32_t si, gqa_match *m) {
     if (!fu_is_f32(g, m->mask) || mt->rank != 4 || !onyx_dim_known(mt->dims[1])) return false;
     int32_t pv_mm = fu_reader(f, sm->out[0], "MatMul");
     if (pv_mm < 0 || g->nodes[pv_mm].n_in != 2 || g->nodes[pv_mm].in[0] != sm->out[0]) return false;
-    int32_t tr;
+    int32_t tr = -1;
     m->out_reshape = output_reshape(f, g->nodes[pv_mm].out[0], &tr);
     if (m->out_reshape < 0) return false;
 
@@ -303,7 +313,7 @@ static bool match_attention(const fu_ctx *f, uint32_t si, gqa_match *m) {
     return true;
 }
 
-static onyx_status *int64_const(onyx_graph *g, const char *hint, int64_t v, int32_t *id) {
+static FD_OUTLINE onyx_status *int64_const(onyx_graph *g, const char *hint, int64_t v, int32_t *id) {
     int64_t one = 1;
     onyx_value *c;
     ONYX_TRY(onyx_tensor_new(ONYX_INT64, 1, &one, &c));
@@ -313,7 +323,7 @@ static onyx_status *int64_const(onyx_graph *g, const char *hint, int64_t v, int3
 
 /* A new ai.onnx node named base_op (node names must be unique) with one
  * new output and n_attrs attributes to fill. */
-static onyx_status *add_node1(onyx_graph *g, const char *op, const char *base, const int32_t *in, size_t n_in,
+static FD_OUTLINE onyx_status *add_node1(onyx_graph *g, const char *op, const char *base, const int32_t *in, size_t n_in,
                               size_t n_attrs, int32_t *out, uint32_t *idx) {
     char name[320];
     snprintf(name, sizeof name, "%s_%s", base, op);
@@ -327,7 +337,7 @@ typedef struct mask_lengths {
     int32_t mask, total, last;
 } mask_lengths;
 
-static onyx_status *lengths_of(onyx_graph *g, int32_t mask, mask_lengths *memo, size_t *n_memo, mask_lengths *out) {
+static FD_OUTLINE onyx_status *lengths_of(onyx_graph *g, int32_t mask, mask_lengths *memo, size_t *n_memo, mask_lengths *out) {
     for (size_t i = 0; i < *n_memo; i++)
         if (memo[i].mask == mask) {
             *out = memo[i];
@@ -360,7 +370,7 @@ static onyx_status *lengths_of(onyx_graph *g, int32_t mask, mask_lengths *memo, 
 
 /* A new com.microsoft RotaryEmbedding like node r (its attributes, cos,
  * sin and positions) over the 3-D projection x of `heads` heads. */
-static onyx_status *rotate_3d(onyx_graph *g, int32_t r, int32_t x, int64_t heads, int32_t *out) {
+static FD_OUTLINE onyx_status *rotate_3d(onyx_graph *g, int32_t r, int32_t x, int64_t heads, int32_t *out) {
     const onyx_node *old = &g->nodes[r];
     int32_t in[8];
     size_t n_in = old->n_in < 8 ? old->n_in : 8, n_attrs = old->n_attrs;
@@ -379,7 +389,7 @@ static onyx_status *rotate_3d(onyx_graph *g, int32_t r, int32_t x, int64_t heads
     return NULL;
 }
 
-static onyx_status *rewrite(onyx_graph *g, const gqa_match *m, mask_lengths *memo, size_t *n_memo) {
+static FD_OUTLINE onyx_status *rewrite(onyx_graph *g, const gqa_match *m, mask_lengths *memo, size_t *n_memo) {
     mask_lengths len;
     ONYX_TRY(lengths_of(g, m->mask, memo, n_memo, &len));
     uint32_t idx;
@@ -414,7 +424,7 @@ static onyx_status *rewrite(onyx_graph *g, const gqa_match *m, mask_lengths *mem
     return onyx_graph_set_input(g, (uint32_t)m->out_reshape, 0, out);
 }
 
-static onyx_status *decoder_attention_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+static FD_OUTLINE onyx_status *decoder_attention_fusion(onyx_opt_ctx *ctx, size_t *changes) {
     fu_ctx f;
     ONYX_TRY(fu_begin(&f, ctx->g));
     onyx_graph *g = ctx->g;
