@@ -5,11 +5,12 @@
 #ifndef ONYX_CPU_POOL_WASM_SIMD_H
 #define ONYX_CPU_POOL_WASM_SIMD_H
 
-#if defined(__wasm_simd128__)
-#define ONYX_POOL_WASM_SIMD 1
 #include <stdbool.h>
 #include <stddef.h>
 #include "ir/pool_geom.h"
+
+#if defined(__wasm_simd128__)
+#define ONYX_POOL_WASM_SIMD 1
 
 /* MaxPool without indices over `planes` float32 planes of a 2-D geometry
  * g (any kernel, stride, pads and ceil mode; dilation 1): y[plane][oh][ow]
