@@ -65,8 +65,11 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     onyx_igemm_a av = {.data = a, .lda = lda, .a_signed = c.a_signed, .za = za};
     /* 8-bit out: edge operands saturate the output both ways, others mostly not */
     float scale = c.kind >= ONYX_IGEMM_OUT_U8 ? 1.0f / (float)(s.k * (c.edge ? 20 : 300)) : 0.001f;
+    /* float out: every activation (none, Relu, Clip, LeakyRelu), with and without a bias */
+    const int act = c.kind == ONYX_IGEMM_OUT_F32 ? (int)((s.m + s.k + (size_t)c.edge * 2 + (size_t)c.per_col_zp) % 4) : 0;
+    const bool f32_bias = c.kind == ONYX_IGEMM_OUT_F32 && (s.n + (size_t)c.a_signed) % 2 == 0;
     onyx_igemm_out o = {.kind = c.kind, .c = out, .ldc = s.n, .scale = scale, .scale_col = scol,
-                        .bias = c.kind == ONYX_IGEMM_OUT_F32 ? bias : NULL, .act = c.kind == ONYX_IGEMM_OUT_F32,
+                        .bias = f32_bias ? bias : NULL, .act = act, .act_a = act == 2 ? -0.5f : 0.1f, .act_b = 0.75f,
                         .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3, .bias_i32 = int_bias ? bias_i : NULL};
     CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
     int bad = 0;
@@ -84,8 +87,10 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
                 ok = got == (double)acc;
                 break;
             case ONYX_IGEMM_OUT_F32:
-                ref += bias[j];
-                ref = ref < 0 ? 0 : ref;
+                if (f32_bias) ref += bias[j];
+                if (act == 1) ref = ref < 0 ? 0 : ref;
+                if (act == 2) ref = ref < -0.5 ? -0.5 : (ref > 0.75 ? 0.75 : ref);
+                if (act == 3) ref = ref < 0 ? ref * (double)0.1f : ref;
                 got = ((float *)out)[i * s.n + j];
                 ok = fabs(got - ref) <= 1e-5 * fabs(ref) + 1e-5;
                 break;
