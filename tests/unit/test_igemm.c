@@ -65,8 +65,11 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     onyx_igemm_a av = {.data = a, .lda = lda, .a_signed = c.a_signed, .za = za};
     /* 8-bit out: edge operands saturate the output both ways, others mostly not */
     float scale = c.kind >= ONYX_IGEMM_OUT_U8 ? 1.0f / (float)(s.k * (c.edge ? 20 : 300)) : 0.001f;
+    /* float out: every activation (none, Relu, Clip, LeakyRelu), with and without a bias */
+    const int act = c.kind == ONYX_IGEMM_OUT_F32 ? (int)((s.m + s.k + (size_t)c.edge * 2 + (size_t)c.per_col_zp) % 4) : 0;
+    const bool f32_bias = c.kind == ONYX_IGEMM_OUT_F32 && (s.n + (size_t)c.a_signed) % 2 == 0;
     onyx_igemm_out o = {.kind = c.kind, .c = out, .ldc = s.n, .scale = scale, .scale_col = scol,
-                        .bias = c.kind == ONYX_IGEMM_OUT_F32 ? bias : NULL, .act = c.kind == ONYX_IGEMM_OUT_F32,
+                        .bias = f32_bias ? bias : NULL, .act = act, .act_a = act == 2 ? -0.5f : 0.1f, .act_b = 0.75f,
                         .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3, .bias_i32 = int_bias ? bias_i : NULL};
     CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
     int bad = 0;
@@ -84,8 +87,10 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
                 ok = got == (double)acc;
                 break;
             case ONYX_IGEMM_OUT_F32:
-                ref += bias[j];
-                ref = ref < 0 ? 0 : ref;
+                if (f32_bias) ref += bias[j];
+                if (act == 1) ref = ref < 0 ? 0 : ref;
+                if (act == 2) ref = ref < -0.5 ? -0.5 : (ref > 0.75 ? 0.75 : ref);
+                if (act == 3) ref = ref < 0 ? ref * (double)0.1f : ref;
                 got = ((float *)out)[i * s.n + j];
                 ok = fabs(got - ref) <= 1e-5 * fabs(ref) + 1e-5;
                 break;
@@ -171,14 +176,28 @@ static void check_quantize_a(void) {
     onyx_threadpool *tp = onyx_threadpool_create(3);
     const shape shapes[] = {{1, 1, 0}, {3, 17, 0}, {5, 16, 0}, {40, 1000, 0}, {300, 777, 0}, {129, 3072, 0}};
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 7; kind++) {
             size_t m = shapes[si].m, k = shapes[si].k, n = m * k, ld = (k + 63) & ~(size_t)63;
             float *x = malloc(n * sizeof *x);
             for (size_t i = 0; i < n; i++) {
                 float r = (float)(testlib_rand_u64() % 20001) / 1000.0f - 10.0f;
                 x[i] = kind == 1 ? -fabsf(r) - 0.5f : (kind == 2 ? 0.0f : r); /* all negative; all zero */
+                if (kind == 5) x[i] = r * 1e-33f; /* scales beyond the reciprocal path's range: */
+                if (kind == 6) x[i] = r * 1e34f;  /* the division itself */
             }
             if (kind == 3 && n > 5) x[n / 2] = NAN, x[n / 3] = 1e30f, x[n - 1] = -INFINITY; /* not finite */
+            if (kind == 4 && n > 2) {
+                /* quotients within 3 ulps of half integers, where a rounded
+                 * reciprocal would pick the other integer */
+                x[0] = -3.7f, x[1] = 6.1f;
+                float s = (6.1f + 3.7f) / 255.0f;
+                for (size_t i = 2; i < n; i++) {
+                    float v = ((float)(int)(testlib_rand_u64() % 250) - 96.5f) * s;
+                    for (int d = (int)(testlib_rand_u64() % 7) - 3; d != 0; d += d > 0 ? -1 : 1)
+                        v = nextafterf(v, d > 0 ? INFINITY : -INFINITY);
+                    x[i] = v < -3.7f ? -3.7f : (v > 6.1f ? 6.1f : v);
+                }
+            }
             uint8_t *want = malloc(n), *got = malloc(m * ld);
             float ws, gs;
             int wz, gz;

@@ -11,6 +11,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #define MR 8
@@ -74,21 +75,40 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
 /* ---- dynamic quantisation of A (16 floats per step) ---- */
 
 TARGET static void minmax(const float *x, size_t n, float *mn, float *mx) {
-    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    /* four independent chains: one MINPS/MAXPS pair per 16 floats waits on
+     * the previous one's 4-cycle latency, which left the pass at a quarter
+     * of the load rate */
+    __m512 lo[4], hi[4];
+    for (int c = 0; c < 4; c++) lo[c] = hi[c] = _mm512_setzero_ps();
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        lo = _mm512_min_ps(v, lo); /* a NaN in v leaves lo as it was (MINPS returns its second operand then) */
-        hi = _mm512_max_ps(v, hi);
-    }
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    for (; i + 64 <= n; i += 64)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {
+            __m512 v = _mm512_loadu_ps(x + i + 16 * c);
+            lo[c] = _mm512_min_ps(v, lo[c]); /* a NaN in v leaves lo as it was (MINPS returns its second operand then) */
+            hi[c] = _mm512_max_ps(v, hi[c]);
+        }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-        lo = _mm512_min_ps(v, lo);
-        hi = _mm512_max_ps(v, hi);
+        lo[0] = _mm512_min_ps(v, lo[0]);
+        hi[0] = _mm512_max_ps(v, hi[0]);
     }
-    *mn = _mm512_reduce_min_ps(lo);
-    *mx = _mm512_reduce_max_ps(hi);
+    *mn = _mm512_reduce_min_ps(_mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3])));
+    *mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3])));
+}
+
+/* x / s correctly rounded without VDIVPS (one per 16 floats was most of
+ * quant_rows' time): q = x * r with r = RN(1 / s), then one Markstein step
+ * q + (x - s q) r, whose residual is exact with FMA; for a normal s whose
+ * reciprocal is finite and normal that step gives the correctly rounded
+ * quotient, so the bytes equal the division's. Where the step is NaN (x
+ * infinite: inf - inf) q itself is the quotient. */
+INLINE __m512 div_by(__m512 x, __m512 s, __m512 r) {
+    __m512 q = _mm512_mul_ps(x, r);
+    __m512 e = _mm512_fnmadd_ps(q, s, x);
+    __m512 q1 = _mm512_fmadd_ps(e, r, q);
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q1, q1, _CMP_ORD_Q), q, q1);
 }
 
 TARGET static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, float scale, int zp, uint8_t *dst,
@@ -99,12 +119,19 @@ TARGET static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, fl
      * rule; MAXPS returns its second operand for a NaN: NaN -> 0 */
     const __m512 lo = _mm512_set1_ps((float)-zp), hi = _mm512_set1_ps((float)(255 - zp));
     const __m512i z = _mm512_set1_epi32(zp);
+    /* the reciprocal path needs s and 1 / s normal and finite (see div_by);
+     * |s| >= 2^-100 also keeps every x whose quotient nears a half integer
+     * normal, so the residual stays exact */
+    const float rcp = 1.0f / scale;
+    const bool fast = isfinite(scale) && fabsf(scale) >= 0x1p-100f && fabsf(scale) <= 0x1p100f;
+    const __m512 rv = _mm512_set1_ps(rcp);
     for (size_t i = 0; i < m; i++) {
         const float *r = x + i * ldx;
         uint8_t *d = dst + i * ld;
         for (size_t p = 0; p < k; p += 16) {
             __mmask16 msk = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1);
-            __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(msk, r + p), s);
+            __m512 xv = _mm512_maskz_loadu_ps(msk, r + p);
+            __m512 v = fast ? div_by(xv, s, rv) : _mm512_div_ps(xv, s);
             v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
             /* round half to even (the MXCSR default) */
             __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), z);
