@@ -101,11 +101,12 @@ onyx_status *onyx_opt_widen_half(onyx_graph *g, int32_t v) {
 }
 
 /* Input k of n is read by a CPU kernel that packs or gathers float16
- * weights itself (providers/cpu: MatMul, FusedMatMul, Attention,
- * EmbedLayerNormalization). */
+ * weights itself (providers/cpu: MatMul, MatMulActivation, FusedMatMul,
+ * Attention, EmbedLayerNormalization). */
 static bool reads_half_weights(const onyx_graph *g, const onyx_node *n, size_t k) {
     const onyx_value *c = g->values[n->in[k]].constant;
     if (onyx_opt_is_op(n, "", "MatMul")) return k == 1;
+    if (onyx_opt_is_op(n, "ai.onyx", "MatMulActivation")) return k == 1 && c->rank == 2;
     if (onyx_opt_is_op(n, "com.microsoft", "FusedMatMul"))
         return k == 1 && c->rank == 2 && !onyx_attr_int(n, "transBatchB", 0);
     if (onyx_opt_is_op(n, "com.microsoft", "Attention")) return k == 1 && c->rank == 2;

@@ -65,8 +65,11 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     onyx_igemm_a av = {.data = a, .lda = lda, .a_signed = c.a_signed, .za = za};
     /* 8-bit out: edge operands saturate the output both ways, others mostly not */
     float scale = c.kind >= ONYX_IGEMM_OUT_U8 ? 1.0f / (float)(s.k * (c.edge ? 20 : 300)) : 0.001f;
+    /* float out: every activation (none, Relu, Clip, LeakyRelu), with and without a bias */
+    const int act = c.kind == ONYX_IGEMM_OUT_F32 ? (int)((s.m + s.k + (size_t)c.edge * 2 + (size_t)c.per_col_zp) % 4) : 0;
+    const bool f32_bias = c.kind == ONYX_IGEMM_OUT_F32 && (s.n + (size_t)c.a_signed) % 2 == 0;
     onyx_igemm_out o = {.kind = c.kind, .c = out, .ldc = s.n, .scale = scale, .scale_col = scol,
-                        .bias = c.kind == ONYX_IGEMM_OUT_F32 ? bias : NULL, .act = c.kind == ONYX_IGEMM_OUT_F32,
+                        .bias = f32_bias ? bias : NULL, .act = act, .act_a = act == 2 ? -0.5f : 0.1f, .act_b = 0.75f,
                         .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3, .bias_i32 = int_bias ? bias_i : NULL};
     CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
     int bad = 0;
@@ -84,8 +87,10 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
                 ok = got == (double)acc;
                 break;
             case ONYX_IGEMM_OUT_F32:
-                ref += bias[j];
-                ref = ref < 0 ? 0 : ref;
+                if (f32_bias) ref += bias[j];
+                if (act == 1) ref = ref < 0 ? 0 : ref;
+                if (act == 2) ref = ref < -0.5 ? -0.5 : (ref > 0.75 ? 0.75 : ref);
+                if (act == 3) ref = ref < 0 ? ref * (double)0.1f : ref;
                 got = ((float *)out)[i * s.n + j];
                 ok = fabs(got - ref) <= 1e-5 * fabs(ref) + 1e-5;
                 break;
@@ -141,6 +146,46 @@ static void cross_check(void) {
     }
     printf("igemm in use: %s\n", ((const onyx_igemm_isa *)onyx_cpu_igemm())->name);
     onyx_threadpool_free(tp);
+}
+
+/* B packed with K rounded up to 64 (onyx_igemm_pack_b_aligned, how
+ * QLinearConv packs 3 x 3 weights for AMX) on every path gives the int32
+ * sums of the plain packing, with A's padding bytes past k set to 0xff
+ * (they meet zero rows of B), for K short of, at and past a multiple of 64. */
+static void check_aligned_k(void) {
+    size_t np;
+    const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
+    const shape shapes[] = {{37, 144, 33}, {64, 288, 64}, {70, 27, 40}, {32, 64, 32}, {96, 432, 100}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        shape s = shapes[si];
+        size_t ld = (s.k + 63) & ~(size_t)63;
+        uint8_t *a = malloc(s.m * ld), *b = malloc(s.k * s.n), zb = 3;
+        for (size_t i = 0; i < s.m; i++)
+            for (size_t p = 0; p < ld; p++) a[i * ld + p] = p < s.k ? (uint8_t)(testlib_rand_u64() & 0xff) : 0xff;
+        for (size_t i = 0; i < s.k * s.n; i++) b[i] = (uint8_t)(testlib_rand_u64() & 0xff);
+        int32_t *want = malloc(s.m * s.n * 4), *got = malloc(s.m * s.n * 4);
+        onyx_igemm_b plain, wide;
+        CHECK_OK(onyx_igemm_pack_b(b, true, s.k, s.n, s.n, &zb, 1, &plain));
+        CHECK_OK(onyx_igemm_pack_b_aligned(b, true, s.k, s.n, s.n, &zb, 1, 64, &wide));
+        CHECK(wide.kp == ld);
+        onyx_igemm_a av = {.data = a, .lda = ld, .za = 7, .padded = true};
+        for (size_t pi = 0; pi < np; pi++) {
+            onyx_igemm_out o = {.kind = ONYX_IGEMM_OUT_I32, .c = want, .ldc = s.n};
+            CHECK_OK(onyx_igemm_with(paths[pi], &av, s.m, &plain, &o, NULL));
+            o.c = got;
+            CHECK_OK(onyx_igemm_with(paths[pi], &av, s.m, &wide, &o, NULL));
+            bool same = !memcmp(want, got, s.m * s.n * 4);
+            if (!same) fprintf(stderr, "aligned K %s m%zu k%zu n%zu: sums differ\n", paths[pi]->name, s.m, s.k, s.n);
+            CHECK(same);
+        }
+        onyx_igemm_b_free(&plain), onyx_igemm_b_free(&wide);
+        free(a), free(b), free(want), free(got);
+    }
+    onyx_igemm_b bad;
+    static const int8_t b16[16];
+    onyx_status *st = onyx_igemm_pack_b_aligned(b16, true, 4, 4, 4, NULL, 0, 48, &bad); /* not a power of two */
+    CHECK(st != NULL);
+    onyx_status_free(st);
 }
 
 /* ------------------------------------------------------------ quantisation of A */
@@ -304,5 +349,6 @@ int main(int argc, char **argv) {
     }
     cross_check();
     check_quantize_a();
+    check_aligned_k();
     return testlib_finish("test_igemm");
 }

@@ -77,8 +77,9 @@ static double ref_act(act a, double v) {
 static void act_tol(act a, double v, double *rel, double *abs_floor) {
     *rel = 5e-7;
     *abs_floor = 1e-37;
-    if (a == A_ERF) *abs_floor = 2e-7;
-    if (a == A_GELU || a == A_GELU_TANH) *abs_floor = 2e-7 * fabs(v) + 1e-37;
+    if (a == A_ERF) *abs_floor = 5e-7;   /* nn_erff: 4.2e-7 (test_erf) */
+    if (a == A_GELU) *abs_floor = 3e-7 * fabs(v) + 1e-37;
+    if (a == A_GELU_TANH) *abs_floor = 2e-7 * fabs(v) + 1e-37;
 }
 
 static void run_act(const onyx_nn_isa *nn, act a, const float *x, const float *b, float *y, size_t n) {

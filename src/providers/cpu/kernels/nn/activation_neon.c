@@ -57,12 +57,13 @@ NEON_INLINE float32x4_t gelu_erf4(float32x4_t v) {
     return vmulq_f32(vmulq_n_f32(v, 0.5f), vaddq_f32(vdupq_n_f32(1.0f), e));
 }
 
-/* 0.5 v (1 + tanh(v (sqrt(2/pi) + 0.044715 sqrt(2/pi) v^2))) */
+/* 0.5 v (1 + tanh(u)), u = v (sqrt(2/pi) + 0.044715 sqrt(2/pi) v^2), as
+ * v / (1 + e^(-2u)) like the portable loops (gemm/gemm_gelu.c) */
 NEON_INLINE float32x4_t gelu_tanh4(float32x4_t v) {
-    float32x4_t inner = vfmaq_f32(vdupq_n_f32(0.7978845608028654f), vdupq_n_f32(0.035677408136300125f),
+    float32x4_t inner = vfmaq_f32(vdupq_n_f32(-1.5957691216057308f), vdupq_n_f32(-0.07135481627260025f),
                                   vmulq_f32(v, v));
-    float32x4_t t = neon_tanh(vmulq_f32(v, inner));
-    return vmulq_f32(vmulq_n_f32(v, 0.5f), vaddq_f32(vdupq_n_f32(1.0f), t));
+    float32x4_t e = neon_exp(vmulq_f32(v, inner));
+    return vdivq_f32(v, vaddq_f32(vdupq_n_f32(1.0f), e));
 }
 
 void onyx_neon_gelu(const float *x, const float *b, float *y, size_t n, bool tanh_approx) {

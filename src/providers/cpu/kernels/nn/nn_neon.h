@@ -70,31 +70,25 @@ NEON_INLINE float32x4_t neon_sigmoid(float32x4_t x) {
     return vbslq_f32(vcgeq_f32(x, vdupq_n_f32(0.0f)), s, vmulq_f32(e, s));
 }
 
-/* erf: x + x P(x^2) for |x| <= 0.921875, else 1 - exp(Q(|x|)) with Q a
- * fit of log(erfc) on [0.921875, 4] (erf is 1 in float beyond 4), the
- * coefficients of contrib_gelu.c's fz_erff. */
+/* erf: nn_math.h's nn_erff, a P(a^2) / Q(a^2) of a = min(|x|, 4), capped at
+ * 1, with x's sign (same coefficients; FMIN keeps NaN) */
 NEON_INLINE float32x4_t neon_erf(float32x4_t x) {
-    float32x4_t a = vabsq_f32(x), s = vmulq_f32(a, a);
-    float32x4_t p = vdupq_n_f32(-0.000604704896f);
-    p = vfmaq_f32(vdupq_n_f32(0.00500560366f), p, s);
-    p = vfmaq_f32(vdupq_n_f32(-0.0267763864f), p, s);
-    p = vfmaq_f32(vdupq_n_f32(0.112821393f), p, s);
-    p = vfmaq_f32(vdupq_n_f32(-0.376125336f), p, s);
-    p = vfmaq_f32(vdupq_n_f32(0.128379166f), p, s);
-    float32x4_t small = vfmaq_f32(x, x, p);
-    /* min(a, 4) that keeps NaN (FMIN returns it) */
-    float32x4_t t = vminq_f32(a, vdupq_n_f32(4.0f));
-    float32x4_t q = vdupq_n_f32(-2.7327863e-07f);
-    q = vfmaq_f32(vdupq_n_f32(-1.76925259e-05f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(0.000416369207f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(-0.00411737198f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(0.0250221398f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(-0.108169802f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(-0.633423328f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(-1.12948525f), q, t);
-    q = vfmaq_f32(vdupq_n_f32(0.000169762017f), q, t);
-    float32x4_t big = neon_copysign(vsubq_f32(vdupq_n_f32(1.0f), neon_exp(q)), x);
-    return vbslq_f32(vcleq_f32(a, vdupq_n_f32(0.921875f)), small, big);
+    float32x4_t a = vminq_f32(vabsq_f32(x), vdupq_n_f32(4.0f));
+    float32x4_t s = vmulq_f32(a, a);
+    float32x4_t p = vdupq_n_f32(1.986781172e-06f);
+    p = vfmaq_f32(vdupq_n_f32(2.845671261e-04f), p, s);
+    p = vfmaq_f32(vdupq_n_f32(3.883379977e-03f), p, s);
+    p = vfmaq_f32(vdupq_n_f32(5.310185626e-02f), p, s);
+    p = vfmaq_f32(vdupq_n_f32(1.935458779e-01f), p, s);
+    p = vfmaq_f32(vdupq_n_f32(1.128379226e+00f), p, s);
+    float32x4_t q = vdupq_n_f32(3.742023182e-05f);
+    q = vfmaq_f32(vdupq_n_f32(1.185580739e-03f), q, s);
+    q = vfmaq_f32(vdupq_n_f32(1.520732138e-02f), q, s);
+    q = vfmaq_f32(vdupq_n_f32(1.153503358e-01f), q, s);
+    q = vfmaq_f32(vdupq_n_f32(5.048581362e-01f), q, s);
+    q = vfmaq_f32(vdupq_n_f32(1.0f), q, s);
+    float32x4_t r = vminq_f32(vdivq_f32(vmulq_f32(a, p), q), vdupq_n_f32(1.0f));
+    return neon_copysign(r, x);
 }
 
 /* Loads and stores of the first n < 4 floats (the rest read as 0). */

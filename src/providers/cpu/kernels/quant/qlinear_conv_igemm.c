@@ -130,12 +130,20 @@ static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qcon
             for (int64_t q = 0; q < kk; q++) t[(q * C + c) * M + m] = src[(m * C + c) * kk + q];
     uint8_t *zb = NULL;
     if (wz) {
-        zb = malloc((size_t)M);
+        zb = malloc(M > 0 ? (size_t)M : 1); /* (the bound also keeps GCC's size range check quiet) */
         for (int64_t m = 0; zb && m < M; m++) zb[m] = ((const uint8_t *)wz->data)[wz->numel == 1 ? 0 : m];
     }
+    /* A kernel larger than 1 x 1 always goes through im2col, whose rows are
+     * zero-padded to a multiple of 64 bytes: K may then round up to the
+     * in-use kernel's fast-path multiple (AMX: 64; SqueezeNet's 3 x 3 on 16,
+     * 32 and 48 channels, K = 144, 288, 432, fell back to VNNI for every
+     * block) when that adds at most half of K again in zeros */
+    const onyx_igemm_isa *isa = onyx_cpu_igemm();
+    size_t align = isa->k_align && kk > 1 ? isa->k_align : 4, k4 = ((size_t)K + 3) & ~(size_t)3;
+    if ((((size_t)K + align - 1) & ~(align - 1)) * 2 > k4 * 3) align = 4;
     onyx_status *st = wz && !zb ? ONYX_OOM()
-                                : onyx_igemm_pack_b(t, w->dtype == ONYX_INT8, (size_t)K, (size_t)M, (size_t)M, zb,
-                                                    zb ? (size_t)M : 0, &s->b);
+                                : onyx_igemm_pack_b_aligned(t, w->dtype == ONYX_INT8, (size_t)K, (size_t)M, (size_t)M,
+                                                            zb, zb ? (size_t)M : 0, align, &s->b);
     free(t);
     free(zb);
     return st;
