@@ -21,7 +21,10 @@ file(GLOB_RECURSE ONYX_WASM_SOURCES CONFIGURE_DEPENDS ${ONYX_LIBRARY_SOURCE_GLOB
 # place in a WebAssembly module.
 list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "_(avx2|avx512)\\.c$")
 list(FILTER ONYX_WASM_SOURCES EXCLUDE REGEX "/providers/cuda/")
-list(APPEND ONYX_WASM_SOURCES ${CMAKE_SOURCE_DIR}/js/src/onyx_wasm.c)
+list(APPEND ONYX_WASM_SOURCES ${CMAKE_SOURCE_DIR}/js/src/onyx_wasm.c ${CMAKE_SOURCE_DIR}/js/src/memcpy_wasm.c)
+# libc's memcpy, replaced by js/src/memcpy_wasm.c (see there); -fno-builtin
+# keeps clang from turning its loops back into calls to memcpy
+set_source_files_properties(${CMAKE_SOURCE_DIR}/js/src/memcpy_wasm.c PROPERTIES COMPILE_OPTIONS -fno-builtin)
 
 add_executable(onyx_wasm ${ONYX_WASM_SOURCES})
 set_target_properties(onyx_wasm PROPERTIES OUTPUT_NAME onyx-wasm SUFFIX ".js")

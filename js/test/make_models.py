@@ -60,11 +60,32 @@ def maxpool2(x):
     return x[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
 
 
+def maxpool2d(x, k, s, pads, ceil=False):
+    """MaxPool as ONNX defines it: taps outside the input skipped; with
+    ceil_mode a window starting in the end padding is dropped."""
+    n, c = x.shape[:2]
+    outs, ends = [], []
+    for d in range(2):
+        size = x.shape[2 + d] + pads[d] + pads[2 + d] - k[d]
+        o = (-(-size // s[d]) if ceil else size // s[d]) + 1
+        if ceil and (o - 1) * s[d] >= x.shape[2 + d] + pads[d]:
+            o -= 1
+        outs.append(o)
+        ends.append(max(pads[2 + d], (o - 1) * s[d] + k[d] - x.shape[2 + d] - pads[d]))
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], ends[0]), (pads[1], ends[1])), constant_values=-np.inf)
+    y = np.full((n, c, outs[0], outs[1]), -np.inf, np.float32)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            y = np.maximum(y, xp[:, :, i:i + s[0] * outs[0]:s[0], j:j + s[1] * outs[1]:s[1]])
+    return y
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
 
     # MatMul over every edge of the 4 x 8 tile: M, N, K not multiples of it
-    for m, k, n in [(1, 3, 1), (5, 7, 9), (13, 33, 21), (64, 70, 45)]:
+    # (8 x 300 x 17, 12 x 5 x 1: N one past a multiple of 8, the one-column kernel; K over one block)
+    for m, k, n in [(1, 3, 1), (5, 7, 9), (13, 33, 21), (64, 70, 45), (8, 300, 17), (12, 5, 1)]:
         a, b = f32(m, k), f32(k, n)
         save(out, f"matmul_{m}x{k}x{n}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
              [vi("a", TensorProto.FLOAT, [m, k]), vi("b", TensorProto.FLOAT, [k, n])],
@@ -108,6 +129,48 @@ def main(out):
           helper.make_node("Softmax", ["l"], ["probs"], axis=1)],
          [vi("x", TensorProto.FLOAT, [2, 3, 11, 13])], [vi("probs", TensorProto.FLOAT, [2, 7])],
          inits, feeds={"x": x}, expected={"probs": probs})
+
+    # the one-column tail of the SGEMM kernel through its epilogues: Gemm with a column bias,
+    # alpha/beta and LeakyRelu (M 8, N 17), Conv with a row bias and Relu / Clip on 7 x 7 and
+    # 9 x 9 images (N 49, 81)
+    x, w, c = f32(8, 29), f32(17, 29), f32(17)
+    g = 0.5 * (x.astype(np.float64) @ w.T) + 2.0 * c
+    save(out, "gemm_tail_leaky",
+         [helper.make_node("Gemm", ["x", "w", "c"], ["g"], transB=1, alpha=0.5, beta=2.0),
+          helper.make_node("LeakyRelu", ["g"], ["y"], alpha=0.1)],
+         [vi("x", TensorProto.FLOAT, [8, 29])], [vi("y", TensorProto.FLOAT, [8, 17])],
+         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(c, "c")],
+         feeds={"x": x}, expected={"y": np.where(g < 0, 0.1 * g, g).astype(np.float32)})
+    for hw in (7, 9):
+        x = f32(1, 8, hw, hw)
+        w1, b1 = f32(12, 8, 3, 3) * 0.3, f32(12)
+        w2, b2 = f32(8, 12, 1, 1) * 0.3, f32(8)
+        h1 = np.maximum(conv2d(x, w1, b1, 1, 1), 0)
+        h2 = np.clip(conv2d(h1, w2, b2, 1, 0), 0.0, 6.0)
+        inits = [numpy_helper.from_array(v, k) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()]
+        inits += [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in {"lo": 0.0, "hi": 6.0}.items()]
+        save(out, f"conv_tail_{hw}x{hw}",
+             [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+              helper.make_node("Relu", ["c1"], ["r1"]),
+              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"]),
+              helper.make_node("Clip", ["c2", "lo", "hi"], ["y"])],
+             [vi("x", TensorProto.FLOAT, [1, 8, hw, hw])], [vi("y", TensorProto.FLOAT, [1, 8, hw, hw])],
+             inits, feeds={"x": x}, expected={"y": h2})
+
+    # MaxPool (the SIMD128 kernel of pool_wasm_simd.c): SqueezeNet's 3x3 stride 2 with ceil_mode,
+    # 3x3 stride 1 pad 1, 2x2 stride 2, and odd kernels, strides (3: the scalar phase split) and
+    # asymmetric pads, on widths that leave vector tails
+    x = f32(2, 3, 23, 27)
+    pools = {"p3s2c": ([3, 3], [2, 2], [0, 0, 0, 0], 1), "p3s1": ([3, 3], [1, 1], [1, 1, 1, 1], 0),
+             "p2s2": ([2, 2], [2, 2], [0, 0, 0, 0], 0), "p5x4s3": ([5, 4], [2, 3], [2, 1, 0, 3], 0),
+             "p4x7s3x2c": ([4, 7], [3, 2], [1, 3, 1, 2], 1), "p1s1": ([1, 1], [1, 1], [0, 0, 0, 0], 0)}
+    want = {name: maxpool2d(x, k, st, pd, bool(c)) for name, (k, st, pd, c) in pools.items()}
+    save(out, "maxpool",
+         [helper.make_node("MaxPool", ["x"], [name], kernel_shape=k, strides=st, pads=pd, ceil_mode=c)
+          for name, (k, st, pd, c) in pools.items()],
+         [vi("x", TensorProto.FLOAT, [2, 3, 23, 27])],
+         [vi(name, TensorProto.FLOAT, list(want[name].shape)) for name in pools],
+         feeds={"x": x}, expected=want)
 
     # transformer pieces: LayerNormalization, Softmax over the last axis, Gelu from Erf, Tanh, Sigmoid
     x = f32(3, 5, 40) * 3

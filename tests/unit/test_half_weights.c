@@ -3,7 +3,8 @@
  * (attention, embedding + layer norm, MatMul fusions) converted with
  * `onyx convert --to float16 --keep-io-types`:
  *   1. after the optimiser, the fused Attention's merged QKV weight, the
- *      EmbedLayerNormalization's word table and the MatMul weights hold
+ *      EmbedLayerNormalization's word table and the MatMul and
+ *      MatMulActivation (MatMul + GELU) weights hold
  *      float16 bytes under a float32 value type, and onyx_opt_settle_half
  *      keeps them for the CPU kernels (but widens one also read by a Gemm)
  *      and widens them all for a saved model or a device provider;
@@ -195,6 +196,10 @@ int main(void) {
     check_model("tests/data/fusion_attention.onnx", "attention.onnx", "Attention", 1, 2, 2);
     check_model("tests/data/fusion_embed.onnx", "embed.onnx", "EmbedLayerNormalization", 2, 1, 1);
     check_model("tests/data/fusion_matmul.onnx", "matmul.onnx", "FusedMatMul", 1, 1, 1);
+    /* MatMul + (Bias)Gelu/FastGelu: the fused MatMulActivation keep their float16 W. Three, not the
+     * float32 model's four: there the near miss whose output leaves the graph stays a distinct MatMul,
+     * here its (kept-io) Cast to the output lets CSE merge it with mm_bias_gelu, which then has two readers */
+    check_model("tests/data/fusion_matmul_gelu.onnx", "matmul_gelu.onnx", "MatMulActivation", 1, 3, 3);
     /* W is read by a MatMul and by the Gemm that MatMul + Add became: Gemm
      * takes no float16 weight, so the settling widens W for both */
     check_model("tests/data/matmul_add.onnx", "matmul_add.onnx", "MatMul", 1, 1, 0);

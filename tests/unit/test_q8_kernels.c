@@ -7,14 +7,16 @@
  *   baseline's; lengths 1..67 and past a vector multiple (tails), zero
  *   points at the type's edges, scale ratios that saturate both ways, and
  *   a NaN sum (inf - inf) that saturates low.
- * - QLinearConcat's row copy / table lookup (qlinear_concat.h): each path
- *   gives the scalar lookup's bytes and leaves the rest of y alone. */
+ * - QLinearConcat's row copy / table lookup (qlinear_nhwc.h): each path
+ *   gives the scalar lookup's bytes and leaves the rest of y alone.
+ * - NhwcMaxPool's max over a window's taps: each path gives the scalar
+ *   max, uint8 and int8, with y itself as a tap. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "onyx.h"
 #include "providers/cpu/kernels/quant/qlinear_add.h"
-#include "providers/cpu/kernels/quant/qlinear_concat.h"
+#include "providers/cpu/kernels/quant/qlinear_nhwc.h"
 #include "providers/cpu/platform.h"
 #include "testlib.h"
 
@@ -103,7 +105,7 @@ static void test_qadd(void) {
         }
 }
 
-/* QLinearConcat's byte loop (kernels/quant/qlinear_concat.h): on each
+/* QLinearConcat's byte loop (kernels/quant/qlinear_nhwc.h): on each
  * dispatch table, rows of 1..200 bytes (tails of a 64-byte vector) copied or
  * mapped through a table that sends every byte elsewhere, into rows ld
  * bytes apart whose gap must stay untouched. */
@@ -138,8 +140,48 @@ static void test_qcat(void) {
     CHECK(onyx_cpu_force_isa(before));
 }
 
+/* NhwcMaxPool's taps (qlinear_nhwc.h): on each dispatch table, 1..9 taps of
+ * 1..200 bytes, uint8 and int8 (where the unsigned and signed orders
+ * differ: 0x7f vs 0x80), and y itself as the first tap (how windows of more
+ * than 64 taps fold), against a scalar max. */
+static void test_qmax(void) {
+    static const char *isas[] = {"avx512", "avx2", "generic"};
+    char before[16];
+    snprintf(before, sizeof before, "%s", onyx_cpu()->name);
+    const size_t cs[] = {1, 15, 16, 17, 63, 64, 65, 200};
+    for (size_t ii = 0; ii < sizeof isas / sizeof *isas; ii++) {
+        if (!onyx_cpu_force_isa(isas[ii])) continue;
+        onyx_qmax_taps_fn fn = onyx_qmax_taps();
+        for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++)
+            for (size_t nt = 1; nt <= 9; nt += 4)
+                for (int mode = 0; mode < 4; mode++) {
+                    bool s8 = mode & 1, y_tap = mode & 2;
+                    size_t c = cs[ci];
+                    uint8_t data[9][200], y[201], want[200];
+                    const uint8_t *tap[9];
+                    for (size_t t = 0; t < nt; t++) {
+                        for (size_t e = 0; e < c; e++) data[t][e] = (uint8_t)((t * 91 + e * 37 + (e % 3 ? 0x7f : 0x80)) & 0xff);
+                        tap[t] = data[t];
+                    }
+                    memset(y, 0x5a, sizeof y);
+                    if (y_tap) memcpy(y, data[0], c), tap[0] = y;
+                    for (size_t e = 0; e < c; e++) {
+                        int m = byte_val(data[0][e], s8);
+                        for (size_t t = 1; t < nt; t++) m = byte_val(data[t][e], s8) > m ? byte_val(data[t][e], s8) : m;
+                        want[e] = (uint8_t)m;
+                    }
+                    fn(tap, nt, y, c, s8);
+                    int bad = memcmp(y, want, c) != 0 || y[c] != 0x5a;
+                    if (bad) fprintf(stderr, "qmax %s c %zu taps %zu s8 %d y_tap %d: wrong bytes\n", isas[ii], c, nt, s8, y_tap);
+                    CHECK(!bad);
+                }
+    }
+    CHECK(onyx_cpu_force_isa(before));
+}
+
 int main(void) {
     test_qadd();
     test_qcat();
+    test_qmax();
     return testlib_finish("test_q8_kernels");
 }

@@ -36,6 +36,23 @@ INLINE void store_part(float *p, v128_t x, int n) {
     memcpy(p, t, (size_t)n * sizeof(float));
 }
 
+INLINE v128_t activate(const onyx_gemm_kargs *ka, v128_t x) {
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    switch (ka->act) {
+    case ONYX_GEMM_ACT_RELU:
+        /* 0 where x < 0, else x: NaN fails the compare and stays NaN */
+        return wasm_v128_bitselect(z, x, wasm_f32x4_lt(x, z));
+    case ONYX_GEMM_ACT_CLIP: {
+        const v128_t lo = wasm_f32x4_splat(ka->act_a), hi = wasm_f32x4_splat(ka->act_b);
+        x = wasm_v128_bitselect(lo, x, wasm_f32x4_lt(x, lo));
+        return wasm_v128_bitselect(hi, x, wasm_f32x4_gt(x, hi));
+    }
+    case ONYX_GEMM_ACT_LEAKY_RELU:
+        return wasm_v128_bitselect(wasm_f32x4_mul(x, wasm_f32x4_splat(ka->act_a)), x, wasm_f32x4_lt(x, z));
+    default: return x;
+    }
+}
+
 INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, v128_t x, int n, size_t i, size_t v) {
     const bool full = n == VL;
     if (ka->alpha != 1.0f) x = wasm_f32x4_mul(x, wasm_f32x4_splat(ka->alpha));
@@ -50,23 +67,7 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, v128_t x, int n, size
             const float *bc = ka->bias_col + VL * v;
             x = wasm_f32x4_add(x, full ? wasm_v128_load(bc) : load_part(bc, n));
         }
-        const v128_t z = wasm_f32x4_splat(0.0f);
-        switch (ka->act) {
-        case ONYX_GEMM_ACT_RELU:
-            /* 0 where x < 0, else x: NaN fails the compare and stays NaN */
-            x = wasm_v128_bitselect(z, x, wasm_f32x4_lt(x, z));
-            break;
-        case ONYX_GEMM_ACT_CLIP: {
-            const v128_t lo = wasm_f32x4_splat(ka->act_a), hi = wasm_f32x4_splat(ka->act_b);
-            x = wasm_v128_bitselect(lo, x, wasm_f32x4_lt(x, lo));
-            x = wasm_v128_bitselect(hi, x, wasm_f32x4_gt(x, hi));
-            break;
-        }
-        case ONYX_GEMM_ACT_LEAKY_RELU:
-            x = wasm_v128_bitselect(wasm_f32x4_mul(x, wasm_f32x4_splat(ka->act_a)), x, wasm_f32x4_lt(x, z));
-            break;
-        default: break;
-        }
+        x = activate(ka, x);
     }
     if (full) wasm_v128_store(c, x);
     else store_part(c, x, n);
@@ -113,7 +114,52 @@ INST_ROWS(1) INST_ROWS(2) INST_ROWS(3) INST_ROWS(4)
 #define TABLE_ROW(mr) {{k_##mr##_1_0, k_##mr##_1_1}, {k_##mr##_2_0, k_##mr##_2_1}},
 static const kernel_fn kernels[MR][NV][2] = {TABLE_ROW(1) TABLE_ROW(2) TABLE_ROW(3) TABLE_ROW(4)};
 
+/* A single column (nr == 1) of a whole panel (mr == MR), the last strip
+ * of an N that is 1 past a multiple of NR (every odd square image: 13 x 13,
+ * 27 x 27, 55 x 55, ...). The tile kernel would spend a 4 x 4 tile on it,
+ * each row's accumulator one dependent add per step; here the panel's 4
+ * rows at step p are one vector (a[p * MR ..]) times the splat of b[p], a
+ * matrix-vector product with 4 partial sums over p taken in turn, so 4
+ * independent adds are in flight. Same epilogue, along the column. */
+static void kernel_column(const onyx_gemm_kargs *ka) {
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    v128_t s0 = z, s1 = z, s2 = z, s3 = z;
+    const float *a = ka->a, *b = ka->b;
+    const size_t ldb = ka->ldb;
+    size_t p = ka->kc;
+    for (; p >= 4; p -= 4, a += 4 * MR, b += 4 * ldb) {
+        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(wasm_v128_load(a), wasm_v128_load32_splat(b)));
+        s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(wasm_v128_load(a + MR), wasm_v128_load32_splat(b + ldb)));
+        s2 = wasm_f32x4_add(s2, wasm_f32x4_mul(wasm_v128_load(a + 2 * MR), wasm_v128_load32_splat(b + 2 * ldb)));
+        s3 = wasm_f32x4_add(s3, wasm_f32x4_mul(wasm_v128_load(a + 3 * MR), wasm_v128_load32_splat(b + 3 * ldb)));
+    }
+    for (; p; p--, a += MR, b += ldb)
+        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(wasm_v128_load(a), wasm_v128_load32_splat(b)));
+    v128_t x = wasm_f32x4_add(wasm_f32x4_add(s0, s1), wasm_f32x4_add(s2, s3));
+    float *c = ka->c;
+    const size_t ldc = ka->ldc;
+    if (ka->alpha != 1.0f) x = wasm_f32x4_mul(x, wasm_f32x4_splat(ka->alpha));
+    if (ka->load_c) {
+        v128_t old = wasm_f32x4_make(c[0], c[ldc], c[2 * ldc], c[3 * ldc]);
+        if (ka->beta != 1.0f) old = wasm_f32x4_mul(old, wasm_f32x4_splat(ka->beta));
+        x = wasm_f32x4_add(x, old);
+    }
+    if (ka->last) {
+        if (ka->bias_row) x = wasm_f32x4_add(x, wasm_v128_load(ka->bias_row));   /* rows 0..3 all exist */
+        if (ka->bias_col) x = wasm_f32x4_add(x, wasm_v128_load32_splat(ka->bias_col));
+        x = activate(ka, x);
+    }
+    c[0] = wasm_f32x4_extract_lane(x, 0);
+    c[ldc] = wasm_f32x4_extract_lane(x, 1);
+    c[2 * ldc] = wasm_f32x4_extract_lane(x, 2);
+    c[3 * ldc] = wasm_f32x4_extract_lane(x, 3);
+}
+
 static void kernel_wasm_simd(const onyx_gemm_kargs *ka) {
+    if (ka->nr == 1 && ka->mr == MR) {
+        kernel_column(ka);
+        return;
+    }
     size_t nv = (ka->nr + VL - 1) / VL;
     kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0 && ka->ldb != NV * VL](ka);
 }

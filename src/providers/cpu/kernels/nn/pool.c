@@ -20,6 +20,7 @@
 #include "ir/schemas/pool.h"
 #include "providers/cpu/kernels/nn_math.h"
 #include "ir/pool_geom.h"
+#include "providers/cpu/kernels/nn/pool_wasm_simd.h"
 
 #define F3 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16))
 #define F4 (F3 | ONYX_T(ONYX_BFLOAT16))
@@ -345,6 +346,10 @@ static onyx_status *pool_run(onyx_kernel_ctx *ctx, pool_kind kind) {
         ONYX_TRY(onyx_kernel_output(ctx, 1, ONYX_INT64, x->rank, ydims, &ind));
     size_t planes = (size_t)x->dims[0] * (size_t)x->dims[1];
     if (y_numel == 0 || planes == 0) return NULL;
+#ifdef ONYX_POOL_WASM_SIMD   /* the WebAssembly build's SIMD128 MaxPool (2-D float32, no indices) */
+    if (kind == POOL_MAX && !ind && x->dtype == ONYX_FLOAT && onyx_maxpool2d_wasm_simd(&g, x->data, y->data, planes))
+        return NULL;
+#endif
     int64_t so = onyx_attr_int(ctx->node, "storage_order", 0);   /* 0 or 1: checked with the geometry */
     onyx_pool_tap *tabs[ONYX_MAX_RANK];
     onyx_pool_tap *tab_mem = tap_table(&g, tabs);

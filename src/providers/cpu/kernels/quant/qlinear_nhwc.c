@@ -17,7 +17,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "ir/pool_geom.h"
-#include "providers/cpu/kernels/quant/qlinear_concat.h"
+#include "providers/cpu/kernels/quant/qlinear_nhwc.h"
 #include "providers/cpu/platform.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -36,40 +36,66 @@ typedef struct nmp_job {
     bool s8;
 } nmp_job;
 
-/* dst = max(dst, src) over n bytes; int8 compares with the sign bit
- * flipped (then as unsigned). */
-static void max_bytes(uint8_t *dst, const uint8_t *src, int64_t n, bool s8) {
-    int64_t c = 0;
+/* y = the bytewise max of the taps, 16 bytes at a time in a register
+ * (SSE2), the tail byte by byte; int8 compares with the sign bit flipped
+ * (then as unsigned). */
+static void qmax_taps_generic(const uint8_t *const *tap, size_t nt, uint8_t *y, size_t c, bool s8) {
+    size_t e = 0;
 #if defined(__SSE2__)
     const __m128i flip = _mm_set1_epi8(s8 ? (char)0x80 : 0);
-    for (; c + 16 <= n; c += 16) {
-        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(dst + c)), flip);
-        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + c)), flip);
-        _mm_storeu_si128((__m128i *)(dst + c), _mm_xor_si128(_mm_max_epu8(a, b), flip));
+    for (; e + 16 <= c; e += 16) {
+        __m128i m = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(tap[0] + e)), flip);
+        for (size_t t = 1; t < nt; t++)
+            m = _mm_max_epu8(m, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(tap[t] + e)), flip));
+        _mm_storeu_si128((__m128i *)(y + e), _mm_xor_si128(m, flip));
     }
 #endif
-    for (; c < n; c++) {
-        if (s8) dst[c] = (int8_t)src[c] > (int8_t)dst[c] ? src[c] : dst[c];
-        else dst[c] = src[c] > dst[c] ? src[c] : dst[c];
+    for (; e < c; e++) {
+        uint8_t m = tap[0][e];
+        for (size_t t = 1; t < nt; t++) {
+            uint8_t v = tap[t][e];
+            if (s8 ? (int8_t)v > (int8_t)m : v > m) m = v;
+        }
+        y[e] = m;
     }
 }
+
+onyx_qmax_taps_fn onyx_qmax_taps(void) {
+#if defined(__x86_64__)
+    if (onyx_cpu()->isa == ONYX_CPU_AVX512 && onyx_qmax_taps_avx512) return onyx_qmax_taps_avx512;
+#endif
+    return qmax_taps_generic;
+}
+
+#define NMP_TAPS 64 /* taps per call; a larger window folds y in as a tap */
 
 static void nmp_range(void *arg, size_t begin, size_t end) {
     const nmp_job *j = arg;
     const onyx_pool_geom *g = j->g;
     const int64_t H = g->in[0], W = g->in[1], OW = g->out[1], C = j->C;
+    const onyx_qmax_taps_fn max_taps = onyx_qmax_taps();
+    const uint8_t *tap[NMP_TAPS];
     for (size_t u = begin; u < end; u++) {
         int64_t n = (int64_t)u / j->OH, oh = (int64_t)u % j->OH;
         const uint8_t *xn = j->x + n * H * W * C;
         onyx_pool_tap th = onyx_pool_tap_of(g, 0, oh);
         for (int64_t ow = 0; ow < OW; ow++) {
             uint8_t *yo = j->y + ((n * j->OH + oh) * OW + ow) * C;
-            memset(yo, j->s8 ? 0x80 : 0, (size_t)C);   /* the type's minimum (no window is empty: pads < kernel) */
             onyx_pool_tap tw = onyx_pool_tap_of(g, 1, ow);
+            size_t nt = 0;
             for (int64_t a = th.j0; a < th.j1; a++) {
                 int64_t ih = th.start + a * g->d[0];
-                for (int64_t b = tw.j0; b < tw.j1; b++) max_bytes(yo, xn + (ih * W + tw.start + b * g->d[1]) * C, C, j->s8);
+                for (int64_t b = tw.j0; b < tw.j1; b++) {
+                    if (nt == NMP_TAPS) {
+                        max_taps(tap, nt, yo, (size_t)C, j->s8);
+                        tap[0] = yo;
+                        nt = 1;
+                    }
+                    tap[nt++] = xn + (ih * W + tw.start + b * g->d[1]) * C;
+                }
             }
+            if (nt) max_taps(tap, nt, yo, (size_t)C, j->s8);
+            else memset(yo, j->s8 ? 0x80 : 0, (size_t)C); /* the type's minimum (no window is empty: pads < kernel) */
         }
     }
 }
