@@ -54,6 +54,20 @@ static bool graph_has_subgraphs(const onyx_graph *g) {
     return false;
 }
 
+/* A Resize or Upsample with 16-bit scales: an invalid model (scales are
+ * tensor(float) in every version) that the pass would make valid by
+ * widening them; it is left as it is for the kernel to refuse. */
+static bool reads_half_scales(const onyx_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        bool upsample = onyx_opt_is_op(n, "", "Upsample");
+        if (n->dead || (!upsample && !onyx_opt_is_op(n, "", "Resize"))) continue;
+        size_t slot = upsample || n->opset < 11 ? 1 : 2;
+        if (slot < n->n_in && is_half(g, n->in[slot])) return true;
+    }
+    return false;
+}
+
 /* A float32 copy of a 16-bit constant. */
 static onyx_status *widen(const onyx_value *src, onyx_value **out) {
     ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, src->rank, src->dims, out));
@@ -238,7 +252,7 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
     bool any = false;
     for (size_t v = 0; v < nv && !any; v++) any = is_half(g, (int32_t)v) && !g->values[v].is_output &&
                                                   g->values[v].source != ONYX_VAL_INPUT;
-    if (!any || graph_has_subgraphs(g)) return NULL;
+    if (!any || graph_has_subgraphs(g) || reads_half_scales(g)) return NULL;
     for (size_t v = 0; v < nv; v++) {
         if (!is_half(g, (int32_t)v)) continue;
         onyx_graph_value *gv = &g->values[v];
