@@ -41,6 +41,20 @@ foreach(_case
   set_tests_properties(data.harden.${_name} PROPERTIES PASS_REGULAR_EXPRESSION "${_regex}" TIMEOUT 60)
 endforeach()
 
+# Resize/Upsample scales are tensor(float) in every version: float16 ones are refused (as ONNX
+# Runtime refuses them at load), naming the input; a double roi is the spec's T2 and runs.
+foreach(_case
+    "resize_f16_scales|input scales must be a float \\(float32, in every version\\) tensor, got float16"
+    "upsample_f16_scales|input scales must be a float \\(float32, in every version\\) tensor, got float16"
+    "resize_f64_roi|output 0 'y': float16\\[1,1,3,3\\]")
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(GET _parts 0 _name)
+  list(GET _parts 1 _regex)
+  add_test(NAME data.harden.${_name} COMMAND $<TARGET_FILE:onyx> run ${_harden_inputs}/${_name}.onnx
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(data.harden.${_name} PROPERTIES PASS_REGULAR_EXPRESSION "${_regex}" TIMEOUT 60)
+endforeach()
+
 # --timeout on perf (per run) and test (per test: the runs end with a 'terminated' error).
 add_test(NAME data.harden.perf_timeout
          COMMAND $<TARGET_FILE:onyx> perf ${_harden_inputs}/loop_forever.onnx --timeout 0.5 -r 1 -w 0

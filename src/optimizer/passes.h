@@ -31,6 +31,7 @@ ONYX_PASS(conv_activation_fusion)
 ONYX_PASS(gemm_activation_fusion)
 ONYX_PASS(matmul_transpose_fusion)
 ONYX_PASS(matmul_scale_fusion)
+ONYX_PASS(decoder_attention_fusion)   /* passes_fusion_decoder_attn.c: after rotary and FusedMatMul */
 ONYX_PASS(dynamic_quant_matmul_fusion) /* passes_fusion_quant.c */
 ONYX_PASS(extended_cleanup)
 /* all (passes_layout.c): the blocked-channel layout, last, on the fused graph */

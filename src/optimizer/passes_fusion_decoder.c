@@ -11,8 +11,8 @@
  * RMSNorm (pow/mean/rsqrt) and its residual Add are fused by
  * simplified_layer_norm_fusion and skip_layer_norm_fusion (passes_fusion.c).
  * The attention block (Concat of past, repeated key/value heads, MatMul,
- * additive mask, Softmax) is left as it is: its mask is a graph input that
- * GroupQueryAttention cannot take without proving it causal.
+ * additive mask, Softmax) becomes GroupQueryAttention with causal = 0 and
+ * the mask as attention_bias in passes_fusion_decoder_attn.c.
  *
  * Each pattern checks element types, constant operands and their values,
  * single consumers and static dims before it rewrites. */

@@ -54,6 +54,20 @@ static bool graph_has_subgraphs(const onyx_graph *g) {
     return false;
 }
 
+/* A Resize or Upsample with 16-bit scales: an invalid model (scales are
+ * tensor(float) in every version) that the pass would make valid by
+ * widening them; it is left as it is for the kernel to refuse. */
+static bool reads_half_scales(const onyx_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onyx_node *n = &g->nodes[i];
+        bool upsample = onyx_opt_is_op(n, "", "Upsample");
+        if (n->dead || (!upsample && !onyx_opt_is_op(n, "", "Resize"))) continue;
+        size_t slot = upsample || n->opset < 11 ? 1 : 2;
+        if (slot < n->n_in && is_half(g, n->in[slot])) return true;
+    }
+    return false;
+}
+
 /* A float32 copy of a 16-bit constant. */
 static onyx_status *widen(const onyx_value *src, onyx_value **out) {
     ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, src->rank, src->dims, out));
@@ -87,11 +101,12 @@ onyx_status *onyx_opt_widen_half(onyx_graph *g, int32_t v) {
 }
 
 /* Input k of n is read by a CPU kernel that packs or gathers float16
- * weights itself (providers/cpu: MatMul, FusedMatMul, Attention,
- * EmbedLayerNormalization). */
+ * weights itself (providers/cpu: MatMul, MatMulActivation, FusedMatMul,
+ * Attention, EmbedLayerNormalization). */
 static bool reads_half_weights(const onyx_graph *g, const onyx_node *n, size_t k) {
     const onyx_value *c = g->values[n->in[k]].constant;
     if (onyx_opt_is_op(n, "", "MatMul")) return k == 1;
+    if (onyx_opt_is_op(n, "ai.onyx", "MatMulActivation")) return k == 1 && c->rank == 2;
     if (onyx_opt_is_op(n, "com.microsoft", "FusedMatMul"))
         return k == 1 && c->rank == 2 && !onyx_attr_int(n, "transBatchB", 0);
     if (onyx_opt_is_op(n, "com.microsoft", "Attention")) return k == 1 && c->rank == 2;
@@ -204,13 +219,40 @@ static onyx_status *narrow_output(onyx_graph *g, int32_t v, size_t *changes) {
     return NULL;
 }
 
+/* A Cast to float32 that makes a graph output (--keep-io-types) of a value
+ * now computed in float32 only copies it (identity_elimination cannot drop
+ * it: the output's name must stay). Where the value has no other reader,
+ * its producer writes the output itself: no copy of a language model's
+ * 128 x 50257 logits per run. */
+static void drop_output_casts(onyx_graph *g, size_t *changes) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        onyx_node *n = &g->nodes[i];
+        if (n->dead || !onyx_opt_is_op(n, "", "Cast") || n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 ||
+            n->out[0] < 0 || onyx_attr_int(n, "to", 0) != ONYX_FLOAT)
+            continue;
+        int32_t in = n->in[0], out = n->out[0], p = g->values[in].producer;
+        size_t readers;
+        onyx_use_readers(g, in, &readers);
+        if (!g->values[out].is_output || g->values[in].type.dtype != ONYX_FLOAT || p < 0 || readers != 1 ||
+            g->values[in].is_output || onyx_graph_value_captured(g, in))
+            continue;
+        onyx_graph_remove_node(g, (uint32_t)i);
+        onyx_node *pn = &g->nodes[p];
+        for (size_t k = 0; k < pn->n_out; k++)
+            if (pn->out[k] == in) pn->out[k] = out;
+        g->values[out].producer = p;
+        g->values[in].producer = -1;
+        (*changes)++;
+    }
+}
+
 static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     const size_t nv = g->n_values, nn = g->n_nodes;
     bool any = false;
     for (size_t v = 0; v < nv && !any; v++) any = is_half(g, (int32_t)v) && !g->values[v].is_output &&
                                                   g->values[v].source != ONYX_VAL_INPUT;
-    if (!any || graph_has_subgraphs(g)) return NULL;
+    if (!any || graph_has_subgraphs(g) || reads_half_scales(g)) return NULL;
     for (size_t v = 0; v < nv; v++) {
         if (!is_half(g, (int32_t)v)) continue;
         onyx_graph_value *gv = &g->values[v];
@@ -252,6 +294,7 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
         ONYX_TRY(new_cast(g, in, out, ONYX_FLOAT, name));
         (*changes)++;
     }
+    drop_output_casts(g, changes);
     return NULL;
 }
 

@@ -10,9 +10,12 @@
  * out of saved models (the session saves before the layout passes) and runs
  * only when no device provider takes part (the session skips the layout
  * passes then: the graph is partitioned after the portable ones). A
- * half-stored weight (float16 bytes) stays with MatMul, which reads it in
- * float16, and so does a weight mapped from an external file (MatMul packs
- * those lazily, only for calls of many rows). */
+ * half-stored weight (float16 bytes, passes_half.c) is taken too: the
+ * kernel packs it in float16 as MatMul does, so a float16 transformer gets
+ * the same fused feed-forward as its float32 original. A float32 weight
+ * mapped from an external file stays with MatMul (which packs those lazily,
+ * only for calls of many rows); a half-stored one is packed at load either
+ * way, at half its float32 size. */
 #include "optimizer/fusion_util.h"
 
 #define MMA_DOMAIN "ai.onyx"
@@ -40,8 +43,9 @@ static int64_t fusable_matmul(const onyx_graph *g, const onyx_node *m) {
     if (!fu_node_ok(m, 2) || m->n_in != 2 || m->n_out != 1) return 0;
     const onyx_value *w = onyx_opt_const_input(g, m, 1);
     const onyx_type *a = fu_type(g, m->in[0]);
-    if (!w || w->kind != ONYX_VALUE_TENSOR || w->dtype != ONYX_FLOAT || w->rank != 2 || w->numel == 0 ||
-        (w->flags & ONYX_VALUE_MAPPED) || onyx_opt_half_stored(g, m->in[1]))
+    bool half = onyx_opt_half_stored(g, m->in[1]);
+    if (!w || w->kind != ONYX_VALUE_TENSOR || (w->dtype != ONYX_FLOAT && !half) || w->rank != 2 ||
+        w->numel == 0 || ((w->flags & ONYX_VALUE_MAPPED) && !half))
         return 0;
     if (!fu_is_f32(g, m->in[0]) || !fu_is_f32(g, m->out[0]) || a->rank < 2 || a->dims[a->rank - 1] != w->dims[0])
         return 0;

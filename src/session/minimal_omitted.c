@@ -69,6 +69,10 @@ onyx_status *onyx_graph_save(const onyx_graph *g, const onyx_model *m, const cha
 
 bool onyx_bf16_amx_usable(void) { return false; }
 bool onyx_bf16_fastmath_available(void) { return false; }
+onyx_bf16_path onyx_bf16_path_here(const char **why) {
+    if (why) *why = "bfloat16 fast-math is not in this minimal build";
+    return ONYX_BF16_OFF;
+}
 
 onyx_status *onyx_bf16_pack_b(const onyx_bf16_isa *isa, onyx_threadpool *pool, bool transB, size_t K, size_t N,
                               const float *B, size_t ldb, onyx_bf16_mat **out) {

@@ -49,6 +49,8 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool cli_parse_int(const char *s, int lo, int hi, int *out);
 bool cli_parse_double(const char *s, double *out);
 bool cli_ends_with(const char *s, const char *suffix);
+/* s[0, len) as a JSON string literal: quoted, '"' '\\' and control bytes escaped. */
+void cli_json_string(FILE *f, const char *s, size_t len);
 
 /* Whole file into a malloc'd buffer (one extra NUL byte after the data). */
 onyx_status *cli_read_file(const char *path, uint8_t **buf, size_t *len);

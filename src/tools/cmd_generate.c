@@ -1,7 +1,8 @@
 /* onyx generate MODEL --input-ids 1,2,3 [--max-new-tokens N] [--greedy |
- * --top-k K --top-p P --temperature T --seed S]: prefill then decode with the
- * key-value cache carried between steps (tools/generate.h); prints the
- * generated ids and the prefill and decode speeds. */
+ * --top-k K --top-p P --temperature T --seed S] [session flags]: prefill then
+ * decode with the key-value cache carried between steps (tools/generate.h);
+ * prints the generated ids and the prefill and decode speeds. The session
+ * flags are the common parser's (cli_session_flag), plus -p/--profile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +66,10 @@ static bool parse_generate_args(int argc, char **argv, generate_opts *o) {
             if (cli_flag_int(&a, 0, INT32_MAX, &v)) o->gen.seed = (uint64_t)v;
         } else if (cli_flag(&a, "--eos-id", true)) {
             if (cli_flag_int(&a, 0, INT32_MAX, &v)) o->gen.eos_id = v;
-        } else if (cli_flag(&a, "-x", true)) {
-            cli_flag_int(&a, 0, 4096, &o->session.threads);
-        } else if (cli_flag(&a, "-o", true)) {
-            if (!a.failed && !cli_parse_opt_level(a.value, &o->session.opt))
-                return cli_usage_error("generate", "bad optimization level '%s'", a.value), false;
-            o->session.opt_set = true;
+        } else if (cli_session_flag(&a, &o->session)) {
+            /* -x, -o, -e/--providers, --bf16-fastmath: run's and perf's */
+        } else if (cli_flag(&a, "-p", true) || cli_flag(&a, "--profile", true)) {
+            o->session.profile = a.value;
         } else if (a.argv[a.i][0] == '-') {
             cli_bad_arg(&a, "unknown option");
         } else if (!o->model) {
@@ -82,6 +81,7 @@ static bool parse_generate_args(int argc, char **argv, generate_opts *o) {
     if (a.failed) return false;
     if (!o->model) return cli_usage_error("generate", "missing MODEL"), false;
     if (!o->n_ids) return cli_usage_error("generate", "missing --input-ids"), false;
+    if (!cli_output_ok("generate", "the --profile file", o->session.profile, o->model, NULL)) return false;
     if (greedy && sampling)
         return cli_usage_error("generate", "--greedy excludes --top-k, --top-p and --temperature"), false;
     if (sampling && o->gen.temperature == 0) o->gen.temperature = 1.0;

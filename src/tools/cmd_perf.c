@@ -167,27 +167,14 @@ static double peak_rss_mb(void) {
     return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void print_json(FILE *f, const perf_opts *o, const cli_runner *r, double first_ms,
                        timings *t) {
     const char *base = strrchr(o->model, '/');
     int threads = o->m.session.threads;
     if (threads == 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     fprintf(f, "{\"model\":");
-    json_str(f, base ? base + 1 : o->model);
+    const char *name = base ? base + 1 : o->model;
+    cli_json_string(f, name, strlen(name));
     fprintf(f, ",\"threads\":%d,\"load_ms\":%.3f", threads, r->load_ms);
     if (t->n) {
         double sum = 0;

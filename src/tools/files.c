@@ -36,6 +36,20 @@ bool cli_parse_double(const char *s, double *out) {
     return true;
 }
 
+void cli_json_string(FILE *f, const char *s, size_t len) {
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 bool cli_ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && memcmp(s + a - b, suffix, b) == 0;

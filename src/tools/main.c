@@ -107,7 +107,8 @@ static const char *const optimize_help =
 
 static const char *const generate_help =
     "usage: onyx generate MODEL --input-ids 1,2,3 [--max-new-tokens N] [--greedy | --top-k K --top-p P\n"
-    "                     --temperature T --seed S] [--eos-id ID] [-x THREADS] [-o LEVEL]\n"
+    "                     --temperature T --seed S] [--eos-id ID] [-x THREADS] [-o LEVEL] [-e PROVIDERS]\n"
+    "                     [--bf16-fastmath] [-p PROFILE]\n"
     "  prefill with the prompt ids, then decode one token per run with the key-value cache kept\n"
     "  between steps (a model in ONNX Runtime's generation layout: input_ids, attention_mask,\n"
     "  past_key_values.N.key/value -> logits, present.N.key/value). Greedy unless a sampling\n"

@@ -351,16 +351,24 @@ static onyx_status *make_numeric(const npy_header *hd, const uint8_t *data, onyx
     return NULL;
 }
 
+/* The header of the .npy file whose start is buf, where its data starts
+ * (*at), its element count and the bytes its data needs. */
+static onyx_status *read_header_sizes(const uint8_t *buf, size_t len, const char *what, npy_header *hd, size_t *at,
+                                      int64_t *numel, size_t *data_bytes) {
+    *at = 0;
+    ONYX_TRY(read_header(buf, len, what, hd, at));
+    onyx_status *st = onyx_shape_numel(hd->dims, hd->rank, numel);
+    if (st) return onyx_error_wrap(st, "%s: ", what);
+    if (onyx_mul_overflow_size((size_t)*numel, hd->d.itemsize, data_bytes))
+        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: .npy array size overflows", what);
+    return NULL;
+}
+
 onyx_status *npy_parse(const uint8_t *buf, size_t len, const char *what, onyx_value **out) {
     npy_header hd;
-    size_t at = 0;
-    ONYX_TRY(read_header(buf, len, what, &hd, &at));
+    size_t at, need;
     int64_t numel;
-    onyx_status *st = onyx_shape_numel(hd.dims, hd.rank, &numel);
-    if (st) return onyx_error_wrap(st, "%s: ", what);
-    size_t need;
-    if (onyx_mul_overflow_size((size_t)numel, hd.d.itemsize, &need))
-        return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: .npy array size overflows", what);
+    ONYX_TRY(read_header_sizes(buf, len, what, &hd, &at, &numel, &need));
     if (need != len - at)
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT,
                           "%s: .npy data is %zu bytes but the header (%lld elements of %zu bytes) "
@@ -605,13 +613,10 @@ const npz_item *npz_find(const npz_file *f, const char *name) {
  * shape and dtype need. */
 static onyx_status *npy_implied_size(const uint8_t *buf, size_t len, const char *what, size_t *total) {
     npy_header hd;
-    size_t at = 0;
-    ONYX_TRY(read_header(buf, len, what, &hd, &at));
+    size_t at, data;
     int64_t numel;
-    onyx_status *st = onyx_shape_numel(hd.dims, hd.rank, &numel);
-    if (st) return onyx_error_wrap(st, "%s: ", what);
-    size_t data;
-    if (onyx_mul_overflow_size((size_t)numel, hd.d.itemsize, &data) || onyx_add_overflow_size(at, data, total))
+    ONYX_TRY(read_header_sizes(buf, len, what, &hd, &at, &numel, &data));
+    if (onyx_add_overflow_size(at, data, total))
         return onyx_error(ONYX_ERR_INVALID_ARGUMENT, "%s: .npy array size overflows", what);
     return NULL;
 }

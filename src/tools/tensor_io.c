@@ -172,20 +172,6 @@ static int dump_type(int dtype) {
     }
 }
 
-static void json_string(FILE *f, const char *s, size_t len) {
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static onyx_status *io_error(const char *path) {
     return onyx_error(ONYX_ERR_FAIL, "cannot write '%s': %s", path, strerror(errno));
 }
@@ -197,7 +183,7 @@ static onyx_status *write_strings_json(const char *path, const onyx_value *v) {
     fputc('[', f);
     for (int64_t i = 0; i < v->numel; i++) {
         if (i) fputc(',', f);
-        json_string(f, s[i].data ? s[i].data : "", s[i].len);
+        cli_json_string(f, s[i].data ? s[i].data : "", s[i].len);
     }
     fputc(']', f);
     return fclose(f) == 0 ? NULL : io_error(path);
@@ -263,11 +249,11 @@ static onyx_status *dump_one(const char *dir, const char *name, const onyx_value
     free(path);
     if (st) return st;
     fprintf(json, "%s\n {\n  \"name\": ", used->n == 1 ? "" : ",");
-    json_string(json, name, strlen(name));
+    cli_json_string(json, name, strlen(name));
     onyx_shape_str(v->dims, v->rank, shape, sizeof shape);
     fprintf(json, ",\n  \"dtype\": \"%s\",\n  \"shape\": %s,\n  \"file\": ",
             to == ONYX_STRING ? "string(json)" : ort_type_name(to), shape);
-    json_string(json, file, strlen(file));
+    cli_json_string(json, file, strlen(file));
     fprintf(json, "\n }");
     return NULL;
 }

@@ -125,6 +125,26 @@ def strides_and_pads():
     save(g, "avgpool_pads_reach_kernel.onnx")
 
 
+def resize_scales_types():
+    """Resize and Upsample with float16 scales: the spec types scales as tensor(float) in every
+    version, and the CPU once read any float type there. A double roi (tf_crop_and_resize) is
+    within the spec (roi: float16, float or double) and runs."""
+    x, y = vi("x", TensorProto.FLOAT16, [1, 1, 2, 2]), vi("y", TensorProto.FLOAT16, None)
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float16), "scales")
+    g = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest")],
+                          "resize_f16_scales", [x], [y], initializer=[scales])
+    save(g, "resize_f16_scales.onnx", opset=13)
+    g = helper.make_graph([helper.make_node("Upsample", ["x", "scales"], ["y"], mode="nearest")],
+                          "upsample_f16_scales", [x], [y], initializer=[scales])
+    save(g, "upsample_f16_scales.onnx", opset=9)
+    roi = numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1], np.float64), "roi")
+    sizes = numpy_helper.from_array(np.array([1, 1, 3, 3], np.int64), "sizes")
+    g = helper.make_graph([helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear",
+                                            coordinate_transformation_mode="tf_crop_and_resize")],
+                          "resize_f64_roi", [x], [y], initializer=[roi, sizes])
+    save(g, "resize_f64_roi.onnx", opset=13)
+
+
 def npy_bytes(header_descr, shape, body):
     """A version-1 .npy file: magic, header dict padded to 64 bytes, then body."""
     d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
@@ -164,3 +184,4 @@ if __name__ == "__main__":
     arity_and_opset()
     bad_dtype()
     strides_and_pads()
+    resize_scales_types()

@@ -41,6 +41,10 @@ expect 2 "option --output $(printf "$nv" --inputs)" run m.onnx --output --inputs
 expect 2 "option --filter $(printf "$nv" -v)" test . --filter -v
 expect 2 "option --level $(printf "$nv" -x)" optimize m.onnx out.onnx --level -x 1
 expect 2 "option --calibration $(printf "$nv" --mode)" quantize m.onnx q.onnx --calibration --mode static
+# generate parses its session flags with the common parser: the same errors as run's
+expect 2 "option -x $(printf "$nv" -o)" generate m.onnx --input-ids 1 -x -o all
+expect 2 "bad optimization level 'fast' \\(disabled\\|basic\\|extended\\|all\\)" generate m.onnx --input-ids 1 -o fast
+expect 2 "option -e $(printf "$nv" --greedy)" generate m.onnx --input-ids 1 -e --greedy
 # a negative number is still a value (and refused as a number)
 expect 2 "bad value '-1' for -x" run m.onnx -x -1
 # a value that starts with '-' goes attached
@@ -54,6 +58,7 @@ expect 2 "the result file 'm.onnx' is the model" perf m.onnx m.onnx -r 1 -w 0
 expect 2 "the --output file './x.npz' is an --input file" run m.onnx --input x=x.npz --output ./x.npz
 expect 2 "the --profile file 'x.npz' is the --inputs file" run m.onnx --inputs x.npz -p x.npz
 expect 2 "the --profile file 'm.onnx' is the model" info m.onnx -p m.onnx
+expect 2 "the --profile file 'm.onnx' is the model" generate m.onnx --input-ids 1 -p m.onnx
 expect 2 "OUT 'm.onnx' is the model" optimize m.onnx m.onnx
 expect 2 "OUT 'x.npz' is a --calibration file" quantize m.onnx x.npz --mode static --calibration x.npz
 # and the allowed case still works

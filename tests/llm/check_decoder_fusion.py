@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """Decoder fusions on a torch.onnx.export of a Llama-style decoder (make_decoder_export.py):
 `onyx optimize --level extended` must fuse every RMSNorm, residual Add + RMSNorm, rotate-half
-rotary and SiLU (node counts asserted), and the outputs of the original file (onyx, fusions
+rotary, SiLU and attention block (repeat_kv, mask, Softmax: GroupQueryAttention; node counts
+asserted), and the outputs of the original file (onyx, fusions
 off), the fused file (onyx, and ONNX Runtime 1.30 with its own optimisations off, so it runs
-exactly the saved com.microsoft nodes) must all match torch's. QuickGelu (the SiLU's kernel) is checked on its own against numpy and ONNX Runtime.
+exactly the saved com.microsoft nodes) must all match torch's; the fused file's outputs must
+equal the unfused graph's, and the fused file (with ONNX Runtime's ai.onnx-domain
+SimplifiedLayerNormalization left unfused, an op the onnx checker does not know) must pass
+onnx.checker. Variants: batch 2 with a left-padded (not causal) mask, heads == kv heads (no
+repeat_kv), a prompt without cache. QuickGelu (the SiLU's kernel) is checked on its own against numpy and ONNX Runtime.
 
     /usr/bin/python3 tests/llm/check_decoder_fusion.py ONYX WORK_DIR [BENCH_DIR]   (NODE_PATH set)
 
@@ -69,8 +74,8 @@ def main():
         check(after[op] == 0, f"no {op} left ({after[op]}; {before[op]} before)")
     print(f"nodes: {sum(before.values())} exported -> {sum(after.values())} fused")
 
-    def compare(got, what):
-        for name, want_v in ref.items():
+    def compare(got, what, against=None):
+        for name, want_v in (ref if against is None else against).items():
             g = got.get(name)
             if g is None or g.shape != want_v.shape:
                 check(False, f"{what} {name}: missing or shape {None if g is None else g.shape}")
@@ -79,9 +84,38 @@ def main():
             tol = 1e-4 + 1e-3 * float(np.max(np.abs(want_v)))
             check(err <= tol, f"{what} {name}: max |diff| vs torch {err:.2e} (tolerance {tol:.2e})")
 
-    compare(onyx_outputs(onyx, model, inputs, os.path.join(work, "plain.npz"), "basic"), "onyx exported file")
-    compare(onyx_outputs(onyx, fused, inputs, os.path.join(work, "fused.npz"), "extended"), "onyx fused file")
+    check(after["GroupQueryAttention"] == LAYERS and after["Softmax"] == 0 and after["Where"] == 0,
+          f"attention: {after['GroupQueryAttention']} GroupQueryAttention (want {LAYERS}), "
+          f"{after['Softmax']} Softmax and {after['Where']} Where (repeat_kv) left")
+    plain = onyx_outputs(onyx, model, inputs, os.path.join(work, "plain.npz"), "basic")
+    compare(plain, "onyx exported file")
+    fused_out = onyx_outputs(onyx, fused, inputs, os.path.join(work, "fused.npz"), "extended")
+    compare(fused_out, "onyx fused file")
+    compare(fused_out, "onyx fused file vs unfused graph:", plain)
     compare(ort_outputs(bench, fused, inputs, os.path.join(work, "ort_fused")), "ORT 1.30 fused file")
+    ck = os.path.join(work, "decoder_fused_ck.onnx")
+    subprocess.run([onyx, "optimize", model, ck, "--level", "extended", "--disable-pass",
+                    "simplified_layer_norm_fusion", "--disable-pass", "skip_layer_norm_fusion"], check=True,
+                   capture_output=True)
+    try:
+        onnx.checker.check_model(onnx.load(ck), full_check=False)
+        ok, why = ops(ck)["GroupQueryAttention"] == LAYERS, ""
+    except onnx.checker.ValidationError as e:
+        ok, why = False, str(e).splitlines()[0]
+    check(ok, f"onnx.checker accepts the saved GroupQueryAttention model {why}")
+    # variants: the mask as attention_bias covers padding; no repeat_kv; no cache
+    for tag, extra in (("pad", ["--batch", "2", "--seq", "1", "--pad", "2"]), ("mha", ["--kv-heads", "4"]),
+                       ("prompt", ["--past", "0", "--seq", "6"])):
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_decoder_export.py"), work, "--layers",
+                        str(LAYERS), "--name", tag, *extra], check=True, capture_output=True)
+        vm, vf, vi = (os.path.join(work, tag + s) for s in (".onnx", "_fused.onnx", "_inputs.npz"))
+        subprocess.run([onyx, "optimize", vm, vf, "--level", "extended"], check=True, capture_output=True)
+        n_gqa = ops(vf)["GroupQueryAttention"]
+        check(n_gqa == LAYERS, f"{tag}: {n_gqa} GroupQueryAttention (want {LAYERS})")
+        vref = dict(np.load(os.path.join(work, tag + "_torch.npz")))
+        compare(onyx_outputs(onyx, vf, vi, os.path.join(work, tag + ".npz"), "extended"), f"onyx {tag} fused file",
+                vref)
+        compare(ort_outputs(bench, vf, vi, os.path.join(work, "ort_" + tag)), f"ORT 1.30 {tag} fused file", vref)
     # the same decoder with cos/sin caches whose halves differ: rotary must stay unfused, the rest
     # fuses, and the outputs still match torch's
     subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_decoder_export.py"), work, "--layers", str(LAYERS),

@@ -10,7 +10,8 @@ Runtime's model builder writes. Random weights from a fixed seed; nothing is dow
 writes OUT_DIR/decoder.onnx, OUT_DIR/decoder_inputs.npz and torch's outputs for them in
 OUT_DIR/decoder_torch.npz (one step: 3 new tokens after 5 cached
 ones; position_ids continue the cache). Inputs: input_ids [B, S], position_ids [B, S],
-attention_mask float [B, 1, S, P + S] (0 or -inf: causal), past_key_values.N.key / .value
+attention_mask float [B, 1, S, P + S] (0 or -inf: causal; --pad K also masks the last batch entry's
+first K keys), past_key_values.N.key / .value
 [B, kv_heads, P, head_size]; outputs logits and present.N.key / .value.
 Needs only Debian's python3-torch (and python3-onnx, numpy).
 """
@@ -132,6 +133,24 @@ class Decoder(nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
+def export(model, layers, args, path):
+    """torch.onnx.export of a Decoder with dynamic batch, sequence and cache lengths and ONNX
+    Runtime's generation names; returns the past and present names."""
+    names_past = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    names_present = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "position_ids": {0: "batch", 1: "sequence"},
+           "attention_mask": {0: "batch", 2: "sequence", 3: "total_sequence"}, "logits": {0: "batch", 1: "sequence"}}
+    for n in names_past:
+        dyn[n] = {0: "batch", 2: "past_sequence"}
+    for n in names_present:
+        dyn[n] = {0: "batch", 2: "total_sequence"}
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, opset_version=17,
+                          input_names=["input_ids", "position_ids", "attention_mask", *names_past],
+                          output_names=["logits", *names_present], dynamic_axes=dyn, do_constant_folding=True)
+    return names_past, names_present
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -144,6 +163,9 @@ def main():
     ap.add_argument("--max-pos", type=int, default=256)
     ap.add_argument("--past", type=int, default=5)
     ap.add_argument("--seq", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--pad", type=int, default=0,
+                    help="mask out the first PAD keys of the last batch entry (left padding: not causal)")
     ap.add_argument("--name", default="decoder")
     ap.add_argument("--uneven-cache", action="store_true", help="cos/sin caches whose two halves differ")
     a = ap.parse_args()
@@ -151,29 +173,19 @@ def main():
     torch.manual_seed(7)
     model = Decoder(a).eval()
     head = a.hidden // a.heads
-    B, S, P = 1, a.seq, a.past
+    B, S, P = a.batch, a.seq, a.past
     g = np.random.default_rng(11)
     ids = torch.from_numpy(g.integers(0, a.vocab, (B, S)).astype(np.int64))
-    pos = torch.arange(P, P + S, dtype=torch.int64).reshape(B, S)
+    pos = torch.arange(P, P + S, dtype=torch.int64).reshape(1, S).repeat(B, 1)
     mask = torch.full((B, 1, S, P + S), float("-inf")).triu(P + 1)
     mask = torch.where(torch.isinf(mask), mask, torch.zeros(()))
+    mask[B - 1, :, :, :a.pad] = float("-inf")
     past = [torch.from_numpy(g.standard_normal((B, a.kv_heads, P, head)).astype(np.float32))
             for _ in range(2 * a.layers)]
-    names_past = [f"past_key_values.{i}.{kv}" for i in range(a.layers) for kv in ("key", "value")]
-    names_present = [f"present.{i}.{kv}" for i in range(a.layers) for kv in ("key", "value")]
-    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "position_ids": {0: "batch", 1: "sequence"},
-           "attention_mask": {0: "batch", 2: "sequence", 3: "total_sequence"}, "logits": {0: "batch", 1: "sequence"}}
-    for n in names_past:
-        dyn[n] = {0: "batch", 2: "past_sequence"}
-    for n in names_present:
-        dyn[n] = {0: "batch", 2: "total_sequence"}
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, a.name + ".onnx")
     with torch.no_grad():
         ref = model(ids, pos, mask, *past)
-        torch.onnx.export(model, (ids, pos, mask, *past), path, opset_version=17,
-                          input_names=["input_ids", "position_ids", "attention_mask", *names_past],
-                          output_names=["logits", *names_present], dynamic_axes=dyn, do_constant_folding=True)
+    names_past, names_present = export(model, a.layers, (ids, pos, mask, *past), os.path.join(a.out, a.name + ".onnx"))
     feeds = {"input_ids": ids.numpy(), "position_ids": pos.numpy(), "attention_mask": mask.numpy()}
     feeds.update({n: t.numpy() for n, t in zip(names_past, past)})
     np.savez(os.path.join(a.out, a.name + "_inputs.npz"), **feeds)

@@ -225,8 +225,9 @@ def norm_cases(root):
 # ------------------------------------------------------------------ GroupQueryAttention
 
 def gqa_ref(q, k, v, past_k, past_v, seqlens, total, N, Nkv, H, scale, cos=None, sin=None, interleaved=False,
-            window=-1, softcap=0.0, smooth=False, sink=None):
-    """q (B,S,N,H), k/v (B,S,Nkv,H); past (B,Nkv,L,H) or None. Returns out (B,S,N*H), present k, v."""
+            window=-1, softcap=0.0, smooth=False, sink=None, causal=True, bias=None):
+    """q (B,S,N,H), k/v (B,S,Nkv,H); past (B,Nkv,L,H) or None; bias (B|1, N|1, S, total) or None.
+    Returns out (B,S,N*H), present k, v."""
     B, S = q.shape[:2]
     L = past_k.shape[2] if past_k is not None else 0
     first = S == total
@@ -254,11 +255,13 @@ def gqa_ref(q, k, v, past_k, past_v, seqlens, total, N, Nkv, H, scale, cos=None,
             kh = h // G
             for si in range(S):
                 p = past + si
-                hi = min(p, tot - 1)
+                hi = min(p, tot - 1) if causal else tot - 1
                 lo = max(0, p - window + 1) if window > 0 else 0
                 x = scale * (pk[b, kh, lo:hi + 1] @ qb[si, h])
                 if softcap > 0:
                     x = softcap * np.tanh(x / softcap)
+                if bias is not None:
+                    x = x + bias[b % bias.shape[0], h % bias.shape[1], si, lo:hi + 1]
                 extra = None
                 if smooth or sink is not None:
                     extra = 0.0 if sink is None else float(sink[h])
@@ -270,7 +273,9 @@ def gqa_ref(q, k, v, past_k, past_v, seqlens, total, N, Nkv, H, scale, cos=None,
 
 
 def gqa_case(root, name, B, S, N, Nkv, H, past_len, seqlens, total, packed=False, rotary=None, interleaved=False,
-             window=-1, softcap=0.0, smooth=False, sink=False, scale=None):
+             window=-1, softcap=0.0, smooth=False, sink=False, scale=None, causal=True, bias_shape=None,
+             masked=0):
+    """bias_shape: an attention_bias of that shape, its first `masked` keys -inf for the last batch entry."""
     q = RNG.uniform(-1, 1, size=(B, S, N, H)).astype(F32)
     k = RNG.uniform(-1, 1, size=(B, S, Nkv, H)).astype(F32)
     v = RNG.uniform(-1, 1, size=(B, S, Nkv, H)).astype(F32)
@@ -282,8 +287,11 @@ def gqa_case(root, name, B, S, N, Nkv, H, past_len, seqlens, total, packed=False
         cos, sin = caches(max(64, total), rotary // 2)
     sink_v = RNG.uniform(-1, 1, size=(N,)).astype(F32) if sink else None
     sc = scale if scale else 1.0 / np.sqrt(H)
+    bias = RNG.uniform(-1, 1, size=bias_shape).astype(F32) if bias_shape else None
+    if masked:
+        bias[-1, :, :, :masked] = -np.inf
     out, pk, pv = gqa_ref(q, k, v, past_k, past_v, seqlens, total, N, Nkv, H, sc, cos, sin, interleaved, window,
-                          softcap, smooth, sink_v)
+                          softcap, smooth, sink_v, causal, bias)
     if packed:
         qkv = np.concatenate([q.reshape(B, S, -1), k.reshape(B, S, -1), v.reshape(B, S, -1)], axis=2)
         ins = [("query", qkv), ("key", None), ("value", None)]
@@ -291,7 +299,7 @@ def gqa_case(root, name, B, S, N, Nkv, H, past_len, seqlens, total, packed=False
         ins = [("query", q.reshape(B, S, -1)), ("key", k.reshape(B, S, -1)), ("value", v.reshape(B, S, -1))]
     ins += [("past_key", past_k), ("past_value", past_v), ("seqlens_k", seqlens),
             ("total_sequence_length", np.array(total, np.int32)), ("cos_cache", cos), ("sin_cache", sin),
-            ("position_ids", None), ("attention_bias", None), ("head_sink", sink_v)]
+            ("position_ids", None), ("attention_bias", bias), ("head_sink", sink_v)]
     names = [n if a is not None else "" for n, a in ins]
     while names[-1] == "":
         names.pop()
@@ -306,6 +314,8 @@ def gqa_case(root, name, B, S, N, Nkv, H, past_len, seqlens, total, packed=False
         attrs["smooth_softmax"] = 1
     if scale:
         attrs["scale"] = scale
+    if not causal:
+        attrs["causal"] = 0
     outs = [("output", out), ("present_key", pk), ("present_value", pv)]
     write_case(root, name, [node("GroupQueryAttention", names, [n for n, _ in outs], **attrs)], ins, outs)
 
@@ -334,6 +344,14 @@ def gqa_cases(root):
     gqa_case(root, "gqa_prefill_tiles", 1, 70, 4, 2, 24, None, [69], 70)
     gqa_case(root, "gqa_prefill_tiles_past", 1, 9, 8, 2, 16, 80, [88], 89, rotary=16, window=37, softcap=2.0)
     gqa_case(root, "gqa_prefill_tiles_smooth", 1, 20, 6, 3, 8, 50, [69], 70, smooth=True, sink=True)
+    # causal = 0 with an additive attention_bias (the decoder fusion of torch exports): the bias
+    # alone masks; per-head bias and a padded batch entry; a prefill whose first tile of 64 keys
+    # is masked out entirely for every query (no NaN from the empty tile); bidirectional, no bias
+    gqa_case(root, "gqa_noncausal_bias_decode", 2, 1, 4, 2, 16, 6, [6, 6], 7, causal=False, bias_shape=(2, 4, 1, 7),
+             masked=3)
+    gqa_case(root, "gqa_noncausal_bias_tiles", 1, 20, 4, 2, 16, 70, [89], 90, causal=False,
+             bias_shape=(1, 1, 20, 90), masked=64)
+    gqa_case(root, "gqa_noncausal_prompt", 1, 5, 2, 1, 8, None, [4], 5, causal=False)
 
 
 # ------------------------------------------------------------------ MultiHeadAttention with past
@@ -398,10 +416,10 @@ def bad_cases(root):
     kv = RNG.uniform(-1, 1, size=(1, 1, 32)).astype(F32)
     out = np.zeros((1, 1, 32), F32)
 
-    def gqa(past_k, past_v, seqlens, total, error, name, rotary=False):
+    def gqa(past_k, past_v, seqlens, total, error, name, rotary=False, extra=None):
         ins = [("query", q), ("key", kv), ("value", kv), ("past_key", past_k), ("past_value", past_v),
                ("seqlens_k", np.array(seqlens, np.int32)), ("total_sequence_length", np.array(total, np.int32))]
-        attrs = dict(num_heads=2, kv_num_heads=2)
+        attrs = dict(num_heads=2, kv_num_heads=2, **(extra or {}))
         if rotary:
             cos, sin = caches(8, 8)
             ins += [("cos_cache", cos), ("sin_cache", sin)]
@@ -413,6 +431,7 @@ def bad_cases(root):
     gqa(z(3), z(3), [8], 9, "the cache (past_key) holds 3", "gqa_seqlens_beyond_cache")
     gqa(z(12), z(12), [10], 11, "beyond the cos/sin caches", "gqa_position_beyond_max_length", rotary=True)
     gqa(z(4), z(4), [4, 4], 5, "seqlens_k must be", "gqa_seqlens_wrong_batch")
+    gqa(z(4), z(4), [4], 5, "needs causal = 1", "gqa_window_without_causal", extra=dict(causal=0, local_window_size=2))
     ins = [("query", q), ("key", kv), ("value", kv), ("past_key", z(4)), ("past_value", z(3))]
     bad_case(root, "mha_past_shapes_differ", [node("MultiHeadAttention", ["query", "key", "value", "", "", "",
              "past_key", "past_value"], ["output"], num_heads=2)], ins, [("output", out)], "past_key [1,2,4,16] and past_value [1,2,3,16]")

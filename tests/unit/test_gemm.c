@@ -825,6 +825,60 @@ static void test_conv_integer(onyx_threadpool *tp) {
     onyx_value_destroy(y);
 }
 
+/* ConvInteger and QLinearConv share Conv's geometry (ir/schemas/conv.h):
+ * each bad attribute set gives the same message on all three, and the
+ * hostile strides that give Conv one output pixel give it to them too. */
+static void test_conv_geometry_shared(void) {
+    int64_t xd[4] = {1, 4, 5, 5}, wd[4] = {6, 2, 3, 3}, one = 1;
+    onyx_value *xf = rand_tensor(4, xd), *wf = rand_tensor(4, wd), *xq = NULL, *wq = NULL, *sc = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 4, xd, &xq));
+    CHECK_OK(onyx_tensor_new(ONYX_UINT8, 4, wd, &wq));
+    CHECK_OK(onyx_tensor_new(ONYX_FLOAT, 0, &one, &sc));
+    if (!xf || !wf || !xq || !wq || !sc) return;
+    memset(xq->data, 3, (size_t)xq->numel);
+    memset(wq->data, 1, (size_t)wq->numel);
+    *(float *)sc->data = 1.0f;
+    const onyx_value *fin[2] = {xf, wf}, *iin[2] = {xq, wq}, *qin[8] = {xq, sc, NULL, wq, sc, NULL, sc, NULL};
+    int64_t negpads[4] = {0, -1, 0, 0}, s0[2] = {0, 1}, ks[2] = {2, 3}, big[2] = {INT64_MAX, INT64_MAX};
+    int64_t huge_d[2] = {INT64_MAX / 2, 1};
+    const onyx_attr_proto g2 = attr_int("group", 2);
+    const struct {
+        onyx_attr_proto a[2];
+        size_t n;
+    } cases[] = {
+        {{attr_int("group", 3)}, 1}, {{attr_int("group", 0)}, 1}, {{g2, attr_ints("pads", negpads, 4)}, 2},
+        {{g2, attr_ints("strides", s0, 2)}, 2}, {{g2, attr_ints("kernel_shape", ks, 2)}, 2},
+        {{g2, attr_str("auto_pad", "SAME")}, 2}, {{g2, attr_ints("dilations", huge_d, 2)}, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        onyx_status *ef = run_op("Conv", 17, cases[i].a, cases[i].n, fin, 2, &y, false, NULL);
+        onyx_status *ei = run_op("ConvInteger", 10, cases[i].a, cases[i].n, iin, 2, &y, false, NULL);
+        onyx_status *eq = run_op("QLinearConv", 10, cases[i].a, cases[i].n, qin, 8, &y, false, NULL);
+        const char *mf = ef ? onyx_status_message(ef) : "(ok)", *mi = ei ? onyx_status_message(ei) : "(ok)";
+        const char *mq = eq ? onyx_status_message(eq) : "(ok)";
+        CHECK(ef && ei && eq && !strcmp(mf, mi) && !strcmp(mf, mq));
+        if (!(ef && ei && eq && !strcmp(mf, mi) && !strcmp(mf, mq)))
+            fprintf(stderr, "case %zu: Conv '%s', ConvInteger '%s', QLinearConv '%s'\n", i, mf, mi, mq);
+        onyx_status_free(ef);
+        onyx_status_free(ei);
+        onyx_status_free(eq);
+    }
+    const onyx_attr_proto strided[2] = {g2, attr_ints("strides", big, 2)};
+    CHECK_OK(run_op("ConvInteger", 10, strided, 2, iin, 2, &y, false, NULL));
+    CHECK(y && y->dtype == ONYX_INT32 && y->dims[1] == 6 && y->dims[2] == 1 && y->dims[3] == 1);
+    CHECK(y && ((int32_t *)y->data)[0] == 2 * 9 * 3);   /* 2 channels x 9 taps of 3 * 1 */
+    onyx_value_destroy(y);
+    y = NULL;
+    CHECK_OK(run_op("QLinearConv", 10, strided, 2, qin, 8, &y, false, NULL));
+    CHECK(y && y->dtype == ONYX_UINT8 && y->dims[2] == 1 && y->dims[3] == 1 && ((uint8_t *)y->data)[0] == 54);
+    onyx_value_destroy(y);
+    onyx_value_destroy(xf);
+    onyx_value_destroy(wf);
+    onyx_value_destroy(xq);
+    onyx_value_destroy(wq);
+    onyx_value_destroy(sc);
+}
+
 /* Convolution throughput on ResNet-50's layer shapes (batch 1). */
 static void bench_conv(onyx_threadpool *tp) {
     static const int64_t layers[][6] = {   /* C, H(=W), M, k, stride, count in the net */
@@ -992,6 +1046,7 @@ int main(int argc, char **argv) {
         test_other_types(tp);
         test_matmul_integer(tp);
         test_conv_integer(tp);
+        test_conv_geometry_shared();
     }
     onyx_threadpool_free(tp);
     return testlib_finish("test_gemm");

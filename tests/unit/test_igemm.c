@@ -148,6 +148,46 @@ static void cross_check(void) {
     onyx_threadpool_free(tp);
 }
 
+/* B packed with K rounded up to 64 (onyx_igemm_pack_b_aligned, how
+ * QLinearConv packs 3 x 3 weights for AMX) on every path gives the int32
+ * sums of the plain packing, with A's padding bytes past k set to 0xff
+ * (they meet zero rows of B), for K short of, at and past a multiple of 64. */
+static void check_aligned_k(void) {
+    size_t np;
+    const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
+    const shape shapes[] = {{37, 144, 33}, {64, 288, 64}, {70, 27, 40}, {32, 64, 32}, {96, 432, 100}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        shape s = shapes[si];
+        size_t ld = (s.k + 63) & ~(size_t)63;
+        uint8_t *a = malloc(s.m * ld), *b = malloc(s.k * s.n), zb = 3;
+        for (size_t i = 0; i < s.m; i++)
+            for (size_t p = 0; p < ld; p++) a[i * ld + p] = p < s.k ? (uint8_t)(testlib_rand_u64() & 0xff) : 0xff;
+        for (size_t i = 0; i < s.k * s.n; i++) b[i] = (uint8_t)(testlib_rand_u64() & 0xff);
+        int32_t *want = malloc(s.m * s.n * 4), *got = malloc(s.m * s.n * 4);
+        onyx_igemm_b plain, wide;
+        CHECK_OK(onyx_igemm_pack_b(b, true, s.k, s.n, s.n, &zb, 1, &plain));
+        CHECK_OK(onyx_igemm_pack_b_aligned(b, true, s.k, s.n, s.n, &zb, 1, 64, &wide));
+        CHECK(wide.kp == ld);
+        onyx_igemm_a av = {.data = a, .lda = ld, .za = 7, .padded = true};
+        for (size_t pi = 0; pi < np; pi++) {
+            onyx_igemm_out o = {.kind = ONYX_IGEMM_OUT_I32, .c = want, .ldc = s.n};
+            CHECK_OK(onyx_igemm_with(paths[pi], &av, s.m, &plain, &o, NULL));
+            o.c = got;
+            CHECK_OK(onyx_igemm_with(paths[pi], &av, s.m, &wide, &o, NULL));
+            bool same = !memcmp(want, got, s.m * s.n * 4);
+            if (!same) fprintf(stderr, "aligned K %s m%zu k%zu n%zu: sums differ\n", paths[pi]->name, s.m, s.k, s.n);
+            CHECK(same);
+        }
+        onyx_igemm_b_free(&plain), onyx_igemm_b_free(&wide);
+        free(a), free(b), free(want), free(got);
+    }
+    onyx_igemm_b bad;
+    static const int8_t b16[16];
+    onyx_status *st = onyx_igemm_pack_b_aligned(b16, true, 4, 4, 4, NULL, 0, 48, &bad); /* not a power of two */
+    CHECK(st != NULL);
+    onyx_status_free(st);
+}
+
 /* ------------------------------------------------------------ quantisation of A */
 
 /* DynamicQuantizeLinear (uint8) written out in scalar code: the reference
@@ -309,5 +349,6 @@ int main(int argc, char **argv) {
     }
     cross_check();
     check_quantize_a();
+    check_aligned_k();
     return testlib_finish("test_igemm");
 }

@@ -6,6 +6,7 @@
  * GFLOP/s on ResNet-50's layer shapes (never asserted on). */
 #include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,9 @@ typedef struct op_run {
     void *state;
 } op_run;
 
+/* X's spatial size unknown at init (a model with dynamic image sizes). */
+static bool x_size_unknown;
+
 /* Init as the session does: W (and B when b_const) constant, static input
  * types with a symbolic batch (rank unknown for X when !x_rank_known). */
 static onyx_status *op_init(op_run *r, const onyx_attr_proto *attrs, size_t n_attrs, const onyx_value **in,
@@ -92,6 +96,7 @@ static onyx_status *op_init(op_run *r, const onyx_attr_proto *attrs, size_t n_at
         memcpy(types[i].dims, in[i]->dims, sizeof types[i].dims);
         if (i == 0) types[i].dims[0] = ONYX_DIM_SYMBOL_BASE;
         if (i == 0 && !x_rank_known) types[i].rank = -1;
+        if (i == 0 && x_size_unknown) types[i].dims[2] = types[i].dims[3] = ONYX_DIM_UNKNOWN;
         tps[i] = &types[i];
     }
     if (w_const && n_in > 1) consts[1] = in[1];
@@ -654,6 +659,73 @@ static void test_released_weights(onyx_threadpool *tp) {
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
 }
 
+/* Winograd where X's size is unknown at init: the direct weights are
+ * packed, and U is made from them (W itself released) by the first run that
+ * takes Winograd; runs that do not never make it. Two runs at once on a
+ * fresh state both wait for the one U. */
+typedef struct lazy_run {
+    op_run *r;
+    const onyx_value **in;
+    onyx_value *y;
+    onyx_status *st;
+} lazy_run;
+
+static void *lazy_run_thread(void *arg) {
+    lazy_run *l = arg;
+    l->st = op_compute(l->r, l->in, 3, NULL, &l->y);
+    return NULL;
+}
+
+static void test_lazy_winograd(onyx_threadpool *tp) {
+    conv_case c = {.N = 2, .C = 20, .H = 6, .W = 7, .M = 18, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                   .pads = P1, .bias = true};
+    const int64_t xd[4] = {2, 20, 6, 7}, wd[4] = {18, 20, 3, 3}, bd = 18;
+    onyx_value *x = tensor(4, xd, true), *w = tensor(4, wd, true), *b = tensor(1, &bd, true), *y = NULL;
+    onyx_value *xb = to_blocked(x, false), *w2 = NULL;
+    CHECK_OK(onyx_value_clone(w, &w2));
+    int64_t pads[4] = {1, 1, 1, 1};
+    onyx_attr_proto attrs[1] = {attr_ints("pads", pads, 4)};
+    const onyx_value *in[3] = {xb, w2, b};
+    x_size_unknown = true;
+    for (int round = 0; round < 2; round++) {
+        op_run r;
+        onyx_nchwc_wino_force(1);   /* init: Winograd may apply, the size does not settle it */
+        CHECK_OK(op_init(&r, attrs, 1, in, 3, true, true, true));
+        CHECK(r.def->consumes_const_input(r.state, 1));
+        memset(w2->data, 0xff, w2->nbytes);   /* NaN: W is released after init */
+        onyx_nchwc_wino_force(-1);            /* a direct run first: no U needed */
+        CHECK_OK(op_compute(&r, in, 3, tp, &y));
+        CHECK(check_conv(&c, x, w, b, NULL, NULL, y, "lazy Winograd: direct run"));
+        onyx_value_destroy(y);
+        y = NULL;
+        onyx_nchwc_wino_force(1);
+        if (round == 0) {   /* then Winograd runs: the first makes U */
+            for (int k = 0; k < 2; k++) {
+                CHECK_OK(op_compute(&r, in, 3, tp, &y));
+                CHECK(check_conv(&c, x, w, b, NULL, NULL, y, "lazy Winograd"));
+                onyx_value_destroy(y);
+                y = NULL;
+            }
+        } else {            /* two Winograd runs at once */
+            lazy_run runs[2] = {{.r = &r, .in = in}, {.r = &r, .in = in}};
+            pthread_t th[2];
+            for (int k = 0; k < 2; k++) CHECK(pthread_create(&th[k], NULL, lazy_run_thread, &runs[k]) == 0);
+            for (int k = 0; k < 2; k++) {
+                pthread_join(th[k], NULL);
+                CHECK_OK(runs[k].st);
+                CHECK(check_conv(&c, x, w, b, NULL, NULL, runs[k].y, "lazy Winograd, concurrent"));
+                onyx_value_destroy(runs[k].y);
+            }
+        }
+        onyx_nchwc_wino_force(0);
+        op_free(&r);
+        memcpy(w2->data, w->data, w->nbytes);
+    }
+    x_size_unknown = false;
+    onyx_value *vals[] = {x, w, b, xb, w2};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) onyx_value_destroy(vals[i]);
+}
+
 /* ------------------------------------------------------------ bench */
 
 static double now_s(void) {
@@ -785,6 +857,7 @@ static void test_all(onyx_threadpool *tp) {
     test_released_weights(tp);
     test_winograd(NULL);
     test_winograd(tp);
+    test_lazy_winograd(tp);
     /* every structurally eligible case again, through Winograd */
     onyx_nchwc_wino_force(1);
     test_cases(tp);

@@ -89,6 +89,9 @@ static const prob probs[] = {
     {20, 40, 96, false, false, 2.0f, 0, {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_NONE, 0, 0}},
     {5, 7, 0, false, false, 1, 0.5f, {0}},
     {200, 300, 600, false, false, 1, 0, {0}},  /* several tiles on threads */
+    /* several tile columns: A packed once and shared by the tiles (odd M, transposed A, K tail) */
+    {37, 450, 1100, true, false, 1, 0.5f, {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_RELU, 0, 0}},
+    {1, 400, 70, false, true, 1, 0, {0}},
 };
 
 static void test_kernels(onyx_threadpool *tp) {
@@ -152,6 +155,47 @@ static void test_kernels(onyx_threadpool *tp) {
     }
 }
 
+/* ---- which path: the rule over every combination of its facts ---- */
+
+static void test_path_rule(void) {
+    for (int m = 0; m < 64; m++) {
+        onyx_bf16_cpu c = {.avx512bf16 = m & 1, .amx_usable = m & 2, .amd = m & 4, .disable_amx = m & 8,
+                           .disable_avx512bf16 = m & 16, .avx512_table = m & 32};
+        const char *why = NULL;
+        onyx_bf16_path got = onyx_bf16_path_for(&c, &why);
+        bool bf16 = c.avx512bf16 && !c.disable_avx512bf16 && c.avx512_table;
+        onyx_bf16_path want = !bf16                             ? ONYX_BF16_OFF
+                              : c.amx_usable && !c.disable_amx ? ONYX_BF16_AMX
+                              : c.amd || c.disable_amx         ? ONYX_BF16_VDPBF16PS
+                                                               : ONYX_BF16_OFF;
+        if (got != want) fprintf(stderr, "bf16 path rule, facts %#x: path %d, expected %d (%s)\n", m, got, want, why);
+        CHECK(got == want);
+        CHECK(why && *why);
+        CHECK(onyx_bf16_path_for(&c, NULL) == got);
+    }
+    /* the reasons name what decided */
+    const char *why = NULL;
+    onyx_bf16_cpu intel = {.avx512bf16 = true, .avx512_table = true};
+    CHECK(onyx_bf16_path_for(&intel, &why) == ONYX_BF16_OFF && strstr(why, "Intel"));
+    intel.disable_amx = true;
+    CHECK(onyx_bf16_path_for(&intel, &why) == ONYX_BF16_VDPBF16PS && strstr(why, "ONYX_CPU_DISABLE=amx"));
+    onyx_bf16_cpu zen4 = {.avx512bf16 = true, .amd = true, .avx512_table = true};
+    CHECK(onyx_bf16_path_for(&zen4, &why) == ONYX_BF16_VDPBF16PS && strstr(why, "AMD"));
+    zen4.disable_avx512bf16 = true;
+    CHECK(onyx_bf16_path_for(&zen4, &why) == ONYX_BF16_OFF && strstr(why, "ONYX_CPU_DISABLE=avx512bf16"));
+    onyx_bf16_cpu spr = {.avx512bf16 = true, .amx_usable = true, .avx512_table = true};
+    CHECK(onyx_bf16_path_for(&spr, &why) == ONYX_BF16_AMX);
+    spr.avx512_table = false;
+    CHECK(onyx_bf16_path_for(&spr, &why) == ONYX_BF16_OFF && strstr(why, "AVX-512"));
+    /* this process: ONYX_CPU_DISABLE (ctest runs this test plain, with amx and with avx512bf16) decides */
+    onyx_bf16_path here = onyx_bf16_path_here(&why);
+    printf("test_sgemm_bf16: this process's bf16 path: %s\n", why);
+    CHECK(onyx_bf16_fastmath_available() == (here != ONYX_BF16_OFF));
+    if (onyx_cpu_disabled("avx512bf16")) CHECK(here == ONYX_BF16_OFF);
+    else if (onyx_cpu_disabled("amx") && here != ONYX_BF16_OFF) CHECK(here == ONYX_BF16_VDPBF16PS);
+    if (here == ONYX_BF16_AMX) CHECK(onyx_bf16_amx_usable());
+}
+
 /* ---- the session entry on the demo MLP ---- */
 
 static float *run_digits(onyx_env *env, bool fastmath, const float *x, int64_t rows) {
@@ -179,9 +223,17 @@ static float *run_digits(onyx_env *env, bool fastmath, const float *x, int64_t r
     return r;
 }
 
+/* Counts the fast-math decision lines (cpu_provider.c: logged once). */
+static void count_bf16_lines(void *user, onyx_log_level level, const char *logid, const char *message) {
+    (void)level, (void)logid;
+    if (strstr(message, "bf16 fast-math: ") || strstr(message, "enable_bf16_fastmath ignored: ")) ++*(int *)user;
+}
+
 static void test_session(void) {
     onyx_env *env = NULL;
-    CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
+    int lines = 0;
+    CHECK_OK(onyx_env_create(ONYX_LOG_INFO, "test", &env));
+    if (env) onyx_env_set_logger(env, count_bf16_lines, &lines);
     const int64_t rows = 64;
     float *x = malloc(rows * 64 * sizeof(float));
     for (int64_t i = 0; i < rows * 64; i++) x[i] = 8.0f * (testlib_frand() + 1.0f);   /* pixel range 0..16 */
@@ -203,7 +255,9 @@ static void test_session(void) {
         if (onyx_bf16_fastmath_available()) CHECK(differ > 0);   /* the weights really were bfloat16 */
         else CHECK(differ == 0);                                  /* ignored: exactly float32 */
     }
-    free(f32), free(b16), free(x);
+    float *again = run_digits(env, true, x, rows);   /* a second fast-math session: no second line */
+    CHECK(lines == 1);
+    free(f32), free(b16), free(again), free(x);
     /* forcing AVX2 turns it off: identical to float32 */
     if (onyx_bf16_fastmath_available() && onyx_cpu_force_isa("avx2")) {
         CHECK(!onyx_bf16_fastmath_available());
@@ -214,6 +268,7 @@ static void test_session(void) {
 
 int main(void) {
     onyx_threadpool *tp = onyx_threadpool_create(2);
+    test_path_rule();
     test_kernels(NULL);
     test_kernels(tp);
     onyx_threadpool_free(tp);

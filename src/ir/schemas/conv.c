@@ -165,13 +165,40 @@ onyx_status *onyx_conv_convt_spatial(const onyx_node *node, conv_geom *g) {
     }
     return NULL;
 }
-static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose, int x_in, int w_in, int dtype) {
-    if (ctx->n_out < 1 || ctx->n_in <= (size_t)w_in || !ctx->in[x_in] || !ctx->in[w_in]) return NULL;
-    const onyx_type *x = ctx->in[x_in], *w = ctx->in[w_in];
-    onyx_type *y = &ctx->out[0];
-    y->kind = ONYX_VALUE_TENSOR;
-    y->dtype = dtype ? (uint8_t)dtype : x->dtype;
-    if (x->rank < 3 || w->rank != x->rank) return NULL;
+/* Sizes and strides once the spatial dims are known, and the bounds that
+ * keep the kernels' products (weights, im2col columns, output) in range. */
+onyx_status *onyx_conv_sizes(conv_geom *g) {
+    g->in_size = g->out_size = g->k_size = 1;
+    for (int i = g->nd - 1; i >= 0; i--) {
+        g->istr[i] = g->in_size;
+        g->ostr[i] = g->out_size;
+        if (onyx_mul_overflow_i64(g->in_size, g->in[i], &g->in_size) ||
+            onyx_mul_overflow_i64(g->out_size, g->out[i], &g->out_size) ||
+            onyx_mul_overflow_i64(g->k_size, g->k[i], &g->k_size))
+            return ONYX_INVALID_ARG("convolution sizes overflow");
+    }
+    int64_t t, y;
+    if (onyx_mul_overflow_i64(g->Cg, g->k_size, &g->K) || onyx_mul_overflow_i64(g->K, g->Mg, &t) ||
+        onyx_mul_overflow_i64(g->Mg, g->k_size, &t) || onyx_mul_overflow_i64(t, g->in_size, &t) ||
+        t > ONYX_MAX_TENSOR_ELEMENTS || onyx_mul_overflow_i64(g->N, g->M, &y) ||
+        onyx_mul_overflow_i64(y, g->out_size, &y) || y > ONYX_MAX_TENSOR_ELEMENTS)
+        return ONYX_INVALID_ARG("convolution too large");
+    return NULL;
+}
+onyx_status *onyx_conv_geometry(const onyx_node *node, const int64_t *x, int xr, const int64_t *w, int wr,
+                                bool transpose, conv_geom *g) {
+    ONYX_TRY(onyx_conv_conv_channels(node, x, xr, w, wr, transpose, g));
+    ONYX_TRY(transpose ? onyx_conv_convt_spatial(node, g) : onyx_conv_conv_spatial(node, g));
+    return onyx_conv_sizes(g);
+}
+void onyx_conv_out_dims(const conv_geom *g, int64_t *dims) {
+    dims[0] = g->N;
+    dims[1] = g->M;
+    for (int i = 0; i < g->nd; i++) dims[2 + i] = g->out[i];
+}
+onyx_status *onyx_conv_infer_shape(const onyx_node *node, const onyx_type *x, const onyx_type *w, bool transpose,
+                                   onyx_type *y) {
+    if (!x || !w || x->rank < 3 || x->rank > R || w->rank != x->rank) return NULL;
     y->rank = x->rank;
     for (int i = 0; i < y->rank; i++) y->dims[i] = ONYX_DIM_UNKNOWN;
     y->dims[0] = x->dims[0];
@@ -181,15 +208,22 @@ static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose, int x
     memcpy(xd, x->dims, sizeof xd);
     xd[0] = 1;   /* the batch may be symbolic */
     conv_geom g;
-    onyx_status *st = onyx_conv_conv_channels(ctx->node, xd, x->rank, w->dims, w->rank, transpose, &g);
-    if (!st) st = transpose ? onyx_conv_convt_spatial(ctx->node, &g) : onyx_conv_conv_spatial(ctx->node, &g);
+    onyx_status *st = onyx_conv_conv_channels(node, xd, x->rank, w->dims, w->rank, transpose, &g);
+    if (!st) st = transpose ? onyx_conv_convt_spatial(node, &g) : onyx_conv_conv_spatial(node, &g);
     if (st) return st;
     y->dims[1] = g.M;
     for (int i = 0; i < g.nd; i++) y->dims[2 + i] = g.out[i];
     return NULL;
 }
-static onyx_status *conv_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, false, 0, 1, 0); }
-static onyx_status *convt_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, true, 0, 1, 0); }
+static onyx_status *conv_infer_common(onyx_infer_ctx *ctx, bool transpose) {
+    if (ctx->n_out < 1 || ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1]) return NULL;
+    onyx_type *y = &ctx->out[0];
+    y->kind = ONYX_VALUE_TENSOR;
+    y->dtype = ctx->in[0]->dtype;
+    return onyx_conv_infer_shape(ctx->node, ctx->in[0], ctx->in[1], transpose, y);
+}
+static onyx_status *conv_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, false); }
+static onyx_status *convt_infer(onyx_infer_ctx *ctx) { return conv_infer_common(ctx, true); }
 
 const onyx_schema_def onyx_schemas_conv[] = {
     {"", "Conv", 1, L, conv_infer},

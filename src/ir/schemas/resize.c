@@ -103,9 +103,16 @@ onyx_status *onyx_resize_rs_parse(const onyx_node *node, int opset, int rank, rs
     }
     return NULL;
 }
-static onyx_status *rs_read_floats(const onyx_value *v, const char *what, int want, double *out) {
-    if (!su_is_float_family(v->dtype))
-        return ONYX_INVALID_ARG("input %s must be a float tensor, got %s", what, onyx_dtype_name(v->dtype));
+/* scales (is_roi false) or roi. The spec types scales as tensor(float) in
+ * every Resize and Upsample version (ONNX Runtime refuses another type when
+ * it loads the model), and roi as float16, float or double. */
+static onyx_status *rs_read_floats(const onyx_value *v, bool is_roi, int want, double *out) {
+    const char *what = is_roi ? "roi" : "scales";
+    const int dt = v->dtype;
+    if (is_roi ? dt != ONYX_FLOAT && dt != ONYX_FLOAT16 && dt != ONYX_DOUBLE : dt != ONYX_FLOAT)
+        return ONYX_INVALID_ARG("input %s must be a %s tensor, got %s", what,
+                                is_roi ? "float16, float or double" : "float (float32, in every version)",
+                                onyx_dtype_name(dt));
     if (v->rank > 1) return ONYX_INVALID_ARG("input %s must be 1-D, got rank %d", what, v->rank);
     if (v->numel != want)
         return ONYX_INVALID_ARG("input %s has %lld values; expected %d", what, (long long)v->numel, want);
@@ -144,14 +151,14 @@ onyx_status *onyx_resize_rs_resize_request(const onyx_value *const *in, size_t n
     if (scales && sizes) return ONYX_INVALID_ARG("only one of the inputs scales and sizes may be given");
     if (!scales && !sizes) return ONYX_INVALID_ARG("one of the inputs scales and sizes must be given");
     if (scales) {
-        ONYX_TRY(rs_read_floats(scales, "scales", p->n_axes, rq->scales));
+        ONYX_TRY(rs_read_floats(scales, false, p->n_axes, rq->scales));
         rq->has_scales = true;
     } else {
         ONYX_TRY(rs_read_sizes(sizes, p->n_axes, rq->sizes));
         rq->has_sizes = true;
     }
     if (roi && p->ctm == CT_TF_CROP_AND_RESIZE) {
-        ONYX_TRY(rs_read_floats(roi, "roi", 2 * p->n_axes, rq->roi));
+        ONYX_TRY(rs_read_floats(roi, true, 2 * p->n_axes, rq->roi));
         rq->has_roi = true;
     }
     return NULL;
@@ -165,7 +172,7 @@ onyx_status *onyx_resize_rs_upsample_request(const onyx_node *node, const onyx_v
     if (opset >= 9) {
         const onyx_value *s = n_in > 1 ? in[1] : NULL;
         if (!onyx_is_tensor(s)) return ONYX_INVALID_ARG("input 1 (scales) is missing");
-        return rs_read_floats(s, "scales", rank, rq->scales);
+        return rs_read_floats(s, false, rank, rq->scales);
     }
     if (opset >= 7) {
         size_t n;

@@ -1,5 +1,6 @@
 /* The CPU execution provider: claims every node the kernel registry has a
  * kernel for, and runs kernels on host memory. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,19 +132,18 @@ static onyx_status *apply_isa(const char *name) {
 }
 
 /* "session.enable_bf16_fastmath" = "1": float32 GEMM weights packed as
- * bfloat16 where the CPU has AVX512-BF16; elsewhere ignored, with a log
- * line. */
+ * bfloat16 on the path sgemm_bf16.h's rule picks; elsewhere ignored. The
+ * decision and its reason are logged once per process (again only if a
+ * later session's differs: ONYX_ISA/session.onyx.cpu_isa can change it). */
 static bool want_bf16(const onyx_env *env, const char *v) {
+    static _Atomic int logged = -1;
     if (!v || strcmp(v, "1")) return false;
-    if (!onyx_bf16_fastmath_available()) {
-        onyx_log(env, ONYX_LOG_WARNING,
-                 "session.enable_bf16_fastmath ignored: no AVX512-BF16, Intel without usable AMX, ONYX_ISA "
-                 "or ONYX_CPU_DISABLE, or a minimal build; float32 kept");
-        return false;
-    }
-    onyx_log(env, ONYX_LOG_INFO, "bf16 fast-math: GEMM and Conv weights packed as bfloat16 (%s)",
-             onyx_bf16_amx_usable() ? "AMX" : "VDPBF16PS");
-    return true;
+    const char *why;
+    onyx_bf16_path path = onyx_bf16_path_here(&why);
+    if (atomic_exchange(&logged, (int)path) != (int)path)
+        onyx_log(env, path ? ONYX_LOG_INFO : ONYX_LOG_WARNING,
+                 path ? "bf16 fast-math: %s" : "session.enable_bf16_fastmath ignored: %s; float32 kept", why);
+    return path != ONYX_BF16_OFF;
 }
 
 static onyx_status *cpu_configure(onyx_provider *p, const onyx_env *env, onyx_config_get get, const void *src) {

@@ -498,7 +498,7 @@ static void split_range(size_t units, size_t parts, size_t t, size_t *begin, siz
  * otherwise map and fault in half a megabyte each time) and freed when the
  * thread exits. */
 #define SCRATCH_SLOTS 5
-#define SHARED_A_SLOT 4   /* gemm.c's own: the A packed once per call (share_a) */
+#define SHARED_A_SLOT 4   /* the GEMM drivers' own: the A packed once per call (share_a) */
 #define SCRATCH_MAX_BYTES ((size_t)16 << 20)   /* larger requests go to the heap each time */
 
 typedef struct scratch {
@@ -549,6 +549,10 @@ float *onyx_scratch_acquire(int slot, size_t floats, bool *heap) {
 
 void onyx_scratch_release(float *p, bool heap) {
     if (heap) onyx_free(p);
+}
+
+float *onyx_gemm_scratch(bool shared_a, size_t floats) {
+    return thread_scratch(shared_a ? SHARED_A_SLOT : 0, floats ? floats : 1);
 }
 
 static void run_tiles(void *arg, size_t begin, size_t end) {

@@ -240,6 +240,11 @@ void onyx_gemm_post_fast_gelu(const float *bias, float *c, size_t ldc, size_t ro
  * out of memory. Release with the same *heap. */
 float *onyx_scratch_acquire(int slot, size_t floats, bool *heap);
 void onyx_scratch_release(float *p, bool heap);
+/* The GEMM drivers' own buffers (gemm.c, sgemm_bf16.c), this thread's, at
+ * least `floats` long, NULL on out of memory: slot 0 (a tile's packing) or,
+ * when shared_a, the A that the calling thread packs once per call for all
+ * the tiles. Only a GEMM driver uses them, and no GEMM runs inside another. */
+float *onyx_gemm_scratch(bool shared_a, size_t floats);
 
 /* ---- kernel selection (tests and benchmarks) ---- */
 

@@ -26,12 +26,19 @@ static inline int32_t b_shifted(const void *b, bool b_signed, size_t i) {
 
 onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                size_t n_zb, onyx_igemm_b *out) {
+    return onyx_igemm_pack_b_aligned(b, b_signed, k, n, ldb, zb, n_zb, 4, out);
+}
+
+onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
+                                       size_t n_zb, size_t k_align, onyx_igemm_b *out) {
     memset(out, 0, sizeof *out);
     if (n_zb != 0 && n_zb != 1 && n_zb != n) return ONYX_INVALID_ARG("igemm: %zu zero points for %zu columns", n_zb, n);
     if (k > ((size_t)1 << 30) || n > ((size_t)1 << 30)) return ONYX_INVALID_ARG("igemm: B of %zu x %zu is too large", k, n);
+    if (k_align < 4 || k_align > 4096 || (k_align & (k_align - 1)))
+        return ONYX_INVALID_ARG("igemm: K alignment %zu is not a power of two in [4, 4096]", k_align);
     out->k = k;
     out->n = n;
-    out->kp = (k + 3) & ~(size_t)3;
+    out->kp = (k + k_align - 1) & ~(k_align - 1);
     out->strips = (n + ONYX_IGEMM_NR - 1) / ONYX_IGEMM_NR;
     size_t cols = out->strips * ONYX_IGEMM_NR, bytes;
     if (onyx_mul_overflow_size(out->kp, cols, &bytes)) return ONYX_INVALID_ARG("igemm: B too large");

@@ -42,6 +42,12 @@ typedef struct onyx_igemm_b {
  * 0). */
 onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                size_t n_zb, onyx_igemm_b *out);
+/* The same with kp rounded up to k_align (a power of two >= 4; the rows
+ * past k are zero): the in-use kernel's k_align lets it take every k step
+ * on its fast path, when the caller's A rows are readable up to that kp
+ * (onyx_igemm_a.padded, lda >= kp). */
+onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
+                                       size_t n_zb, size_t k_align, onyx_igemm_b *out);
 void onyx_igemm_b_free(onyx_igemm_b *b);
 
 /* A: m rows of bytes with row stride lda >= b->kp; bytes from k to kp of a
@@ -120,6 +126,8 @@ typedef struct onyx_igemm_isa {
      * configure the tile registers once, release them after). */
     void (*range_begin)(void);
     void (*range_end)(void);
+    /* K multiple of the kernel's fast path (AMX: 64, a tile's k); 0: 4 */
+    size_t k_align;
 } onyx_igemm_isa;
 
 void onyx_igemm_minmax_generic(const float *x, size_t n, float *mn, float *mx);

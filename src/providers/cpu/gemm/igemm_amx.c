@@ -99,5 +99,5 @@ static void quant_rows(const float *x, size_t m, size_t k, size_t ldx, float sca
     onyx_igemm_isa_avx512vnni.quant_rows(x, m, k, ldx, scale, zp, dst, ld);
 }
 
-const onyx_igemm_isa onyx_igemm_isa_amx = {"amx", 32, 2, kernel, minmax, quant_rows, configure, release};
+const onyx_igemm_isa onyx_igemm_isa_amx = {"amx", 32, 2, kernel, minmax, quant_rows, configure, release, 64};
 #endif

@@ -1,12 +1,16 @@
 /* bfloat16 fast-math GEMM: packing, the driver and the portable reference
  * kernel (see sgemm_bf16.h). The driver splits C into tiles of up to MC
- * rows and NCS strips run on the thread pool; a tile packs its rows of A
- * once per K block (rounded to bfloat16 pairs) and runs the kernel over
- * every strip x panel, so a strip of B stays in L1 across the panels. The
- * bias and activation of the epilogue are applied over the tile at the end,
+ * rows and NCS strips run on the thread pool, and runs the kernel over
+ * every strip x panel of a tile, so a strip of B stays in L1 across the
+ * panels. A (rounded to bfloat16 pairs) is packed once per call when C
+ * has several tile columns and A fits SHARED_A_MAX_PAIRS (the threads pack
+ * it together, then share it read-only, as gemm.c's share_a does for
+ * float32); otherwise each tile packs its rows once per K block. The bias
+ * and activation of the epilogue are applied over the tile at the end,
  * once per element. */
 #include "providers/cpu/gemm/sgemm_bf16.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +23,29 @@
 #define KC_BF16 512     /* K per block: an 8-row panel is 16 KiB, a 48-column strip 48 KiB */
 #define MC_BF16 96      /* rows per tile: 12 panels */
 #define NCS_BF16 4      /* strips per tile */
+#define SHARED_A_MAX_PAIRS ((size_t)2 << 20)   /* 8 MiB of packed A, kept per calling thread */
 
-/* ---- availability and the per-thread pack mode ---- */
+/* ---- availability: the rule (sgemm_bf16.h, onyx_bf16_path) ---- */
 
-#if defined(__x86_64__)
-/* Without AMX, VDPBF16PS pays where it issues at float32 FMA's rate with
- * twice the products (AMD Zen 4 and later). Intel cores issue it on one
- * port, half FMA's rate: on Sapphire Rapids with AMX off the bfloat16 GEMM
- * ran at 0.53x and ResNet-50 at 0.49x of float32, so there only AMX makes
- * fast-math fast. ONYX_CPU_DISABLE=amx asks for the Zen 4 path on any CPU
- * with AVX512-BF16 (tests, benchmarks). */
-static bool vdpbf16_pays(void) { return __builtin_cpu_is("amd") || onyx_cpu_disabled("amx"); }
-#endif
+onyx_bf16_path onyx_bf16_path_for(const onyx_bf16_cpu *c, const char **why) {
+    const char *w;
+    onyx_bf16_path path = ONYX_BF16_OFF;
+    if (!c->avx512bf16 || c->disable_avx512bf16)
+        w = c->avx512bf16 ? "no AVX512-BF16 (ONYX_CPU_DISABLE=avx512bf16)" : "no AVX512-BF16 on this CPU";
+    else if (!c->avx512_table)
+        w = "the dispatch table is below AVX-512 (ONYX_ISA or session.onyx.cpu_isa)";
+    else if (c->amx_usable && !c->disable_amx)
+        w = "AMX-BF16", path = ONYX_BF16_AMX;
+    else if (c->disable_amx)
+        w = "VDPBF16PS, forced by ONYX_CPU_DISABLE=amx", path = ONYX_BF16_VDPBF16PS;
+    else if (c->amd)
+        w = "VDPBF16PS on an AMD core without AMX", path = ONYX_BF16_VDPBF16PS;
+    else
+        w = "not AMD and no usable AMX: Intel issues VDPBF16PS at half float32's rate (ONYX_CPU_DISABLE=amx "
+            "forces it)";
+    if (why) *why = w;
+    return path;
+}
 
 /* Names in ONYX_CPU_DISABLE that are not amx or avx512bf16 (platform.c
  * ignores them). */
@@ -43,24 +58,38 @@ static void report_unknown_disabled(void) {
     }
 }
 
-bool onyx_bf16_fastmath_available(void) {
-#if defined(__x86_64__)
-    static int has = -1;
-    if (has < 0) {
+/* This CPU's facts but the table, read once (bit 0: valid, then
+ * avx512bf16, amx_usable, amd, disable_amx, disable_avx512bf16). */
+static int cpu_facts(void) {
+    static _Atomic int facts = 0;
+    int f = atomic_load(&facts);
+    if (!f) {
         report_unknown_disabled();
+        f = 1;
+#if defined(__x86_64__)
         __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512bf16") && !onyx_cpu_disabled("avx512bf16") &&
-              (onyx_bf16_amx_usable() || vdpbf16_pays());
-    }
-    return has && onyx_cpu()->isa == ONYX_CPU_AVX512;
-#else
-    return false;
+        f |= (__builtin_cpu_supports("avx512bf16") ? 2 : 0) | (onyx_bf16_amx_usable() ? 4 : 0) |
+             (__builtin_cpu_is("amd") ? 8 : 0);
 #endif
+        f |= (onyx_cpu_disabled("amx") ? 16 : 0) | (onyx_cpu_disabled("avx512bf16") ? 32 : 0);
+        atomic_store(&facts, f);
+    }
+    return f;
 }
+
+onyx_bf16_path onyx_bf16_path_here(const char **why) {
+    int f = cpu_facts();
+    onyx_bf16_cpu c = {.avx512bf16 = f & 2, .amx_usable = f & 4, .amd = f & 8, .disable_amx = f & 16,
+                       .disable_avx512bf16 = f & 32, .avx512_table = onyx_cpu()->isa == ONYX_CPU_AVX512};
+    return onyx_bf16_path_for(&c, why);
+}
+
+bool onyx_bf16_fastmath_available(void) { return onyx_bf16_path_here(NULL) != ONYX_BF16_OFF; }
 
 static const onyx_bf16_isa *best_isa(void) {
 #if defined(__x86_64__)
-    if (onyx_bf16_fastmath_available()) return onyx_bf16_amx_usable() ? &onyx_bf16_isa_amx : &onyx_bf16_isa_avx512;
+    onyx_bf16_path path = onyx_bf16_path_here(NULL);
+    if (path != ONYX_BF16_OFF) return path == ONYX_BF16_AMX ? &onyx_bf16_isa_amx : &onyx_bf16_isa_avx512;
 #endif
     return &onyx_bf16_isa_portable;
 }
@@ -208,8 +237,15 @@ typedef struct gemm_job {
     size_t ldc;
     const onyx_gemm_epilogue *ep;
     size_t tiles_m, tiles_n;
+    const uint32_t *a_shared;   /* all of A packed (a_offset's layout), or NULL: tiles pack it */
+    size_t m_padded;            /* rows of a_shared: M rounded up to MR */
     bool failed;
 } gemm_job;
+
+/* Where the shared A holds K block pc: each block is m_padded rows of its
+ * pairs, in tile order (row i of a panel block at i * kp); the blocks
+ * before pc all have kcb / 2 pairs (kcb is a multiple of 32). */
+static size_t a_offset(const gemm_job *j, size_t pc) { return pc / 2 * j->m_padded; }
 
 static void apply_epilogue(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_t n1) {
     const onyx_gemm_epilogue *ep = j->ep;
@@ -223,6 +259,42 @@ static void apply_epilogue(const gemm_job *j, size_t m0, size_t m1, size_t n0, s
     }
 }
 
+/* Pairs of A over all K blocks, as the shared A lays them out. */
+static size_t a_pairs(const onyx_bf16_mat *B) {
+    size_t last = (B->K - 1) / B->kcb * B->kcb;
+    return last / 2 + block_pairs(B->K - last, B->kstep);
+}
+
+/* Items [begin, end) of the shared A: (K block, panel) pairs. */
+static void share_a_items(void *arg, size_t begin, size_t end) {
+    const gemm_job *j = arg;
+    const onyx_bf16_mat *B = j->B;
+    const size_t MR = j->isa->mr, panels = j->m_padded / MR;
+    uint32_t *dst = (uint32_t *)j->a_shared;
+    for (size_t it = begin; it < end; it++) {
+        size_t pc = it / panels * B->kcb, i = it % panels * MR;
+        size_t kc = B->K - pc < B->kcb ? B->K - pc : B->kcb, kp = block_pairs(kc, B->kstep);
+        pack_a_panel(j->isa, j->A, j->lda, j->transA, i, j->M - i < MR ? j->M - i : MR, pc, kc, kp,
+                     dst + a_offset(j, pc) + i * kp);
+    }
+}
+
+/* Pack all of A once into the calling thread's buffer (on the pool when
+ * `parallel`) when C has several tile columns and A fits; otherwise leave
+ * j->a_shared NULL and the tiles pack their rows themselves. */
+static void share_a(gemm_job *j, onyx_threadpool *tp, bool parallel) {
+    const size_t MR = j->isa->mr;
+    j->m_padded = (j->M + MR - 1) / MR * MR;
+    size_t pairs = a_pairs(j->B);
+    if (j->tiles_n < 2 || pairs > SHARED_A_MAX_PAIRS / j->m_padded) return;
+    uint32_t *buf = (uint32_t *)onyx_gemm_scratch(true, j->m_padded * pairs);
+    if (!buf) return;
+    j->a_shared = buf;
+    size_t items = (j->B->K + j->B->kcb - 1) / j->B->kcb * (j->m_padded / MR);
+    if (parallel && items > 1) onyx_parallel_for(tp, items, 1, share_a_items, j);
+    else share_a_items(j, 0, items);
+}
+
 static void run_tile(gemm_job *j, size_t t, uint32_t *apack) {
     const onyx_bf16_mat *B = j->B;
     const size_t NR = B->nr, MR = j->isa->mr, tm = t / j->tiles_n, tn = t % j->tiles_n;
@@ -232,7 +304,8 @@ static void run_tile(gemm_job *j, size_t t, uint32_t *apack) {
     onyx_bf16_kargs ka = {.c = NULL, .ldc = j->ldc, .alpha = j->alpha, .beta = j->beta};
     for (size_t pc = 0; pc < B->K; pc += B->kcb) {
         size_t kc = B->K - pc < B->kcb ? B->K - pc : B->kcb, kp = block_pairs(kc, B->kstep);
-        for (size_t i = m0; i < m1; i += MR)
+        const uint32_t *ablock = j->a_shared ? j->a_shared + a_offset(j, pc) + m0 * kp : apack;
+        for (size_t i = m0; i < m1 && !j->a_shared; i += MR)
             pack_a_panel(j->isa, j->A, j->lda, j->transA, i, m1 - i < MR ? m1 - i : MR, pc, kc, kp,
                          apack + (i - m0) * kp);
         const uint16_t *block = B->data + pc * B->strips * NR;
@@ -243,7 +316,7 @@ static void run_tile(gemm_job *j, size_t t, uint32_t *apack) {
             ka.b = block + s * kp * NR * 2;
             ka.nr = B->N - s * NR < NR ? B->N - s * NR : NR;
             for (size_t i = m0; i < m1; i += MR) {
-                ka.a = apack + (i - m0) * kp;
+                ka.a = ablock + (i - m0) * kp;
                 ka.mr = m1 - i < MR ? m1 - i : MR;
                 ka.c = j->C + i * j->ldc + s * NR;
                 j->isa->kernel(&ka);
@@ -255,17 +328,15 @@ static void run_tile(gemm_job *j, size_t t, uint32_t *apack) {
 
 static void run_tiles(void *arg, size_t begin, size_t end) {
     gemm_job *j = arg;
-    bool heap;
     size_t kp = j->B->kcb / 2;
-    uint32_t *apack = (uint32_t *)onyx_scratch_acquire(0, MC_BF16 * kp + 16, &heap);
-    if (!apack) {
+    uint32_t *apack = j->a_shared ? NULL : (uint32_t *)onyx_gemm_scratch(false, MC_BF16 * kp + 16);
+    if (!j->a_shared && !apack) {
         j->failed = true;
         return;
     }
     if (j->isa->begin) j->isa->begin();
     for (size_t t = begin; t < end; t++) run_tile(j, t, apack);
     if (j->isa->end) j->isa->end();
-    onyx_scratch_release((float *)apack, heap);
 }
 
 onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, const float *A, size_t lda,
@@ -286,7 +357,9 @@ onyx_status *onyx_bf16_gemm(const onyx_bf16_isa *isa, size_t M, float alpha, con
     j.tiles_m = (M + MC_BF16 - 1) / MC_BF16;
     j.tiles_n = (B->strips + NCS_BF16 - 1) / NCS_BF16;
     size_t tiles = j.tiles_m * j.tiles_n;
-    if (tiles == 1 || (size_t)M * B->N * B->K < (1u << 18)) run_tiles(&j, 0, tiles);
+    bool parallel = tiles > 1 && (size_t)M * B->N * B->K >= (1u << 18);
+    share_a(&j, tp, parallel);
+    if (!parallel) run_tiles(&j, 0, tiles);
     else onyx_parallel_for(tp, tiles, 1, run_tiles, &j);
     return j.failed ? ONYX_OOM() : NULL;
 }

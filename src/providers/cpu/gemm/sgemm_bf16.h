@@ -75,10 +75,35 @@ bool onyx_bf16_amx_usable(void);
 /* The portable kernel: the reference of the same rounding (tests). */
 extern const onyx_bf16_isa onyx_bf16_isa_portable;
 
-/* True when this CPU has AVX512-BF16, with usable AMX or on an AMD core
- * (Zen 4: VDPBF16PS at FMA's rate; Intel issues it at half), and the
- * AVX-512 table is in use (an ONYX_ISA forcing a lower set turns fast-math
- * off). ONYX_CPU_DISABLE=amx takes the AMD path on any CPU with AVX512-BF16. */
+/* Which bf16 fast-math path a CPU gets. The rule, decided only in
+ * onyx_bf16_path_for (sgemm_bf16.c):
+ *   AMX        AVX512-BF16 and AMX-BF16 whose tiles Linux grants;
+ *   VDPBF16PS  AVX512-BF16 without usable AMX, on an AMD core (Zen 4 issues
+ *              VDPBF16PS at float32 FMA's rate with twice the products) or
+ *              under ONYX_CPU_DISABLE=amx (forced, for tests and benchmarks);
+ *   off        otherwise: no AVX512-BF16 (or ONYX_CPU_DISABLE=avx512bf16), a
+ *              dispatch table below AVX-512 (ONYX_ISA, session.onyx.cpu_isa),
+ *              or an Intel core without usable AMX, which issues VDPBF16PS
+ *              at half FMA's rate (measured on Sapphire Rapids with AMX
+ *              masked: the GEMM at 0.53x, ResNet-50 at 0.49x of float32). */
+typedef enum onyx_bf16_path { ONYX_BF16_OFF, ONYX_BF16_AMX, ONYX_BF16_VDPBF16PS } onyx_bf16_path;
+
+/* The facts the rule reads. */
+typedef struct onyx_bf16_cpu {
+    bool avx512bf16;           /* CPUID */
+    bool amx_usable;           /* AMX-BF16 present and its tiles granted */
+    bool amd;                  /* the vendor */
+    bool disable_amx;          /* ONYX_CPU_DISABLE names amx */
+    bool disable_avx512bf16;   /* ONYX_CPU_DISABLE names avx512bf16 */
+    bool avx512_table;         /* the AVX-512 dispatch table is in use */
+} onyx_bf16_cpu;
+
+/* The path for c, and in *why (may be NULL) the reason in words. */
+onyx_bf16_path onyx_bf16_path_for(const onyx_bf16_cpu *c, const char **why);
+/* The path of this process (its facts read once, the table each call). */
+onyx_bf16_path onyx_bf16_path_here(const char **why);
+
+/* onyx_bf16_path_here(NULL) != ONYX_BF16_OFF. */
 bool onyx_bf16_fastmath_available(void);
 
 /* Pack op(B) (K x N) for `isa` (NULL: the best available), on pool (NULL:

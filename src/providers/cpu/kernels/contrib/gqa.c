@@ -10,7 +10,8 @@
  *   (max(past buffer length, total_sequence_length) rows).
  *   Query s of batch b sits at position past_b + s and sees the keys
  *   [max(0, p - local_window_size + 1), p] (local_window_size keys; all of
- *   [0, p] without a window).
+ *   [0, p] without a window); with causal = 0 it sees all total_b keys
+ *   (the decoder fusion's attention_bias then carries the model's mask).
  *   scores = scale * q.k (softcap: c * tanh(score / c)), plus
  *   attention_bias; softmax (smooth_softmax / head_sink: one more logit, 0
  *   or the head's sink, in the denominator).
@@ -21,7 +22,7 @@
  * step for all the heads that share it (decode streams it once).
  *
  * Not supported (clear errors): quantised caches (k_scale/v_scale),
- * sliding_window_cache, q/k norm weights, qk_output, causal = 0. */
+ * sliding_window_cache, q/k norm weights, qk_output. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ typedef struct gqa_job {
     const int32_t *seqlens;
     const float *cos, *sin;          /* [rows, rd / 2] when do_rotary */
     const int64_t *pos_ids;          /* [B, S] or NULL */
-    bool interleaved, do_rotary, first_prompt, smooth;
+    bool interleaved, do_rotary, first_prompt, smooth, causal;
     bool shared;                     /* present_key/value are past_key/value's own buffers (in-place cache) */
     float scale, softcap;
     int64_t window;                  /* <= 0: none */
@@ -231,14 +232,14 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
             w->l[g * S + s] = 0;
         }
     memset(w->acc, 0, (size_t)(nq * H) * sizeof(float));
-    int64_t last = past + S - 1 < total - 1 ? past + S - 1 : total - 1;   /* the last key any query sees */
+    int64_t last = j->causal && past + S - 1 < total - 1 ? past + S - 1 : total - 1;   /* the last key any query sees */
     for (int64_t t0 = 0; t0 <= last; t0 += GQA_TILE) {
         int64_t t1 = t0 + GQA_TILE <= last + 1 ? t0 + GQA_TILE : last + 1;
         const float *kt = nq >= GQA_TILED_QUERIES ? gqa_transpose_keys(pk + t0 * H, t1 - t0, H, w->kt) : NULL;
         for (int64_t g = 0; g < G; g++)
             for (int64_t s = 0; s < S; s++) {
                 int64_t qi = g * S + s, pos = past + s, h = kh * G + g;
-                int64_t hi = pos < total - 1 ? pos : total - 1;
+                int64_t hi = j->causal && pos < total - 1 ? pos : total - 1;
                 int64_t lo = j->window > 0 && pos - j->window + 1 > 0 ? pos - j->window + 1 : 0;
                 int64_t a = t0 > lo ? t0 : lo, e = t1 - 1 < hi ? t1 - 1 : hi;
                 if (a > e) continue;
@@ -259,6 +260,9 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                     }
                     for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
                 }
+                /* every key so far masked out by attention_bias (-inf): nothing to add, and
+                 * exp(-inf - -inf) would make the row NaN */
+                if (mx == -INFINITY) continue;
                 float corr = nn_expf(w->m[qi] - mx);
                 gqa_accumulate(w->acc + qi * H, corr, pw, pv + a * H, e - a + 1, H);
                 w->l[qi] = w->l[qi] * corr + sum;
@@ -336,7 +340,11 @@ static onyx_status *gqa_attrs(const onyx_kernel_ctx *ctx, gqa_job *j) {
     j->interleaved = onyx_attr_int(n, "rotary_interleaved", 0) != 0;
     j->smooth = onyx_attr_int(n, "smooth_softmax", 0) != 0;
     j->softcap = onyx_attr_float(n, "softcap", 0.0f);
-    if (onyx_attr_int(n, "causal", 1) != 1) return ONYX_NOT_IMPLEMENTED("causal = 0 (bidirectional) is not supported");
+    int64_t causal = onyx_attr_int(n, "causal", 1);
+    if (causal != 0 && causal != 1) return ONYX_INVALID_ARG("causal must be 0 or 1 (got %lld)", (long long)causal);
+    j->causal = causal == 1;
+    if (!j->causal && j->window > 0)
+        return ONYX_INVALID_ARG("local_window_size %lld needs causal = 1", (long long)j->window);
     if (onyx_attr_int(n, "sliding_window_cache", 0))
         return ONYX_NOT_IMPLEMENTED("sliding_window_cache = 1 is not supported");
     if (onyx_attr_int(n, "qk_output", 0)) return ONYX_NOT_IMPLEMENTED("qk_output is not supported");

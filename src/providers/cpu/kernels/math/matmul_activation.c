@@ -8,7 +8,10 @@
  * One SGEMM: the bias and the GELU on each block of Y right after its store
  * (gemm.h, onyx_gemm_post_fn), while the block is in L2,
  * instead of a second pass over the whole (tokens x N) output.
- * A constant W is packed once in init (the session then frees its bytes). */
+ * A constant W is packed once in init (the session then frees its bytes);
+ * a half-stored W (float16 bytes under a float32 value, a float16 model's
+ * weight kept in 16 bits by optimizer/passes_half.c) is packed in float16
+ * and widened block by block as the GEMM runs (sgemm_half.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "providers/cpu/gemm/gemm.h"
@@ -41,10 +44,14 @@ static onyx_status *mma_init(const onyx_kernel_info *info, void **state) {
     if (!s) return ONYX_OOM();
     onyx_status *st = mma_activation(info->node, &s->act);
     const onyx_value *w = info->n_in > 1 && info->const_in ? info->const_in[1] : NULL;
-    if (!st && onyx_is_tensor(w) && w->dtype == ONYX_FLOAT && w->rank == 2 && w->numel > 0) {
+    bool half = onyx_is_tensor(w) && w->dtype == ONYX_FLOAT16 && info->in_types && info->in_types[1] &&
+                info->in_types[1]->dtype == ONYX_FLOAT;
+    if (!st && onyx_is_tensor(w) && (w->dtype == ONYX_FLOAT || half) && w->rank == 2 && w->numel > 0) {
         s->K = w->dims[0];
         s->N = w->dims[1];
-        st = onyx_sgemm_pack_b(info->pack, false, (size_t)s->K, (size_t)s->N, w->data, (size_t)s->N, &s->w);
+        size_t K = (size_t)s->K, N = (size_t)s->N;
+        st = half ? onyx_sgemm_pack_b_half(info->pack, false, K, N, w->data, N, &s->w)
+                  : onyx_sgemm_pack_b(info->pack, false, K, N, w->data, N, &s->w);
     }
     if (st) {
         mma_state_free(s);
@@ -61,7 +68,9 @@ static onyx_status *mma_compute(onyx_kernel_ctx *ctx) {
     char sa[200], sw[200];
     if (!onyx_is_tensor(a) || a->dtype != ONYX_FLOAT || a->rank < 1)
         return ONYX_INVALID_ARG("A must be a float tensor of rank >= 1");
-    if (!onyx_is_tensor(w) || w->dtype != ONYX_FLOAT || w->rank != 2 || w->dims[0] != a->dims[a->rank - 1])
+    /* float16 bytes only for the half-stored W that init packed */
+    bool w_type = onyx_is_tensor(w) && (w->dtype == ONYX_FLOAT || (w->dtype == ONYX_FLOAT16 && s && s->w));
+    if (!w_type || w->rank != 2 || w->dims[0] != a->dims[a->rank - 1])
         return ONYX_INVALID_ARG("W must be a 2-D float tensor (K, N) with K = A's last dimension: A %s, W %s",
                                 onyx_shape_str(a->dims, a->rank, sa, sizeof sa),
                                 onyx_shape_str(w ? w->dims : NULL, w ? w->rank : 0, sw, sizeof sw));

@@ -18,6 +18,8 @@
  * Depthwise (group == C == M): B's onyx_nchwc_dw_pack / onyx_nchwc_dw_rows
  * (nchwc_depthwise.c), over items (image, channel block, row band). */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/checked.h"
@@ -121,6 +123,12 @@ typedef struct nconv_state {
     float *w_nchw;      /* group 1, NCHW X */
     float *w_dw;        /* depthwise: [Cb][KH][KW][blk] */
     float *w_wino;      /* 3x3 stride 1 blocked X: Winograd U (nchwc_winograd.h), or NULL */
+    /* Winograd for some shapes only (X's batch or size unknown at load): U
+     * is made from w_blocked by the first run that takes it (lazy_wino),
+     * so a session whose runs never do holds the direct weights alone */
+    bool wino_lazy;
+    atomic_bool wino_ready;
+    pthread_mutex_t wino_lock;
     float *bias;        /* Mb * blk (zero padding lanes), when B is constant */
     /* bf16 fast-math (nchwc_conv_bf16.h): blocked X runs on these instead */
     const onyx_nchwc_bf16_kernel *bf16k;
@@ -134,6 +142,7 @@ static void nconv_free(void *p) {
     onyx_free(st->w_nchw);
     onyx_free(st->w_dw);
     onyx_free(st->w_wino);
+    if (st->wino_lazy) pthread_mutex_destroy(&st->wino_lock);
     onyx_free(st->bias);
     onyx_nchwc_bf16_free(st->w_bf16);
     free(st);
@@ -223,6 +232,47 @@ static onyx_status *pack_direct(onyx_threadpool *pool, const float *w, const int
     return NULL;
 }
 
+/* The inverse of pack_direct for blocked X (lanes = blk): W [M, C, K] back
+ * from the packed groups. */
+static void unpack_direct(const float *packed, int64_t M, int64_t C, int64_t K, int blk, float *w) {
+    const int64_t Mb = onyx_nchwc_blocks(M, blk), Cp = onyx_nchwc_blocks(C, blk) * blk;
+    const onyx_nchwc_groups bg = onyx_nchwc_make_groups(Mb, blk);
+    for (int64_t gi = 0; gi < bg.n; gi++) {
+        const int64_t m0 = onyx_nchwc_group_start(&bg, gi) * blk, width = onyx_nchwc_group_nob(&bg, gi) * blk;
+        const float *pg = packed + m0 * Cp * K;
+        for (int64_t j = 0; j < width && m0 + j < M; j++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t k = 0; k < K; k++)
+                    w[((m0 + j) * C + c) * K + k] = pg[((c / blk * K + k) * blk + c % blk) * width + j];
+    }
+}
+
+/* U for a Winograd run of a session that deferred it (wino_lazy): made
+ * once, from the packed direct weights (the session released W itself),
+ * on the run's threads; concurrent runs wait for the first. */
+static onyx_status *lazy_wino(nconv_state *st, onyx_threadpool *tp) {
+    if (atomic_load(&st->wino_ready)) return NULL;
+    onyx_status *err = NULL;
+    pthread_mutex_lock(&st->wino_lock);
+    if (!atomic_load(&st->wino_ready)) {
+        const int64_t M = st->wdims[0], C = st->wdims[1];
+        float *w = NULL, *u = NULL;
+        err = alloc_floats(M, C, 9, 1, &w);
+        if (!err) err = alloc_floats(onyx_nchwc_wino_packed_size(M, C, st->blk), 1, 1, 1, &u);
+        if (!err) {
+            unpack_direct(st->w_blocked, M, C, 9, st->blk, w);
+            onyx_nchwc_wino_pack(tp, w, M, C, st->blk, u);
+            st->w_wino = u;
+            atomic_store(&st->wino_ready, true);
+        } else {
+            onyx_free(u);
+        }
+        onyx_free(w);
+    }
+    pthread_mutex_unlock(&st->wino_lock);
+    return err;
+}
+
 static onyx_status *pack_bias(const float *b, int64_t M, int blk, float **out) {
     ONYX_TRY(alloc_floats(onyx_nchwc_blocks(M, blk), blk, 1, 1, out));
     memcpy(*out, b, (size_t)M * sizeof(float));
@@ -277,8 +327,9 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         if (xrank != 5) ONYX_TRY(pack_direct(pool, W->data, W->dims, 1, st->blk, &st->w_nchw));
         return NULL;
     }
-    /* Winograd F(2,3) where it may apply; compute picks per shape, so the
-     * direct weights are packed too unless X's static size settles it */
+    /* Winograd F(2,3) where it may apply; compute picks per shape. When X's
+     * static type settles it for every run, only U is packed; otherwise the
+     * direct weights are, and U waits for the first run that takes it */
     const onyx_nchwc_geom wg = {.C = W->dims[1], .M = W->dims[0], .blk = st->blk, .KH = W->dims[2], .KW = W->dims[3],
                                 .SH = st->a.strides[0], .SW = st->a.strides[1], .DH = st->a.dilations[0],
                                 .DW = st->a.dilations[1]};
@@ -286,10 +337,16 @@ static onyx_status *init_pack(const onyx_kernel_info *info, const onyx_value *W,
         const int64_t n = onyx_nchwc_wino_packed_size(wg.M, wg.C, st->blk);
         if (n <= 0) return ONYX_INVALID_ARG("Winograd weights of W [%lld, %lld, 3, 3] are too large", (long long)wg.M,
                                             (long long)wg.C);
-        ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_wino));
-        onyx_nchwc_wino_pack(pool, W->data, wg.M, wg.C, st->blk, st->w_wino);
+        if (wino_only(xt, &st->a, W->dims, st->blk)) {
+            ONYX_TRY(alloc_floats(n, 1, 1, 1, &st->w_wino));
+            onyx_nchwc_wino_pack(pool, W->data, wg.M, wg.C, st->blk, st->w_wino);
+        } else {
+            if (pthread_mutex_init(&st->wino_lock, NULL) != 0) return ONYX_OOM();
+            st->wino_lazy = true;
+            atomic_init(&st->wino_ready, false);
+        }
     }
-    if (xrank != 4 && !(st->w_wino && wino_only(xt, &st->a, W->dims, st->blk)))
+    if (xrank != 4 && !st->w_wino)
         ONYX_TRY(pack_direct(pool, W->data, W->dims, st->blk, st->blk, &st->w_blocked));
     if (xrank != 5) ONYX_TRY(pack_direct(pool, W->data, W->dims, 1, st->blk, &st->w_nchw));
     return NULL;
@@ -611,7 +668,7 @@ static onyx_status *check_z(const onyx_value *Z, const int64_t *dims) {
 }
 
 static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
-    const nconv_state *st = ctx->state;
+    nconv_state *st = ctx->state;
     if (!st) return ONYX_RUNTIME_ERROR("Conv was not initialised (its weights are packed in init)");
     const onyx_value *X = ctx->n_in > 0 ? ctx->in[0] : NULL, *W = ctx->n_in > 1 ? ctx->in[1] : NULL;
     const onyx_value *B = ctx->n_in > 2 ? ctx->in[2] : NULL, *Z = ctx->n_in > 3 ? ctx->in[3] : NULL;
@@ -624,7 +681,9 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
     if (Z) ONYX_TRY(check_z(Z, ydims));
     const float *w = st->depthwise ? st->w_dw : X->rank == 5 ? st->w_blocked : st->w_nchw;
     /* Winograd: where it pays, and always when init packed only its weights */
-    const bool wino = !st->depthwise && X->rank == 5 && st->w_wino && (!w || onyx_nchwc_wino_applies(&g, true));
+    const bool wino = !st->depthwise && X->rank == 5 && (st->wino_lazy || st->w_wino) &&
+                      (!w || onyx_nchwc_wino_applies(&g, true));
+    if (wino && st->wino_lazy) ONYX_TRY(lazy_wino(st, ctx->tp));
     const bool bf16 = X->rank == 5 && st->w_bf16;
     if (!w && !wino && !bf16) return ONYX_RUNTIME_ERROR("no packed weights for X of rank %d", X->rank);
     float *bias_own = NULL;

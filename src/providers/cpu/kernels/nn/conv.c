@@ -36,41 +36,12 @@
 
 /* ------------------------------------------------------------ geometry */
 
-
-/* The attribute readers are shared with the blocked Conv (nchwc.h). */
-/* (k - 1) * d + 1, the extent of a dilated kernel. */
-/* Output size and pads of a convolution. */
-/* Output size and pads of a transposed convolution. */
-/* Sizes and strides once the spatial dims are known. */
-static onyx_status *conv_sizes(conv_geom *g) {
-    g->in_size = g->out_size = g->k_size = 1;
-    for (int i = g->nd - 1; i >= 0; i--) {
-        g->istr[i] = g->in_size;
-        g->ostr[i] = g->out_size;
-        if (onyx_mul_overflow_i64(g->in_size, g->in[i], &g->in_size) ||
-            onyx_mul_overflow_i64(g->out_size, g->out[i], &g->out_size) ||
-            onyx_mul_overflow_i64(g->k_size, g->k[i], &g->k_size))
-            return ONYX_INVALID_ARG("convolution sizes overflow");
-    }
-    int64_t t;
-    if (onyx_mul_overflow_i64(g->Cg, g->k_size, &t) || onyx_mul_overflow_i64(t, g->Mg, &t) ||
-        onyx_mul_overflow_i64(g->Mg, g->k_size, &t) || onyx_mul_overflow_i64(t, g->in_size, &t) ||
-        t > ONYX_MAX_TENSOR_ELEMENTS)
-        return ONYX_INVALID_ARG("convolution too large");
-    return NULL;
-}
-
+/* The geometry itself (attribute readers, pads, output sizes, bounds) is
+ * shared with the inference rule and the integer convolutions
+ * (ir/schemas/conv.h). */
 static onyx_status *conv_geometry(const onyx_node *node, const onyx_value *X, const onyx_value *W,
                                   bool transpose, conv_geom *g) {
-    ONYX_TRY(onyx_conv_conv_channels(node, X->dims, X->rank, W->dims, W->rank, transpose, g));
-    ONYX_TRY(transpose ? onyx_conv_convt_spatial(node, g) : onyx_conv_conv_spatial(node, g));
-    return conv_sizes(g);
-}
-
-static void out_dims(const conv_geom *g, int64_t *dims) {
-    dims[0] = g->N;
-    dims[1] = g->M;
-    for (int i = 0; i < g->nd; i++) dims[2 + i] = g->out[i];
+    return onyx_conv_geometry(node, X->dims, X->rank, W->dims, W->rank, transpose, g);
 }
 
 static onyx_status *check_bias(const onyx_value *B, const conv_geom *g, int dtype) {
@@ -319,7 +290,7 @@ static void col_rows(void *arg, size_t begin, size_t end) {
 static onyx_status *conv_item_transposed(conv_job *j, int64_t item) {
     const conv_geom *g = j->g;
     int64_t n = item / g->G, gi = item % g->G;
-    const int64_t K = g->Cg * g->k_size, O = g->out_size;
+    const int64_t K = g->K, O = g->out_size;
     const float *x = j->x + (n * g->C + gi * g->Cg) * g->in_size;
     float *y = j->y + (n * g->M + gi * g->Mg) * O;
     bool t_heap, col_heap = false;
@@ -355,7 +326,7 @@ static onyx_status *conv_item(conv_job *j, int64_t item) {
     if (j->transposed) return conv_item_transposed(j, item);
     const conv_geom *g = j->g;
     int64_t n = item / g->G, gi = item % g->G;
-    int64_t K = g->Cg * g->k_size;
+    int64_t K = g->K;
     const float *x = j->x + (n * g->C + gi * g->Cg) * g->in_size;
     float *y = j->y + (n * g->M + gi * g->Mg) * g->out_size;
     onyx_gemm_operand a = j->st ? (onyx_gemm_operand){.packed = j->st->packed[gi]}
@@ -734,9 +705,7 @@ static bool init_transposed(const onyx_kernel_info *info, const onyx_value *W) {
         xd[i] = i == 0 ? 1 : xt->dims[i];
     }
     conv_geom g;
-    onyx_status *st = onyx_conv_conv_channels(info->node, xd, xt->rank, W->dims, W->rank, false, &g);
-    if (!st) st = onyx_conv_conv_spatial(info->node, &g);
-    if (!st) st = conv_sizes(&g);
+    onyx_status *st = onyx_conv_geometry(info->node, xd, xt->rank, W->dims, W->rank, false, &g);
     if (st) {
         onyx_status_free(st);
         return false;
@@ -826,7 +795,7 @@ static onyx_status *conv_compute_common(onyx_kernel_ctx *ctx, bool transpose, co
     fused_act act;
     ONYX_TRY(onyx_nchwc_read_act(ctx->node, &act));
     int64_t dims[R];
-    out_dims(&g, dims);
+    onyx_conv_out_dims(&g, dims);
     ONYX_TRY(check_sum_input(Z, X, X->rank, dims));
     /* with Z the activation comes after the sum */
     fused_act after = act;

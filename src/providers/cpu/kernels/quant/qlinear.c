@@ -291,21 +291,13 @@ static onyx_status *qlinear_matmul_compute(onyx_kernel_ctx *ctx) {
     return err;
 }
 
-/* ------------------------------------------------------------ convolution geometry */
-
-/* qconv_geom: qlinear_conv.h */
-
-/* An ints attribute with `count` values >= min (def each when absent). */
 /* ------------------------------------------------------------ integer convolution */
 
 /* Columns [p0, p0 + nt) of the im2col matrix of one image and group:
  * row r = (channel c, kernel tap q) holds x[c, o * s + q * d - pad], 0 in
  * the padding. Walks runs along the last spatial axis. */
-static void im2col_tile(const qconv_geom *g, const float *xg, int64_t p0, int64_t nt, float *col) {
+static void im2col_tile(const conv_geom *g, const float *xg, int64_t p0, int64_t nt, float *col) {
     const int last = g->nd - 1;
-    int64_t istr[R];
-    istr[last] = 1;
-    for (int d = last - 1; d >= 0; d--) istr[d] = istr[d + 1] * g->in[d + 1];
     for (int64_t r = 0; r < g->K; r++) {
         const float *xc = xg + (r / g->k_size) * g->in_size;
         int64_t kk[R], o[R], q = r % g->k_size, t = p0;
@@ -325,7 +317,7 @@ static void im2col_tile(const qconv_geom *g, const float *xg, int64_t p0, int64_
             for (int d = 0; d < last; d++) {
                 int64_t i = o[d] * g->s[d] + kk[d] * g->d[d] - g->pb[d];
                 inside &= i >= 0 && i < g->in[d];
-                base += i * istr[d];
+                base += i * g->istr[d];
             }
             for (int64_t j = 0; j < run; j++) {
                 int64_t i = (o[last] + j) * sl + offl;
@@ -342,7 +334,7 @@ static void im2col_tile(const qconv_geom *g, const float *xg, int64_t p0, int64_
 }
 
 /* acc (N x M x out_size) = conv(x - x_zp, w - w_zp) + bias, exact. */
-static onyx_status *qconv_accumulate(const qconv_geom *g, const onyx_value *X, double xzp, const onyx_value *W,
+static onyx_status *qconv_accumulate(const conv_geom *g, const onyx_value *X, double xzp, const onyx_value *W,
                                      const onyx_value *wzp, const onyx_value *B, int32_t *acc, onyx_threadpool *tp) {
     float *xf = onyx_alloc(nonzero(X->numel) * sizeof(float));
     float *wf = onyx_alloc(nonzero(W->numel) * sizeof(float));
@@ -385,12 +377,6 @@ static onyx_status *qconv_accumulate(const qconv_geom *g, const onyx_value *X, d
     return st;
 }
 
-static void qconv_out_dims(const qconv_geom *g, int64_t *dims) {
-    dims[0] = g->N;
-    dims[1] = g->M;
-    for (int i = 0; i < g->nd; i++) dims[2 + i] = g->out[i];
-}
-
 /* A scalar parameter, or (per_channel) one value per output channel. */
 static onyx_status *check_conv_param(const char *op, const char *what, const onyx_value *v, int64_t M,
                                      bool per_channel) {
@@ -414,13 +400,12 @@ static onyx_status *conv_integer_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(check_dtype(op, "w", W, Q8));
     ONYX_TRY(check_same_type(op, "x_zero_point", xzp, X));
     ONYX_TRY(check_same_type(op, "w_zero_point", wzp, W));
-    qconv_geom g;
-    ONYX_TRY(onyx_qconv_channels(ctx->node, X, W, &g));
-    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
+    conv_geom g;
+    ONYX_TRY(onyx_conv_geometry(ctx->node, X->dims, X->rank, W->dims, W->rank, false, &g));
     ONYX_TRY(check_conv_param(op, "x_zero_point", xzp, g.M, false));
     ONYX_TRY(check_conv_param(op, "w_zero_point", wzp, g.M, true));
     int64_t dims[R];
-    qconv_out_dims(&g, dims);
+    onyx_conv_out_dims(&g, dims);
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ONYX_INT32, X->rank, dims, &Y));
     if (Y->numel == 0) return NULL;
@@ -452,9 +437,8 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     ONYX_TRY(check_dtype(op, "B", B, ONYX_T(ONYX_INT32)));
     ONYX_TRY(check_same_type(op, "x_zero_point", xzp, X));
     ONYX_TRY(check_same_type(op, "w_zero_point", wzp, W));
-    qconv_geom g;
-    ONYX_TRY(onyx_qconv_channels(ctx->node, X, W, &g));
-    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
+    conv_geom g;
+    ONYX_TRY(onyx_conv_geometry(ctx->node, X->dims, X->rank, W->dims, W->rank, false, &g));
     ONYX_TRY(check_conv_param(op, "x_scale", xs, g.M, false));
     ONYX_TRY(check_conv_param(op, "x_zero_point", xzp, g.M, false));
     ONYX_TRY(check_conv_param(op, "w_scale", ws, g.M, true));
@@ -465,7 +449,7 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
         return ONYX_INVALID_ARG("%s: bias B must be 1-D with %lld values (one per output channel)", op,
                                 (long long)g.M);
     int64_t dims[R];
-    qconv_out_dims(&g, dims);
+    onyx_conv_out_dims(&g, dims);
     const int ydt = yzp ? yzp->dtype : X->dtype;
     onyx_value *Y;
     ONYX_TRY(onyx_kernel_output(ctx, 0, ydt, X->rank, dims, &Y));
@@ -485,8 +469,6 @@ static onyx_status *qlinear_conv_compute(onyx_kernel_ctx *ctx) {
     return err;
 }
 
-/* numpy.matmul rules on static shapes. */
-/* Output shape when x's spatial dims and w are known (the batch is copied). */
 /* ------------------------------------------------------------ registration */
 
 const onyx_op_def onyx_ops_qlinear[] = {

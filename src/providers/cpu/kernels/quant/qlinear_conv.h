@@ -1,11 +1,11 @@
-/* QLinearConv's geometry (qlinear.c) and its integer-GEMM path
- * (qlinear_conv_igemm.c), shared by the two files. */
+/* QLinearConv's integer-GEMM path (qlinear_conv_igemm.c), called by the
+ * reference kernels (qlinear.c); the geometry is Conv's (ir/schemas/conv.h). */
 #ifndef ONYX_CPU_QLINEAR_CONV_H
 #define ONYX_CPU_QLINEAR_CONV_H
 
 #include "providers/cpu/kernel.h"
+#include "ir/schemas/conv.h"
 #include "ir/schemas/qlinear.h"
-
 
 /* The integer path of QLinearConv: 2-D, uint8 x, constant weights and
  * parameters, group 1 (im2col rows times the packed weights on the integer

@@ -130,12 +130,20 @@ static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qcon
             for (int64_t q = 0; q < kk; q++) t[(q * C + c) * M + m] = src[(m * C + c) * kk + q];
     uint8_t *zb = NULL;
     if (wz) {
-        zb = malloc((size_t)M);
+        zb = malloc(M > 0 ? (size_t)M : 1); /* (the bound also keeps GCC's size range check quiet) */
         for (int64_t m = 0; zb && m < M; m++) zb[m] = ((const uint8_t *)wz->data)[wz->numel == 1 ? 0 : m];
     }
+    /* A kernel larger than 1 x 1 always goes through im2col, whose rows are
+     * zero-padded to a multiple of 64 bytes: K may then round up to the
+     * in-use kernel's fast-path multiple (AMX: 64; SqueezeNet's 3 x 3 on 16,
+     * 32 and 48 channels, K = 144, 288, 432, fell back to VNNI for every
+     * block) when that adds at most half of K again in zeros */
+    const onyx_igemm_isa *isa = onyx_cpu_igemm();
+    size_t align = isa->k_align && kk > 1 ? isa->k_align : 4, k4 = ((size_t)K + 3) & ~(size_t)3;
+    if ((((size_t)K + align - 1) & ~(align - 1)) * 2 > k4 * 3) align = 4;
     onyx_status *st = wz && !zb ? ONYX_OOM()
-                                : onyx_igemm_pack_b(t, w->dtype == ONYX_INT8, (size_t)K, (size_t)M, (size_t)M, zb,
-                                                    zb ? (size_t)M : 0, &s->b);
+                                : onyx_igemm_pack_b_aligned(t, w->dtype == ONYX_INT8, (size_t)K, (size_t)M, (size_t)M,
+                                                            zb, zb ? (size_t)M : 0, align, &s->b);
     free(t);
     free(zb);
     return st;
@@ -202,7 +210,7 @@ onyx_status *onyx_qconv_igemm_init(const onyx_kernel_info *info, void **state) {
 /* ------------------------------------------------------------ group 1 */
 
 typedef struct im2col_job {
-    const qconv_geom *g;
+    const conv_geom *g;
     const uint8_t *xt;   /* H*W x C */
     uint8_t *col;        /* out positions x ld */
     size_t ld;
@@ -211,7 +219,7 @@ typedef struct im2col_job {
 
 static void im2col_range(void *arg, size_t begin, size_t end) {
     const im2col_job *j = arg;
-    const qconv_geom *g = j->g;
+    const conv_geom *g = j->g;
     const int64_t C = g->C, H = g->in[0], W = g->in[1], OW = g->out[1];
     for (size_t p = begin; p < end; p++) {
         int64_t oh = (int64_t)p / OW, ow = (int64_t)p % OW;
@@ -235,12 +243,12 @@ static void im2col_range(void *arg, size_t begin, size_t end) {
     }
 }
 
-static bool is_pointwise(const qconv_geom *g) {
+static bool is_pointwise(const conv_geom *g) {
     return g->k[0] == 1 && g->k[1] == 1 && g->s[0] == 1 && g->s[1] == 1 && g->pb[0] == 0 && g->pb[1] == 0 &&
            g->out[0] == g->in[0] && g->out[1] == g->in[1];
 }
 
-static onyx_status *conv_gemm(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+static onyx_status *conv_gemm(const qconv_fast *s, const conv_geom *g, const uint8_t *x, uint8_t *y,
                               onyx_threadpool *tp) {
     const size_t HW = (size_t)g->in_size, P = (size_t)g->out_size, C = (size_t)g->C, M = (size_t)g->M;
     const bool pw = is_pointwise(g);
@@ -276,7 +284,7 @@ static onyx_status *conv_gemm(const qconv_fast *s, const qconv_geom *g, const ui
 
 typedef struct dw_job {
     const qconv_fast *s;
-    const qconv_geom *g;
+    const conv_geom *g;
     const uint8_t *x;
     uint8_t *y;
 } dw_job;
@@ -303,7 +311,7 @@ static inline uint8_t requant(int32_t acc, float mult, int32_t zy, bool u8) {
  * channel's plane as floats minus the zero point. Stride-1 and stride-2
  * rows go 4 outputs at a time on SSE2 (the x86-64 baseline). */
 static void dw_row(const dw_job *j, int64_t m, const float *xc, int64_t oh, float *acc) {
-    const qconv_geom *g = j->g;
+    const conv_geom *g = j->g;
     const qconv_fast *s = j->s;
     const int64_t H = g->in[0], W = g->in[1], OW = g->out[1], sw = g->s[1];
     for (int64_t ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
@@ -386,7 +394,7 @@ static int64_t requant_row(const float *acc, int64_t n, int32_t bias, float mult
 
 static void dw_range(void *arg, size_t begin, size_t end) {
     const dw_job *j = arg;
-    const qconv_geom *g = j->g;
+    const conv_geom *g = j->g;
     const int64_t OH = g->out[0], OW = g->out[1];
     float *xf = malloc((size_t)(g->in_size + OW) * sizeof *xf);
     if (!xf) return; /* the caller's preflight allocation of the same size succeeded */
@@ -409,7 +417,7 @@ static void dw_range(void *arg, size_t begin, size_t end) {
     free(xf);
 }
 
-static onyx_status *conv_depthwise(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+static onyx_status *conv_depthwise(const qconv_fast *s, const conv_geom *g, const uint8_t *x, uint8_t *y,
                                    onyx_threadpool *tp) {
     /* each worker's plane and row buffers: fail here, not in a worker */
     void *probe = malloc((size_t)(g->in_size + g->out[1]) * sizeof(float));
@@ -427,7 +435,7 @@ typedef struct dwl_job {
     onyx_qdw_geom geom;
     onyx_qdw_params params;
     const onyx_qdw_isa *isa;
-    const qconv_geom *g;
+    const conv_geom *g;
     const uint8_t *x;
     uint8_t *y;
     int32_t xzp;
@@ -440,7 +448,7 @@ typedef struct dwl_job {
  * once per range. */
 static void dwl_range(void *arg, size_t begin, size_t end) {
     const dwl_job *j = arg;
-    const qconv_geom *g = j->g;
+    const conv_geom *g = j->g;
     const int64_t H = g->in[0], W = g->in[1], C = g->C, OH = g->out[0], Cp = j->geom.Cp;
     const size_t row_floats = (size_t)(j->Wp * Cp);
     float *ring = calloc((size_t)j->slots * row_floats, sizeof *ring);
@@ -477,7 +485,7 @@ static void dwl_range(void *arg, size_t begin, size_t end) {
     free(rows);
 }
 
-static onyx_status *conv_depthwise_nhwc(const qconv_fast *s, const qconv_geom *g, const uint8_t *x, uint8_t *y,
+static onyx_status *conv_depthwise_nhwc(const qconv_fast *s, const conv_geom *g, const uint8_t *x, uint8_t *y,
                                         onyx_threadpool *tp) {
     int64_t need = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;   /* columns the taps reach */
     dwl_job j = {.geom = {g->C, g->out[1], g->k[0], g->k[1], g->s[1], g->d[1], s->Cp},
@@ -514,9 +522,8 @@ onyx_status *onyx_qconv_igemm_run(onyx_kernel_ctx *ctx) {
         xv.dims[2] = X->dims[1];
         xv.dims[3] = X->dims[2];
     }
-    qconv_geom g;
-    ONYX_TRY(onyx_qconv_channels(ctx->node, &xv, &wv, &g));
-    ONYX_TRY(onyx_qconv_spatial(ctx->node, &g));
+    conv_geom g;
+    ONYX_TRY(onyx_conv_geometry(ctx->node, xv.dims, xv.rank, wv.dims, wv.rank, false, &g));
     int64_t dims[4] = {g.N, g.M, g.out[0], g.out[1]};
     if (s->nhwc) {
         dims[1] = g.out[0];
