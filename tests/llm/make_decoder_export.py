@@ -133,6 +133,24 @@ class Decoder(nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
+def export(model, layers, args, path):
+    """torch.onnx.export of a Decoder with dynamic batch, sequence and cache lengths and ONNX
+    Runtime's generation names; returns the past and present names."""
+    names_past = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    names_present = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "position_ids": {0: "batch", 1: "sequence"},
+           "attention_mask": {0: "batch", 2: "sequence", 3: "total_sequence"}, "logits": {0: "batch", 1: "sequence"}}
+    for n in names_past:
+        dyn[n] = {0: "batch", 2: "past_sequence"}
+    for n in names_present:
+        dyn[n] = {0: "batch", 2: "total_sequence"}
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, opset_version=17,
+                          input_names=["input_ids", "position_ids", "attention_mask", *names_past],
+                          output_names=["logits", *names_present], dynamic_axes=dyn, do_constant_folding=True)
+    return names_past, names_present
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -164,21 +182,10 @@ def main():
     mask[B - 1, :, :, :a.pad] = float("-inf")
     past = [torch.from_numpy(g.standard_normal((B, a.kv_heads, P, head)).astype(np.float32))
             for _ in range(2 * a.layers)]
-    names_past = [f"past_key_values.{i}.{kv}" for i in range(a.layers) for kv in ("key", "value")]
-    names_present = [f"present.{i}.{kv}" for i in range(a.layers) for kv in ("key", "value")]
-    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "position_ids": {0: "batch", 1: "sequence"},
-           "attention_mask": {0: "batch", 2: "sequence", 3: "total_sequence"}, "logits": {0: "batch", 1: "sequence"}}
-    for n in names_past:
-        dyn[n] = {0: "batch", 2: "past_sequence"}
-    for n in names_present:
-        dyn[n] = {0: "batch", 2: "total_sequence"}
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, a.name + ".onnx")
     with torch.no_grad():
         ref = model(ids, pos, mask, *past)
-        torch.onnx.export(model, (ids, pos, mask, *past), path, opset_version=17,
-                          input_names=["input_ids", "position_ids", "attention_mask", *names_past],
-                          output_names=["logits", *names_present], dynamic_axes=dyn, do_constant_folding=True)
+    names_past, names_present = export(model, a.layers, (ids, pos, mask, *past), os.path.join(a.out, a.name + ".onnx"))
     feeds = {"input_ids": ids.numpy(), "position_ids": pos.numpy(), "attention_mask": mask.numpy()}
     feeds.update({n: t.numpy() for n, t in zip(names_past, past)})
     np.savez(os.path.join(a.out, a.name + "_inputs.npz"), **feeds)
