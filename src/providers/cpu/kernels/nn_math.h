@@ -147,7 +147,8 @@ NN_INLINE float nn_tanhf(float x) {
  * GELU epilogue of BERT's FF1 GEMM). Coefficients fitted for onyx: a
  * minimax fit of erf(x)/x in x^2 on [0, 16] in double, rounded to float and
  * nudged ulp by ulp against erf in double, evaluated in float as the loops
- * do (with and without FMA). Max error 3e-7 relative (so absolute too),
+ * do (with and without FMA). Max error over all 2^32 floats 3.5e-7 relative
+ * (so absolute too) with FMA, 3.9e-7 without;
  * |erf| <= 1, erf(+-inf) = +-1, NaN propagates (the clamp's test is false),
  * denormals keep their value; tests/unit/test_erf.c sweeps the floats. */
 NN_INLINE float nn_erff(float x) {
