@@ -45,6 +45,12 @@ static void column_max(const float *const *rows, size_t n, size_t W, float *t) {
         wasm_v128_store(t + w, a);
         wasm_v128_store(t + w + VL, b);
     }
+    if (w + VL <= W) {
+        v128_t a = ninf;
+        for (size_t r = 0; r < n; r++) a = wasm_f32x4_pmax(a, wasm_v128_load(rows[r] + w));
+        wasm_v128_store(t + w, a);
+        w += VL;
+    }
     for (; w < W; w++) {
         float acc = -INFINITY;
         for (size_t r = 0; r < n; r++) acc = rows[r][w] > acc ? rows[r][w] : acc;
