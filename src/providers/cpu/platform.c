@@ -228,6 +228,13 @@ static bool cpu_has_vnni(bool zmm) {
     return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));           /* AVX_VNNI */
 }
 
+/* AVX512_VBMI (CPUID 7.0 ECX bit 1: byte permutes; Ice Lake, Sapphire
+ * Rapids, Zen 4, not Skylake-X) */
+static bool cpu_has_vbmi(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid_max(0, NULL) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 1));
+}
+
 /* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and Linux's permission
  * to use the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, once per
  * process; refused on kernels before 5.16 or where the OS disables it). */
@@ -245,7 +252,9 @@ static bool cpu_has_amx(void) { return false; }
 #endif
 #endif
 
-/* bit 0: AVX512-VNNI, bit 1: AVX-VNNI, bit 2: AMX-INT8 (usable) */
+/* bit 0: AVX512-VNNI, bit 1: AVX-VNNI, bit 2: AMX-INT8 (usable), bit 3:
+ * AVX512-VBMI. Read once: CPUID traps to the hypervisor in a VM (tens of
+ * microseconds), so kernels must not ask per call. */
 static int cpu_int8_features(void) {
     static _Atomic int features = -1;
     int v = atomic_load_explicit(&features, memory_order_relaxed);
@@ -253,6 +262,7 @@ static int cpu_int8_features(void) {
     if (v < 0) {
         v = (cpu_has_vnni(true) ? 1 : 0) | (cpu_has_vnni(false) ? 2 : 0);
         if ((v & 1) && cpu_has_amx()) v |= 4;
+        if (cpu_has_vbmi()) v |= 8;
         atomic_store_explicit(&features, v, memory_order_relaxed);
     }
 #endif
@@ -261,11 +271,14 @@ static int cpu_int8_features(void) {
 
 bool onyx_cpu_has_vnni(onyx_cpu_isa isa) {
 #ifdef ONYX_GEMM_X86
-    if (isa == ONYX_CPU_AVX512 || isa == ONYX_CPU_AVX2) return cpu_has_vnni(isa == ONYX_CPU_AVX512);
+    if (isa == ONYX_CPU_AVX512) return cpu_int8_features() & 1;
+    if (isa == ONYX_CPU_AVX2) return cpu_int8_features() & 2;
 #endif
     (void)isa;
     return false;
 }
+
+bool onyx_cpu_has_vbmi(void) { return cpu_int8_features() & 8; }
 
 const struct onyx_igemm_isa *onyx_cpu_igemm(void) {
 #ifdef ONYX_GEMM_X86

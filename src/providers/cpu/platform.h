@@ -108,6 +108,8 @@ static inline const onyx_cpu_table *onyx_cpu(void) {
 /* Whether the CPU has 8-bit dot products (AVX512-VNNI for the avx512
  * table, AVX-VNNI for avx2), for the int8 kernels of the table in use. */
 bool onyx_cpu_has_vnni(onyx_cpu_isa isa);
+/* Whether this x86-64 CPU has AVX512-VBMI byte permutes (false elsewhere). */
+bool onyx_cpu_has_vbmi(void);
 /* The best instruction set of this CPU. */
 onyx_cpu_isa onyx_cpu_detected(void);
 /* Whether this CPU runs the kernels of `isa` (generic: always; the x86 ones

@@ -175,8 +175,8 @@ static void qcat_rows_generic(const uint8_t *src, size_t chunk, uint8_t *dst, si
 
 onyx_qcat_rows_fn onyx_qcat_rows(void) {
 #if defined(__x86_64__)
-    onyx_qcat_rows_fn vbmi = onyx_cpu()->isa == ONYX_CPU_AVX512 ? onyx_qcat_rows_avx512vbmi() : NULL;
-    if (vbmi) return vbmi;
+    if (onyx_cpu()->isa == ONYX_CPU_AVX512 && onyx_qcat_rows_avx512vbmi && onyx_cpu_has_vbmi())
+        return onyx_qcat_rows_avx512vbmi;
 #endif
     return qcat_rows_generic;
 }

@@ -19,9 +19,9 @@
 typedef void (*onyx_qcat_rows_fn)(const uint8_t *src, size_t chunk, uint8_t *dst, size_t ld, size_t rows,
                                   const uint8_t *table);
 
-/* The AVX-512 VBMI (byte permute) loop; NULL where the CPU lacks VBMI or
- * the target is not x86-64. */
-onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void);
+/* The AVX-512 VBMI (byte permute) loop, for CPUs with onyx_cpu_has_vbmi();
+ * NULL where the target is not x86-64. */
+extern const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi;
 
 /* The loop for the CPU table in use. */
 onyx_qcat_rows_fn onyx_qcat_rows(void);

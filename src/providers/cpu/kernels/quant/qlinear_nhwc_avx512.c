@@ -9,7 +9,6 @@
 #include "providers/cpu/kernels/quant/qlinear_nhwc.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -55,22 +54,9 @@ TARGET_BW static void qmax_taps_avx512(const uint8_t *const *tap, size_t nt, uin
 
 const onyx_qmax_taps_fn onyx_qmax_taps_avx512 = qmax_taps_avx512;
 
-/* CPUID leaf 7 ECX bit 1 (AVX512_VBMI: Ice Lake, Sapphire Rapids, Zen 4;
- * not Skylake-X), read directly (__builtin_cpu_supports would link
- * libgcc's CPU model and its constructor into the minimal library) and
- * once: CPUID traps to the hypervisor in a VM, tens of microseconds. */
-onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void) {
-    static int known; /* 0: not read yet, 1: VBMI, 2: none */
-    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (!k) {
-        unsigned a, b, c, d;
-        bool vbmi = __get_cpuid_max(0, NULL) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 1));
-        k = vbmi ? 1 : 2;
-        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-    }
-    return k == 1 ? qcat_rows_avx512vbmi : NULL;
-}
+/* used only where onyx_cpu_has_vbmi() (platform.c reads CPUID once) */
+const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi = qcat_rows_avx512vbmi;
 #else
-onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi(void) { return NULL; }
+const onyx_qcat_rows_fn onyx_qcat_rows_avx512vbmi = 0;
 const onyx_qmax_taps_fn onyx_qmax_taps_avx512 = 0;
 #endif
