@@ -113,24 +113,8 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     const float *a = ka->a, *b = ka->b;
     const size_t ldb = ka->ldb;
-    /* the tile of C is read (K blocks after the first) and written after the
-     * loop: start fetching its lines now. Its rows are ldc apart, a pattern
-     * the hardware prefetchers miss, and with N = 3072 (BERT's FF1) C no
-     * longer stays in L2 between K blocks. */
-    for (size_t i = 0; i < mr; i++)
-        for (size_t v = 0; v < nv; v++) _mm_prefetch((const char *)(ka->c + i * ka->ldc + VL * v), _MM_HINT_T0);
-    /* the driver's next packed B block into L2, a line every other step;
-     * only the full tile takes part (edge tiles are rare, and a copy of
-     * the loop in every variant would cost library size) */
-    const char *pf = ka->pf;
-    size_t pf_lines = mr == MR && nv == NV && !masked ? ka->pf_lines : 0;
     size_t p = ka->kc;
     for (; p >= sets; p -= sets) {
-        if (pf_lines && (p & 1)) {
-            _mm_prefetch(pf, _MM_HINT_T1);
-            pf += 64;
-            pf_lines--;
-        }
         STEP(0)
         if (sets > 1) STEP(1)
         if (sets > 2) {
