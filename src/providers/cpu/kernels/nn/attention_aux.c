@@ -699,6 +699,9 @@ static onyx_status *ts_read_indices(const onyx_value *wi, const onyx_value *past
         if (p->circular) {
             if (p->max_seq) (*out)[b] = (w % p->max_seq + p->max_seq) % p->max_seq;
         } else if (w < 0 || w > p->max_seq - p->seq) {
+            /* The caller only owns the indices on success. */
+            free(*out);
+            *out = NULL;
             return ONYX_INVALID_ARG(
                 "write_indices[%lld] = %lld: writing %lld positions needs it in [0, %lld]", (long long)b,
                 (long long)w, (long long)p->seq, (long long)(p->max_seq - p->seq));
