@@ -37,6 +37,7 @@
 #define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
 #define MIN_PARALLEL_WORK (1u << 18)   /* M*N*K below which threads cost more than they give */
 #define STRIP_GAP 16                   /* floats between packed B strips (see run_tile) */
+#define STRIP_PANELS 32                /* packed A panels per strip slice (isa->strip_k): 256 rows, 128 KiB at K 128 */
 
 /* ---- kernel selection ---- */
 
@@ -348,6 +349,19 @@ typedef struct gemm_bufs {
 /* A panels per block (see onyx_gemm_isa.a_panels). */
 static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? isa->a_panels : 1; }
 
+/* A panels that run_block runs against each strip: with A packed for the
+ * call and an ISA that slices K (strip_k), all the tile's panels (up to
+ * STRIP_PANELS) pass each L1-resident strip slice; else a_panels. */
+static size_t run_panels(const gemm_job *job) {
+    return job->A->packed && job->isa->strip_k ? STRIP_PANELS : a_block_panels(job->isa);
+}
+
+/* K steps per kernel call in run_block: all of kc, or equal slices of at
+ * most isa->strip_k when several panels pass each strip. */
+static size_t k_slice(const onyx_gemm_isa *isa, size_t panels, size_t kc) {
+    return isa->strip_k && panels > 1 && kc > isa->strip_k ? div_up(kc, div_up(kc, isa->strip_k)) : kc;
+}
+
 /* The micro-kernel over the packed A panels of rows [ic, ic1) (ablock, kc
  * x MR each) and a block of B strips: strip outer, panels inner, so each
  * strip is read from L1 by all the panels. With several panels, the next
@@ -366,38 +380,43 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
      * the second pass over C they save) */
     const bool post = ep && ep->post && pc + kc == job->K;
     onyx_gemm_kargs ka = {
-        .kc = kc, .ldb = ldb_k, .ldc = job->ldc,
+        .ldb = ldb_k, .ldc = job->ldc,
         .alpha = job->alpha,
-        .beta = pc ? 1.0f : job->beta,
-        .load_c = pc > 0 || job->beta != 0.0f,
-        .last = pc + kc == job->K,
         .act = ep ? (int)ep->act : 0,
         .act_a = ep ? ep->act_a : 0.0f,
         .act_b = ep ? ep->act_b : 0.0f,
     };
     size_t panels = div_up(ic1 - ic, MR);
-    size_t lines = panels > 1 && ldb_k == NR ? kc * NR * sizeof(float) / 64 : 0;
-    size_t lines_per_call = div_up(lines, panels);
-    for (size_t jr = 0; jr < nc; jr += NR) {
-        ka.b = bblock + (jr / NR) * strip_stride;
-        ka.nr = nc - jr < NR ? nc - jr : NR;
-        if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !post) ka.bias_col = ep->bias + jc + jr;
-        const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
-        size_t line = 0;
-        for (size_t ir = ic; ir < ic1; ir += MR) {
-            for (size_t e = 0; next && e < lines_per_call && line < lines; e++, line++)
-                __builtin_prefetch(next + line * 64, 0, 2);
-            ka.a = ablock + (ir - ic) / MR * kc * MR;
-            ka.c = job->C + ir * job->ldc + jc + jr;
-            ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
-            if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
-            ka.pf = pf->p;
-            ka.pf_lines = pf->lines < pf->per_call ? pf->lines : pf->per_call;
-            if (ka.pf_lines) {   /* an empty cursor's p is NULL: no arithmetic on it (UBSan) */
-                pf->p += ka.pf_lines * 64;
-                pf->lines -= ka.pf_lines;
+    /* K slices (isa->strip_k): each strip slice stays in L1 for all panels */
+    size_t ks = k_slice(isa, panels, kc);
+    for (size_t k0 = 0; k0 < kc; k0 += ks) {
+        ka.kc = kc - k0 < ks ? kc - k0 : ks;
+        ka.beta = pc + k0 ? 1.0f : job->beta;
+        ka.load_c = pc + k0 > 0 || job->beta != 0.0f;
+        ka.last = pc + k0 + ka.kc == job->K;
+        size_t lines = panels > 1 && ldb_k == NR ? ka.kc * NR * sizeof(float) / 64 : 0;
+        size_t lines_per_call = div_up(lines, panels);
+        for (size_t jr = 0; jr < nc; jr += NR) {
+            ka.b = bblock + (jr / NR) * strip_stride + k0 * ldb_k;
+            ka.nr = nc - jr < NR ? nc - jr : NR;
+            if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_COL && !post) ka.bias_col = ep->bias + jc + jr;
+            const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
+            size_t line = 0;
+            for (size_t ir = ic; ir < ic1; ir += MR) {
+                for (size_t e = 0; next && e < lines_per_call && line < lines; e++, line++)
+                    __builtin_prefetch(next + line * 64, 0, 2);
+                ka.a = ablock + (ir - ic) / MR * kc * MR + k0 * MR;
+                ka.c = job->C + ir * job->ldc + jc + jr;
+                ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
+                if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
+                ka.pf = pf->p;
+                ka.pf_lines = pf->lines < pf->per_call ? pf->lines : pf->per_call;
+                if (ka.pf_lines) {   /* an empty cursor's p is NULL: no arithmetic on it (UBSan) */
+                    pf->p += ka.pf_lines * 64;
+                    pf->lines -= ka.pf_lines;
+                }
+                isa->kernel(&ka);
             }
-            isa->kernel(&ka);
         }
     }
     if (post)
@@ -426,9 +445,11 @@ static b_prefetch next_b_block(const gemm_job *job, size_t m0, size_t m1, size_t
     size_t esize = pb->half ? sizeof(uint16_t) : sizeof(float);
     pf.p = pb->half ? (const char *)(pb->half + first) : (const char *)(pb->data + first);
     pf.lines = elems * esize / 64;
-    size_t calls = div_up(m1 - m0, job->isa->mr) * div_up(nc, NR);
+    size_t panels = div_up(m1 - m0, job->isa->mr), run = run_panels(job);
+    size_t ks = k_slice(job->isa, panels < run ? panels : run, kc);
+    size_t calls = panels * div_up(nc, NR) * div_up(kc, ks);
     pf.per_call = div_up(pf.lines, calls);
-    if (pf.per_call > kc / 2) pf.per_call = kc / 2;
+    if (pf.per_call > ks / 2) pf.per_call = ks / 2;
     return pf;
 }
 
@@ -469,7 +490,7 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 bblock = buf->b;
                 ldb_k = NR;
             }
-            const size_t mc = a_block_panels(isa) * MR;
+            const size_t mc = run_panels(job) * MR;
             b_prefetch pf = next_b_block(job, m0, m1, n1, jc, nc, pc, kc);
             for (size_t ic = m0; ic < m1; ic += mc) {
                 size_t ic1 = m1 - ic < mc ? m1 : ic + mc;
