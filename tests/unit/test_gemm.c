@@ -223,7 +223,7 @@ static void test_epilogues(onyx_threadpool *tp) {
         {ONYX_GEMM_BIAS_COL, NULL, ONYX_GEMM_ACT_NONE, 0, 0, onyx_gemm_post_gelu},   /* the driver's pass */
         {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_NONE, 0, 0, onyx_gemm_post_fast_gelu},
     };
-    /* 40 x 100 x 700 with A packed: K blocks of 234 run in slices of 117 on
+    /* 40 x 100 x 700 with A packed: K blocks of 234 run in slices of 128 + 106 on
      * AVX-512 (strip_k), each slice storing C, the last one the epilogue */
     static const size_t shapes[][3] = {{1, 1, 1}, {7, 33, 5}, {17, 50, 300}, {64, 196, 576}, {3, 5, 0},
                                        {40, 100, 700}};
