@@ -123,16 +123,6 @@ static int run_rows(onyx_session *s, int64_t rows, unsigned seed) {
     return bad;
 }
 
-static onyx_session *open_session(onyx_env *env, const char *path, int threads) {
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    if (o) CHECK_OK(onyx_session_options_set_intra_op_threads(o, threads));
-    CHECK_OK(onyx_session_create(env, path, o, &s));
-    onyx_session_options_free(o);
-    return s;
-}
-
 typedef struct racer {
     onyx_session *s;
     int64_t rows;
@@ -160,7 +150,7 @@ int main(void) {
     for (int threads = 1; threads <= 2; threads++) {
         const char *paths[2] = {ext, inl};
         for (int m = 0; m < 2; m++) {
-            onyx_session *s = open_session(env, paths[m], threads);
+            onyx_session *s = testlib_open_session(env, paths[m], threads);
             if (!s) continue;
             for (size_t i = 0; i < sizeof rows_seq / sizeof rows_seq[0]; i++) {
                 int bad = run_rows(s, rows_seq[i], (unsigned)i);
@@ -173,7 +163,7 @@ int main(void) {
     }
 
     /* a packing call racing calls of one row and of many rows */
-    onyx_session *s = open_session(env, ext, 1);
+    onyx_session *s = testlib_open_session(env, ext, 1);
     if (s) {
         racer r[3] = {{s, 1, 0}, {s, 64, 0}, {s, 33, 0}};
         pthread_t th[3];

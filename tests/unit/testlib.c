@@ -128,3 +128,13 @@ void testlib_tmpdir_remove(void) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
 }
+
+onyx_session *testlib_open_session(onyx_env *env, const char *path, int threads) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    if (o) CHECK_OK(onyx_session_options_set_intra_op_threads(o, threads));
+    CHECK_OK(onyx_session_create(env, path, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}

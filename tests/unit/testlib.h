@@ -63,6 +63,10 @@ float testlib_frand(void);         /* uniform in [-1, 1) */
  * first row. NULL (a failed check) when it cannot be made. */
 onyx_value *testlib_session_input(const onyx_session *s, size_t i);
 
+/* A session on path with `threads` intra-op threads (NULL, after a failed
+ * check, when it cannot be made). */
+onyx_session *testlib_open_session(onyx_env *env, const char *path, int threads);
+
 /* Run s on testlib_session_input's inputs; outs[] (at least
  * TESTLIB_MAX_IO entries) receives every output. */
 #define TESTLIB_MAX_IO 16

@@ -23,6 +23,7 @@
 #include "ir/schemas/contrib_norm.h"
 #include "providers/cpu/kernels/nn_isa.h"
 #include "providers/cpu/kernels/nn_math.h"
+#include "providers/cpu/kernels/table_rows.h"
 
 /* ------------------------------------------------------------ row kernels */
 
@@ -332,6 +333,7 @@ static onyx_status *emb_check_table(const onyx_value *v, const char *what, int64
 
 typedef struct emb_job {
     const onyx_value *ids, *seg_ids, *pos_ids, *word, *pos, *seg;
+    onyx_table_rows *word_rows;   /* the word table's row copier, or NULL */
     int64_t S, H;
     const float *g, *b;        /* gamma, beta as float */
     float eps;
@@ -341,13 +343,15 @@ typedef struct emb_job {
 } emb_job;
 
 /* Row r of an embedding table as float (converted into buf for float16,
- * copied there when the table is a misaligned view of the model file). */
-static const float *emb_row(const onyx_value *t, int64_t r, int64_t H, float *buf) {
-    if (t->dtype == ONYX_FLOAT && (uintptr_t)t->data % sizeof(float)) {
-        memcpy(buf, (const char *)t->data + (size_t)(r * H) * sizeof(float), (size_t)H * sizeof(float));
+ * copied there when the table is a misaligned view of the model file),
+ * through the table's row copier where it has one (table_rows.h). */
+static const float *emb_row(const onyx_value *t, onyx_table_rows *rows, int64_t r, int64_t H, float *buf) {
+    const void *p = onyx_table_rows_get(rows, t, (size_t)r);
+    if (t->dtype == ONYX_FLOAT && (uintptr_t)p % sizeof(float)) {
+        memcpy(buf, p, (size_t)H * sizeof(float));
         return buf;
     }
-    return nn_in_span_float(t->dtype, t->data, (size_t)(r * H), (size_t)H, buf);
+    return nn_in_span_float(t->dtype, p, 0, (size_t)H, buf);
 }
 
 static void emb_tokens(void *arg, size_t begin, size_t end) {
@@ -372,10 +376,10 @@ static void emb_tokens(void *arg, size_t begin, size_t end) {
             __atomic_store_n(&j->failed, 2, __ATOMIC_RELAXED);
             break;
         }
-        const float *w = emb_row(j->word, wid, j->H, wb), *p = emb_row(j->pos, pid, j->H, pb);
+        const float *w = emb_row(j->word, j->word_rows, wid, j->H, wb), *p = emb_row(j->pos, NULL, pid, j->H, pb);
         float *sum = j->sum && dtype == ONYX_FLOAT ? (float *)j->sum + t * H : s;
         if (j->seg) {
-            const float *g = emb_row(j->seg, gid, j->H, sb);
+            const float *g = emb_row(j->seg, NULL, gid, j->H, sb);
             skip_sum_float(w, p, g, sum, H);
         } else {
             skip_sum_float(w, p, NULL, sum, H);
@@ -428,7 +432,8 @@ static onyx_status *embed_ln_compute(onyx_kernel_ctx *ctx) {
         }
     }
     if (!st && H > 0 && B * S > 0) {
-        emb_job j = {.ids = ids, .seg_ids = seg_ids, .pos_ids = pos_ids, .word = word, .pos = pos, .seg = seg,
+        emb_job j = {.ids = ids, .seg_ids = seg_ids, .pos_ids = pos_ids, .word = word, .word_rows = ctx->state,
+                     .pos = pos, .seg = seg,
                      .S = S, .H = H, .g = g, .b = b, .eps = onyx_attr_float(ctx->node, "epsilon", 1e-12f),
                      .y = y->data, .sum = sum ? sum->data : NULL, .dtype = ref->dtype};
         size_t tokens = (size_t)(B * S);
@@ -445,6 +450,16 @@ static onyx_status *embed_ln_compute(onyx_kernel_ctx *ctx) {
     return st;
 }
 
+/* A word table mapped from external data gets a row copier (the position
+ * and segment tables are small). */
+static onyx_status *embed_ln_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *word = info->const_in && info->n_in > 2 ? info->const_in[2] : NULL;
+    return onyx_table_rows_new(word, (onyx_table_rows **)state);
+}
+
+static void embed_ln_free(void *state) { onyx_table_rows_free(state); }
+
 /* ------------------------------------------------------------ registration */
 
 #define F4 (ONYX_T(ONYX_FLOAT) | ONYX_T(ONYX_DOUBLE) | ONYX_T(ONYX_FLOAT16) | ONYX_T(ONYX_BFLOAT16))
@@ -456,5 +471,5 @@ const onyx_op_def onyx_ops_contrib_norm[] = {
     {"", "SimplifiedLayerNormalization", 1, L, F4, 0, NULL, NULL, sln_compute},
     {"com.microsoft", "SkipLayerNormalization", 1, L, F3, 0, NULL, NULL, skip_ln_compute},
     {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, L, F3, 0, NULL, NULL, skip_sln_compute},
-    {"com.microsoft", "EmbedLayerNormalization", 1, L, 0, 0, NULL, NULL, embed_ln_compute},
+    {"com.microsoft", "EmbedLayerNormalization", 1, L, 0, 0, embed_ln_init, embed_ln_free, embed_ln_compute},
     {0},};
