@@ -2,10 +2,12 @@
  * session.run, on any libonnxruntime.so.1 (onyx's or ONNX Runtime's own), so
  * the two libraries' per-call overhead can be told apart from node's own.
  *
- *   ort_abi_calls LIBONNXRUNTIME MODEL.onnx THREADS RUNS
+ *   ort_abi_calls LIBONNXRUNTIME MODEL.onnx THREADS RUNS [NAME=D0xD1x...,...]
  *
- * Inputs are made from the model's input metadata (symbolic dimensions 1,
- * floats 0.5, integers 1). Three loops, each RUNS calls after RUNS/10 warm-ups,
+ * Inputs are made from the model's input metadata (floats 0.5, integers 1):
+ * the shape given for an input's NAME, else the declared one with symbolic
+ * dimensions 1 (bench/ort_abi_latency.sh passes the shapes of the inputs
+ * `onyx perf` and node run, so a GPT-2 run here is the same 128 tokens). Three loops, each RUNS calls after RUNS/10 warm-ups,
  * print the median nanoseconds per call on one JSON line:
  *   run_ns    Run only: input values made once, outputs released each call
  *   node_ns   what the node binding does per call: a CPU memory info, one
@@ -78,7 +80,29 @@ static void fill(input *in) {
     }
 }
 
-static void open_model(const char *path, int threads, model *m) {
+/* The shape `shapes` ("NAME=D0xD1x...,...") gives input `name`, if any:
+ * its rank, or 0 when it names none. */
+static size_t given_shape(const char *shapes, const char *name, int64_t dims[8]) {
+    size_t len = strlen(name);
+    for (const char *p = shapes; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        if (strncmp(p, name, len) != 0 || p[len] != '=') continue;
+        size_t rank = 0;
+        for (char *q = (char *)p + len + 1;; q++) {
+            char *end;
+            long long d = strtoll(q, &end, 10);
+            if (end == q || d < 0 || rank == 8) {
+                fprintf(stderr, "ort_abi_calls: bad shape for input '%s' in '%s'\n", name, shapes);
+                exit(1);
+            }
+            dims[rank++] = d;
+            if (*end != 'x') return rank;
+            q = end;
+        }
+    }
+    return 0;
+}
+
+static void open_model(const char *path, int threads, const char *shapes, model *m) {
     OrtEnv *env;
     OrtSessionOptions *o;
     OrtAllocator *a;
@@ -106,6 +130,8 @@ static void open_model(const char *path, int threads, model *m) {
         if (in->rank > 8) { fprintf(stderr, "ort_abi_calls: rank %zu\n", in->rank); exit(1); }
         check(api->GetDimensions(tsi, in->dims, in->rank), "GetDimensions");
         api->ReleaseTypeInfo(ti);
+        size_t given = given_shape(shapes, in->name, in->dims);
+        if (given) in->rank = given;
         size_t n = 1;
         for (size_t d = 0; d < in->rank; d++) {
             if (in->dims[d] < 0) in->dims[d] = 1;
@@ -184,14 +210,14 @@ static double median_ns(const model *m, int loop, int runs, const OrtValue **fix
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s LIBONNXRUNTIME MODEL.onnx THREADS RUNS\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s LIBONNXRUNTIME MODEL.onnx THREADS RUNS [NAME=D0xD1x...,...]\n", argv[0]);
         return 2;
     }
     if (!(api = ort_client_load(argv[1], 16))) return 1;
     int runs = atoi(argv[4]);
     model m = {0};
-    open_model(argv[2], atoi(argv[3]), &m);
+    open_model(argv[2], atoi(argv[3]), argc == 6 ? argv[5] : NULL, &m);
     if (m.n_in > 16 || m.n_out > 16 || runs < 1) { fprintf(stderr, "ort_abi_calls: too many inputs/outputs\n"); return 1; }
     OrtMemoryInfo *mem;
     const OrtValue *fixed[16];

@@ -9,7 +9,8 @@
 # Env: THREADS (default "1 2"), ROUNDS (5) alternating rounds of
 #   onyx perf | node + ONNX Runtime | node + onyx   (same runs each),
 # RUNS (default: about 1 s of runs per measurement, 10..5000),
-# CALLS=0 skips the in-process ABI loops (build/tests/ort_abi_calls, built by make). Prints the medians of the per-round
+# CALLS=0 skips the in-process ABI loops (build/tests/ort_abi_calls, built by make, run
+#   with the npz inputs' shapes). Prints the medians of the per-round
 # medians in microseconds; node_over_* = node latency minus the same library's
 # in-process Run (C, ort_abi_calls run_ns), i.e. what node adds per call.
 # CPU=1 adds, per model and thread count, the CPU time (user + system) per
@@ -36,6 +37,11 @@ names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(mlp squeezenet1_1)
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"; }
+# the npz inputs' shapes as ort_abi_calls takes them: NAME=D0xD1x...,...
+npz_shapes() {
+    node -e "const io = require('$root/../shared/bench/lib/io');
+        console.log(Object.entries(io.readNpz(process.argv[1])).map(([k, t]) => k + '=' + t.shape.join('x')).join(','))" "$1"
+}
 
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-24s %3s %5s %10s %10s %10s %8s %9s %9s %9s %9s\n" config thr runs perf_us node_ort node_onyx onyx/perf \
@@ -61,8 +67,9 @@ for name in "${names[@]}"; do
             nm="$(printf '%s\n' "${n[@]}" | median)"
             cr_ort=NaN; cr_onyx=NaN
             if [ "${CALLS:-1}" = 1 ]; then
-                cr_ort="$(awk -v ns="$("$calls" "$ort_lib" "$m" "$t" "$runs" | field run_ns)" 'BEGIN {print ns / 1000}')"
-                cr_onyx="$(awk -v ns="$("$calls" "$root/build/libonnxruntime.so.1" "$m" "$t" "$runs" | field run_ns)" 'BEGIN {print ns / 1000}')"
+                shapes="$(npz_shapes "$npz")"
+                cr_ort="$(awk -v ns="$("$calls" "$ort_lib" "$m" "$t" "$runs" "$shapes" | field run_ns)" 'BEGIN {print ns / 1000}')"
+                cr_onyx="$(awk -v ns="$("$calls" "$root/build/libonnxruntime.so.1" "$m" "$t" "$runs" "$shapes" | field run_ns)" 'BEGIN {print ns / 1000}')"
             fi
             printf "%-24s %3s %5s %10.2f %10.2f %10.2f %8.3f %9.2f %9.2f %9.2f %9.2f\n" "$cfg" "$t" "$runs" "$pm" "$om" "$nm" \
                 "$(awk -v a="$nm" -v b="$pm" 'BEGIN {print a / b}')" "$cr_ort" "$cr_onyx" \

@@ -46,12 +46,34 @@ static bool qdq_weights(const onyx_graph *g, const onyx_node *n) {
     return false;
 }
 
+/* True when shape inference already knows an output is larger than the fold
+ * limit: such a node (ConstantOfShape, Expand, Tile of a constant) would be
+ * computed only to be thrown away, on every pass that folds. */
+static bool known_too_big(const onyx_graph *g, const onyx_node *n, size_t limit) {
+    for (size_t k = 0; k < n->n_out; k++) {
+        if (n->out[k] < 0) continue;
+        const onyx_type *t = &g->values[n->out[k]].type;
+        if (t->kind != ONYX_VALUE_TENSOR || t->rank < 0 || !onyx_dtype(t->dtype)->bits) continue;
+        uint64_t bits = onyx_dtype(t->dtype)->bits;
+        bool known = true;
+        for (int d = 0; known && d < t->rank; d++) {
+            known = onyx_dim_known(t->dims[d]);
+            if (!known) break;
+            if (t->dims[d] && bits > UINT64_MAX / (uint64_t)t->dims[d]) return true;
+            bits *= (uint64_t)t->dims[d];
+        }
+        if (known && bits / 8 > limit) return true;
+    }
+    return false;
+}
+
 static onyx_status *constant_folding(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     if (!ctx->svc->evaluate) return NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         if (!foldable(g, n) || (ctx->keep_qdq_weights && qdq_weights(g, n))) continue;
+        if (known_too_big(g, n, ctx->fold_limit_bytes)) continue;
         onyx_value **out = calloc(n->n_out + 1, sizeof *out);
         if (!out) return ONYX_OOM();
         /* the session's evaluator runs it on a provider's kernel */

@@ -148,6 +148,14 @@ def rewrites():
            helper.make_node("Transpose", ["x"], ["y2"], name="near_miss", perm=[0, 1, 3, 2])],
           "misc_rewrites", [f32("x", [1, 3, 5, 5])], [f32("y", [1, 2, 5, 5]), f32("y2", [1, 3, 5, 5])],
           [arr("W", 2, 3, 3, 3), numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")])
+    # ConstantOfShape whose output (512 MiB) shape inference knows is over the fold limit:
+    # the optimiser must not compute it at load only to throw it away.
+    model([helper.make_node("ConstantOfShape", ["shape"], ["big"], name="big",
+                            value=numpy_helper.from_array(np.array([1], np.float32))),
+           helper.make_node("ReduceMax", ["big"], ["m"], name="max", keepdims=0),
+           helper.make_node("Mul", ["x", "m"], ["y"], name="mul")],
+          "fold_too_big", [f32("x", [2])], [f32("y", [2])],
+          [numpy_helper.from_array(np.array([128, 1024, 1024], np.int64), "shape")])
 
 
 def conv_add_relu():

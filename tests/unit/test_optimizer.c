@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "onyx.h"
 #include "testlib.h"
@@ -201,8 +202,29 @@ static void test_conv_add_relu(void) {
     check_same_outputs("tests/data/conv_add_relu.onnx", ONYX_OPT_EXTENDED);
 }
 
+static long peak_rss_kb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* A ConstantOfShape of 512 MiB, which shape inference sizes at load: constant
+ * folding must leave it to run rather than fill 512 MiB and discard it (run
+ * first, so that the process's peak RSS is still small). */
+static void test_fold_too_big(void) {
+    long before = peak_rss_kb();
+    onyx_session *s = open_at("tests/data/fold_too_big.onnx", ONYX_OPT_ALL, NULL);
+    if (!s) return;
+    long grown_mb = (peak_rss_kb() - before) / 1024;
+    CHECK(grown_mb < 128);
+    if (grown_mb >= 128) fprintf(stderr, "  loading fold_too_big grew the peak RSS by %ld MB\n", grown_mb);
+    CHECK(has_op(s, "ConstantOfShape", "big"));
+    onyx_session_free(s);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
+    test_fold_too_big();
     test_basic_passes();
     test_disable_by_name();
     test_save_and_reload();

@@ -104,7 +104,7 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 
 INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t nv,
-                        const bool masked) {
+                        const bool masked, const bool packed) {
     const size_t sets = SETS(mr, nv);
     const __m256 z = _mm256_setzero_ps();
     ALL_ROWS(DECL_ROW)
@@ -112,8 +112,27 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     const float *a = ka->a, *b = ka->b;
-    const size_t ldb = ka->ldb;
+    /* packed: B is a zero-padded strip (ldb == NR), so the unrolled steps
+     * below address it with constant offsets */
+    const size_t ldb = packed ? NV * VL : ka->ldb;
+    /* C rows are ldc apart, which the hardware prefetchers do not follow:
+     * the tile's C (read back on every K block after the first) starts
+     * coming in now instead of stalling the store after the loop */
+    if (packed && ka->load_c)
+        for (size_t i = 0; i < mr; i++) {
+            _mm_prefetch((const char *)(ka->c + i * ka->ldc), _MM_HINT_T0);
+            _mm_prefetch((const char *)(ka->c + i * ka->ldc + 15), _MM_HINT_T0);
+        }
     size_t p = ka->kc;
+    /* 4 steps per iteration: the loop's pointer and counter updates compete
+     * with the FMAs for ports 0 and 1 */
+    if (sets == 1)
+        for (; p >= 4; p -= 4) {
+            STEP(0)
+            STEP(0)
+            STEP(0)
+            STEP(0)
+        }
     for (; p >= sets; p -= sets) {
         STEP(0)
         if (sets > 1) STEP(1)
@@ -143,7 +162,7 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
 
 typedef void (*kernel_fn)(const onyx_gemm_kargs *);
 #define INST(mr, nv, mk) \
-    TARGET static void k_##mr##_##nv##_##mk(const onyx_gemm_kargs *ka) { kernel_body(ka, mr, nv, mk); }
+    TARGET static void k_##mr##_##nv##_##mk(const onyx_gemm_kargs *ka) { kernel_body(ka, mr, nv, mk, false); }
 #define INST_ROWS(mr) INST(mr, 1, 0) INST(mr, 1, 1) INST(mr, 2, 0) INST(mr, 2, 1)
 INST_ROWS(1) INST_ROWS(2) INST_ROWS(3) INST_ROWS(4) INST_ROWS(5) INST_ROWS(6)
 #define TABLE_ROW(mr) {{k_##mr##_1_0, k_##mr##_1_1}, {k_##mr##_2_0, k_##mr##_2_1}},
@@ -151,7 +170,15 @@ static const kernel_fn kernels[MR][NV][2] = {
     TABLE_ROW(1) TABLE_ROW(2) TABLE_ROW(3) TABLE_ROW(4) TABLE_ROW(5) TABLE_ROW(6)
 };
 
+/* The tile nearly every call of a large GEMM runs: all rows, a whole
+ * packed strip. */
+TARGET static void k_full_packed(const onyx_gemm_kargs *ka) { kernel_body(ka, MR, NV, false, true); }
+
 static void kernel_avx2(const onyx_gemm_kargs *ka) {
+    if (ka->mr == MR && ka->nr == NV * VL && ka->ldb == NV * VL) {
+        k_full_packed(ka);
+        return;
+    }
     size_t nv = (ka->nr + VL - 1) / VL;
     kernels[ka->mr - 1][nv - 1][ka->nr % VL != 0](ka);
 }
