@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Error-path leak audit: the clang static analyzer's unix.Malloc checker over onyx's sources,
 with scripts/leak_audit_models.h modelling onyx's allocators (statuses, onyx_read_int_tensor,
-values). Not part of CI (its default paths took ~35 minutes on a loaded 2-core machine); run it
-after changing error paths and read every report: a leak on a path that returns an error status is a real bug; a
-use-after-free right after a helper that frees on failure is usually the model's simplification.
+values). Not part of CI (its default paths took ~35 minutes on a loaded 2-core machine); run
+it after changing error paths and read every report: a leak on a path that returns an error
+status is a real bug; a use-after-free right after a helper that frees on failure is usually
+the model's simplification.
 
   scripts/leak_audit.py [PATH_PREFIX...]     (default: src/providers/cpu/kernels src/ir src/optimizer)
 
