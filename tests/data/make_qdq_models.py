@@ -231,3 +231,6 @@ if __name__ == "__main__":
     qdq_gemm("gemm_nt", False, False, 3)
     quantize_linear("quantize_u8", np.uint8, 113)
     quantize_linear("quantize_s8", np.int8, -7)
+    # depthwise over several 64-channel blocks (the channels-last kernel splits channels into blocks of 64)
+    qlinearconv("dw3x3_c150", 150, 150, 9, 3, pad=1, group=150)
+    qlinearconv("dw3x3s2_c200", 200, 200, 8, 3, stride=2, pad=1, group=200, w_u8=True, y_s8=True)

@@ -72,7 +72,8 @@ static void run(onyx_session *s, const onyx_value *x, size_t n_out, onyx_value *
 }
 
 static const char *qlinearconv_models[] = {"3x3",    "1x1",     "7x7s2",     "3x3s2_dil",
-                                           "dw3x3",  "dw3x3s2", "dw5x5_c37", "dw3x3_c13_dil2"};
+                                           "dw3x3",  "dw3x3s2", "dw5x5_c37", "dw3x3_c13_dil2",
+                                           "dw3x3_c150", "dw3x3s2_c200"};
 
 /* Largest difference between two 8-bit outputs (in units) and how many differ. */
 static int byte_diff(onyx_value *a, onyx_value *b, int64_t *differ) {

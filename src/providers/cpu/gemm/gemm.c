@@ -37,6 +37,7 @@
 #define NC_TARGET 512         /* columns per B block: KC x NC floats = 512 KiB of L2 */
 #define MIN_PARALLEL_WORK (1u << 18)   /* M*N*K below which threads cost more than they give */
 #define STRIP_GAP 16                   /* floats between packed B strips (see run_tile) */
+#define STRIP_PANELS 32                /* packed A panels per strip slice (isa->strip_k): 256 rows */
 
 /* ---- kernel selection ---- */
 
@@ -348,14 +349,24 @@ typedef struct gemm_bufs {
 /* A panels per block (see onyx_gemm_isa.a_panels). */
 static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? isa->a_panels : 1; }
 
+/* K steps per run_block call: with A packed for the call and an ISA that
+ * slices K (strip_k), each strip slice stays in L1 while all the block's
+ * panels (up to STRIP_PANELS) pass it; else the whole K block. */
+static size_t k_slice(const gemm_job *job, size_t panels, size_t kc) {
+    size_t sk = job->A->packed ? job->isa->strip_k : 0;
+    return sk && panels > 1 && kc > sk ? sk : kc;
+}
+
 /* The micro-kernel over the packed A panels of rows [ic, ic1) (ablock, kc
  * x MR each) and a block of B strips: strip outer, panels inner, so each
  * strip is read from L1 by all the panels. With several panels, the next
  * packed strip is prefetched into L2 a slice per kernel call: the first
- * panel to use it would otherwise wait for L3 once per cache line. */
-static void run_block(const gemm_job *job, const float *ablock, const float *bblock, size_t strip_stride,
-                      size_t ldb_k, size_t ic, size_t ic1, size_t jc, size_t nc, size_t pc, size_t kc,
-                      b_prefetch *pf) {
+ * panel to use it would otherwise wait for L3 once per cache line. Not
+ * inlined: run_tile calls it per K slice, and inlined there it cost the
+ * minimal library (which compiles this file) a 4 KiB step. */
+__attribute__((noinline)) static void run_block(const gemm_job *job, const float *ablock, const float *bblock,
+                                                size_t strip_stride, size_t ldb_k, size_t ic, size_t ic1, size_t jc,
+                                                size_t nc, size_t pc, size_t kc, size_t a_stride, b_prefetch *pf) {
     const onyx_gemm_isa *isa = job->isa;
     const onyx_gemm_epilogue *ep = job->ep;
     const size_t MR = isa->mr, NR = isa->nr;
@@ -387,7 +398,7 @@ static void run_block(const gemm_job *job, const float *ablock, const float *bbl
         for (size_t ir = ic; ir < ic1; ir += MR) {
             for (size_t e = 0; next && e < lines_per_call && line < lines; e++, line++)
                 __builtin_prefetch(next + line * 64, 0, 2);
-            ka.a = ablock + (ir - ic) / MR * kc * MR;
+            ka.a = ablock + (ir - ic) / MR * a_stride;
             ka.c = job->C + ir * job->ldc + jc + jr;
             ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
             if (ep && ep->bias && ep->bias_kind == ONYX_GEMM_BIAS_ROW) ka.bias_row = ep->bias + ir;
@@ -426,9 +437,9 @@ static b_prefetch next_b_block(const gemm_job *job, size_t m0, size_t m1, size_t
     size_t esize = pb->half ? sizeof(uint16_t) : sizeof(float);
     pf.p = pb->half ? (const char *)(pb->half + first) : (const char *)(pb->data + first);
     pf.lines = elems * esize / 64;
-    size_t calls = div_up(m1 - m0, job->isa->mr) * div_up(nc, NR);
-    pf.per_call = div_up(pf.lines, calls);
-    if (pf.per_call > kc / 2) pf.per_call = kc / 2;
+    size_t panels = div_up(m1 - m0, job->isa->mr), ks = k_slice(job, panels, kc);
+    pf.per_call = div_up(pf.lines, panels * div_up(nc, NR) * div_up(kc, ks));
+    if (pf.per_call > ks / 2) pf.per_call = ks / 2;
     return pf;
 }
 
@@ -469,7 +480,7 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                 bblock = buf->b;
                 ldb_k = NR;
             }
-            const size_t mc = a_block_panels(isa) * MR;
+            const size_t mc = (A->packed && isa->strip_k ? STRIP_PANELS : a_block_panels(isa)) * MR;
             b_prefetch pf = next_b_block(job, m0, m1, n1, jc, nc, pc, kc);
             for (size_t ic = m0; ic < m1; ic += mc) {
                 size_t ic1 = m1 - ic < mc ? m1 : ic + mc;
@@ -482,7 +493,10 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
                                      buf->a + (ir - ic) / MR * kc * MR);
                     ablock = buf->a;
                 }
-                run_block(job, ablock, bblock, strip_stride, ldb_k, ic, ic1, jc, nc, pc, kc, &pf);
+                size_t ks = k_slice(job, div_up(ic1 - ic, MR), kc);
+                for (size_t k0 = 0; k0 < kc; k0 += ks)
+                    run_block(job, ablock + k0 * MR, bblock + k0 * ldb_k, strip_stride, ldb_k, ic, ic1, jc, nc,
+                              pc + k0, kc - k0 < ks ? kc - k0 : ks, kc * MR, &pf);
             }
         }
     }

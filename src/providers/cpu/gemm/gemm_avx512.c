@@ -118,7 +118,9 @@ static void kernel_avx512(const onyx_gemm_kargs *ka) {
 }
 
 /* AVX-512F implies AVX2, whose 8 x 8 transpose serves the packing. */
-const onyx_gemm_isa onyx_gemm_isa_avx512 = {"avx512f", MR, NV * VL, kernel_avx512,
-                                            onyx_gemm_transpose8_avx2};
+/* strip_k 128: a 128 x 48 strip is 24 KiB, half of a 48 KiB L1, so the A
+ * panels streaming past it do not evict it (a 256-step strip is all of L1). */
+const onyx_gemm_isa onyx_gemm_isa_avx512 = {.name = "avx512f", .mr = MR, .nr = NV * VL, .kernel = kernel_avx512,
+                                            .transpose8 = onyx_gemm_transpose8_avx2, .strip_k = 128};
 
 #endif

@@ -57,6 +57,13 @@ typedef struct onyx_gemm_isa {
     /* Packs a panel of exactly MR rows of a plain (not transposed) A:
      * dst[p * MR + i] = src[i * ld + p] for p < kc. NULL: the driver's loops. */
     void (*pack_a)(const float *src, size_t ld, size_t kc, float *dst);
+    /* K steps of a B strip that fit L1 beside the streaming A panels (0 =
+     * unused). Where A comes packed for the whole call (shared or given),
+     * the driver then runs a strip against all the tile's panels in K
+     * slices of at most this many steps, instead of one panel against the
+     * whole B block: the strip is read from L2 once per slice rather than
+     * once per panel (gemm.c, run_block). */
+    size_t strip_k;
 } onyx_gemm_isa;
 
 extern const onyx_gemm_isa onyx_gemm_isa_generic;

@@ -20,29 +20,36 @@
 #include <stdint.h>
 
 #define ONYX_QDW_MAX_TAPS 256
-#define ONYX_QDW_CHANNEL_PAD 64   /* weights, bias, mult and widened rows: channels padded to a multiple */
+#define ONYX_QDW_CHANNEL_PAD 64   /* weights, bias and mult: channels padded to a multiple; also the channel block */
+#define ONYX_QDW_LANE_PAD 16      /* widened pixels: channels padded to a multiple */
 
 typedef struct onyx_qdw_geom {
-    int64_t C, OW;         /* channels, output width */
+    int64_t C, OW;         /* channels (of this channel block), output width */
     int64_t kh, kw, sw, dw;   /* kernel, stride and dilation along W */
-    int64_t Cp;            /* C rounded up to ONYX_QDW_CHANNEL_PAD: floats per widened pixel */
+    int64_t Cp;            /* floats per widened pixel: C rounded up to ONYX_QDW_LANE_PAD */
+    int64_t wt;            /* floats per tap in p->w */
+    int64_t ys;            /* bytes per output pixel in yrow (the tensor's channel count) */
 } onyx_qdw_geom;
 
 typedef struct onyx_qdw_params {
-    const float *w;        /* [kh * kw][Cp]: w - w_zero_point, zeros beyond C */
-    const int32_t *bias;   /* [Cp] */
-    const float *mult;     /* [Cp]: x_scale * w_scale[c] / y_scale */
+    const float *w;        /* [kh * kw][wt]: w - w_zero_point, zeros beyond C up to a multiple of 64 */
+    const int32_t *bias;   /* [C rounded up to 64] */
+    const float *mult;     /* [C rounded up to 64]: x_scale * w_scale[c] / y_scale */
     int32_t yzp;
     bool u8;               /* y is uint8 (else int8) */
 } onyx_qdw_params;
 
 typedef struct onyx_qdw_isa {
-    /* out[w * Cp + c] = x[w * C + c] - zp for w < W, c < C (the rest of out
-     * is the caller's: zeros) */
-    void (*widen)(const uint8_t *x, int64_t W, int64_t C, int64_t Cp, int32_t zp, float *out);
+    /* out[w * Cp + c] = x[w * xs + c] - zp for w < W, c < C, and 0 for
+     * C <= c < Cp (Cp a multiple of ONYX_QDW_LANE_PAD) */
+    void (*widen)(const uint8_t *x, int64_t W, int64_t xs, int64_t C, int64_t Cp, int32_t zp, float *out);
     /* One output row: rows[i] is the widened input row of kernel row i
-     * (starting at the left padding; NULL: in the padding), yrow OW x C. */
+     * (starting at the left padding; NULL: in the padding); output pixel
+     * ow's C channels at yrow + ow * ys. */
     void (*row)(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows, uint8_t *yrow);
+    /* Channels per block (a multiple of ONYX_QDW_LANE_PAD dividing
+     * ONYX_QDW_CHANNEL_PAD): row() sees at most this many. */
+    int block;
 } onyx_qdw_isa;
 
 extern const onyx_qdw_isa onyx_qdw_isa_generic, onyx_qdw_isa_avx2, onyx_qdw_isa_avx512;
@@ -55,7 +62,7 @@ static inline uint8_t onyx_qdw_channel(const onyx_qdw_geom *g, const onyx_qdw_pa
     float acc = 0.0f;
     for (int64_t i = 0; i < g->kh; i++) {
         if (!rows[i]) continue;
-        for (int64_t j = 0; j < g->kw; j++) acc += rows[i][(col + j * g->dw) * g->Cp + c] * p->w[(i * g->kw + j) * g->Cp + c];
+        for (int64_t j = 0; j < g->kw; j++) acc += rows[i][(col + j * g->dw) * g->Cp + c] * p->w[(i * g->kw + j) * g->wt + c];
     }
     int32_t a = (int32_t)acc + p->bias[c];
     float v = (float)a * p->mult[c];

@@ -10,16 +10,17 @@
 
 #define TARGET __attribute__((target("avx2,fma")))
 
-TARGET static void widen_avx2(const uint8_t *x, int64_t W, int64_t C, int64_t Cp, int32_t zp, float *out) {
+TARGET static void widen_avx2(const uint8_t *x, int64_t W, int64_t xs, int64_t C, int64_t Cp, int32_t zp, float *out) {
     const __m256i z = _mm256_set1_epi32(zp);
     const int64_t C8 = C & ~(int64_t)7;
     for (int64_t w = 0; w < W; w++) {
         int64_t c = 0;
         for (; c < C8; c += 8) {
-            __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x + w * C + c)));
+            __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x + w * xs + c)));
             _mm256_storeu_ps(out + w * Cp + c, _mm256_cvtepi32_ps(_mm256_sub_epi32(v, z)));
         }
-        for (; c < C; c++) out[w * Cp + c] = (float)((int32_t)x[w * C + c] - zp);
+        for (; c < C; c++) out[w * Cp + c] = (float)((int32_t)x[w * xs + c] - zp);
+        for (; c < Cp; c++) out[w * Cp + c] = 0.0f;
     }
 }
 
@@ -46,7 +47,7 @@ TARGET static void row_avx2(const onyx_qdw_geom *g, const onyx_qdw_params *p, co
             for (int64_t i = 0; i < g->kh; i++) {
                 if (!rows[i]) continue;
                 for (int64_t j = 0; j < g->kw; j++) {
-                    const float *wp = p->w + (i * g->kw + j) * Cp + c0;
+                    const float *wp = p->w + (i * g->kw + j) * g->wt + c0;
                     const float *xp = rows[i] + (ow * g->sw + j * g->dw) * Cp + c0;
 #pragma GCC unroll 2
                     for (int v = 0; v < 2; v++) {
@@ -61,13 +62,13 @@ TARGET static void row_avx2(const onyx_qdw_geom *g, const onyx_qdw_params *p, co
                 }
             }
             for (int q = 0; q < np; q++)
-                for (int v = 0; v < nv; v++) requant8(acc[q][v], p, c0 + 8 * v, yrow + (ow + q) * C + c0 + 8 * v);
+                for (int v = 0; v < nv; v++) requant8(acc[q][v], p, c0 + 8 * v, yrow + (ow + q) * g->ys + c0 + 8 * v);
         }
         for (int q = 0; q < np; q++)
-            for (int64_t c = C8; c < C; c++) yrow[(ow + q) * C + c] = onyx_qdw_channel(g, p, rows, (ow + q) * g->sw, c);
+            for (int64_t c = C8; c < C; c++) yrow[(ow + q) * g->ys + c] = onyx_qdw_channel(g, p, rows, (ow + q) * g->sw, c);
     }
 }
 
-const onyx_qdw_isa onyx_qdw_isa_avx2 = {widen_avx2, row_avx2};
+const onyx_qdw_isa onyx_qdw_isa_avx2 = {widen_avx2, row_avx2, 16};
 
 #endif

@@ -28,9 +28,11 @@
  * a product within a float rounding of .5 can round the other way, one
  * unit of y; ONNX Runtime's integer kernels do the same. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/checked.h"
+#include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/kernels/quant/qdw_nhwc.h"
 #include "providers/cpu/kernels/quant/qlinear_conv.h"
@@ -432,76 +434,104 @@ static onyx_status *conv_depthwise(const qconv_fast *s, const conv_geom *g, cons
 /* ------------------------------------------------------------ depthwise, channels-last */
 
 typedef struct dwl_job {
-    onyx_qdw_geom geom;
+    onyx_qdw_geom geom;    /* all but the block's channels (C, Cp: set per block) */
     onyx_qdw_params params;
     const onyx_qdw_isa *isa;
     const conv_geom *g;
     const uint8_t *x;
     uint8_t *y;
     int32_t xzp;
-    int64_t Wp, slots;   /* widened row width (with the padding columns), rows kept */
+    int64_t Wp, slots;     /* widened row width (with the padding columns), rows kept */
+    int64_t rows;          /* output rows of all images: N * OH */
+    int64_t cb;            /* channels per block (the ISA's, a multiple of ONYX_QDW_LANE_PAD) */
+    atomic_bool failed;    /* a worker's scratch could not be allocated */
 } dwl_job;
 
-/* Output rows [begin, end) over all images (row u: image u / OH). The
- * widened input rows are kept in a ring of `slots` rows, enough for one
- * output row's window plus the stride, so each input row is widened about
- * once per range. */
+/* Work items [begin, end): item u is output row u % rows (of image
+ * (u % rows) / OH) of channel block u / rows. Blocks of channels (64 on
+ * AVX-512) keep a widened row small, and give the many channels of small
+ * images (7x7x960) to all threads in chunks that share no widened row:
+ * splitting rows alone would widen each boundary's rows twice.
+ * The widened input rows are kept in a ring of `slots` rows, enough for
+ * one output row's window plus the stride, so each input row is widened
+ * about once per range. The ring is this thread's scratch: only its
+ * padding columns are zeroed here, widen writes the rest. */
 static void dwl_range(void *arg, size_t begin, size_t end) {
-    const dwl_job *j = arg;
+    dwl_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t H = g->in[0], W = g->in[1], C = g->C, OH = g->out[0], Cp = j->geom.Cp;
-    const size_t row_floats = (size_t)(j->Wp * Cp);
-    float *ring = calloc((size_t)j->slots * row_floats, sizeof *ring);
-    int64_t *tag = malloc((size_t)j->slots * sizeof *tag);
-    const float **rows = malloc((size_t)g->k[0] * sizeof *rows);
-    if (ring && tag && rows) { /* the caller's preflight allocation of the same sizes succeeded */
-        int64_t image = -1;
-        for (size_t u = begin; u < end; u++) {
-            int64_t n = (int64_t)u / OH, oh = (int64_t)u % OH;
-            if (n != image) {
-                for (int64_t k = 0; k < j->slots; k++) tag[k] = -1;
-                image = n;
-            }
-            const uint8_t *xn = j->x + n * H * W * C;
-            for (int64_t i = 0; i < g->k[0]; i++) {
-                int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
-                if (ih < 0 || ih >= H) {
-                    rows[i] = NULL;
-                    continue;
-                }
-                int64_t k = ih % j->slots;
-                float *slot = ring + (size_t)k * row_floats;
-                if (tag[k] != ih) {
-                    j->isa->widen(xn + ih * W * C, W, C, Cp, j->xzp, slot + g->pb[1] * Cp);
-                    tag[k] = ih;
-                }
-                rows[i] = slot;
-            }
-            j->isa->row(&j->geom, &j->params, rows, j->y + (n * OH + oh) * g->out[1] * g->M);
-        }
+    const int64_t H = g->in[0], W = g->in[1], C = g->C, OH = g->out[0];
+    const size_t row_floats = (size_t)(j->Wp * j->cb);   /* j->cb: a multiple of 16 */
+    const float *rows[ONYX_QDW_MAX_TAPS];   /* kh <= kh * kw <= 256 (fits) */
+    bool heap;
+    /* the ring, then its slots' tags (the input row each holds) */
+    float *ring = onyx_scratch_acquire(1, (size_t)j->slots * (row_floats + 2), &heap);
+    if (!ring) {
+        atomic_store(&j->failed, true);
+        return;
     }
-    free(ring);
-    free(tag);
-    free(rows);
+    int64_t *tag = (int64_t *)(ring + (size_t)j->slots * row_floats);   /* row_floats: a multiple of 64 */
+    int64_t image = -1, block = -1;
+    onyx_qdw_geom geom = j->geom;
+    onyx_qdw_params params = j->params;
+    for (size_t u = begin; u < end; u++) {
+        int64_t b = (int64_t)u / j->rows, r = (int64_t)u % j->rows, n = r / OH, oh = r % OH;
+        if (b != block) {
+            const int64_t c0 = b * j->cb;
+            geom.C = C - c0 < j->cb ? C - c0 : j->cb;
+            geom.Cp = (geom.C + ONYX_QDW_LANE_PAD - 1) / ONYX_QDW_LANE_PAD * ONYX_QDW_LANE_PAD;
+            params.w = j->params.w + c0;
+            params.bias = j->params.bias + c0;
+            params.mult = j->params.mult + c0;
+            for (int64_t k = 0; k < j->slots; k++) {   /* the padding columns: x - zp = 0 there */
+                float *slot = ring + (size_t)k * row_floats;
+                memset(slot, 0, (size_t)(g->pb[1] * geom.Cp) * sizeof *slot);
+                memset(slot + (g->pb[1] + W) * geom.Cp, 0, (size_t)((j->Wp - g->pb[1] - W) * geom.Cp) * sizeof *slot);
+            }
+            block = b;
+            image = -1;
+        }
+        if (n != image) {
+            for (int64_t k = 0; k < j->slots; k++) tag[k] = -1;
+            image = n;
+        }
+        const uint8_t *xn = j->x + n * H * W * C + b * j->cb;
+        for (int64_t i = 0; i < g->k[0]; i++) {
+            int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+            if (ih < 0 || ih >= H) {
+                rows[i] = NULL;
+                continue;
+            }
+            int64_t k = ih % j->slots;
+            float *slot = ring + (size_t)k * row_floats;
+            if (tag[k] != ih) {
+                j->isa->widen(xn + ih * W * C, W, C, geom.C, geom.Cp, j->xzp, slot + g->pb[1] * geom.Cp);
+                tag[k] = ih;
+            }
+            rows[i] = slot;
+        }
+        j->isa->row(&geom, &params, rows, j->y + (n * OH + oh) * g->out[1] * g->M + b * j->cb);
+    }
+    onyx_scratch_release(ring, heap);
 }
 
 static onyx_status *conv_depthwise_nhwc(const qconv_fast *s, const conv_geom *g, const uint8_t *x, uint8_t *y,
                                         onyx_threadpool *tp) {
     int64_t need = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;   /* columns the taps reach */
-    dwl_job j = {.geom = {g->C, g->out[1], g->k[0], g->k[1], g->s[1], g->d[1], s->Cp},
+    dwl_job j = {.geom = {.OW = g->out[1], .kh = g->k[0], .kw = g->k[1], .sw = g->s[1], .dw = g->d[1],
+                          .wt = s->Cp, .ys = g->M},
                  .params = {s->dwf, s->bias, s->mult, s->yzp, s->ydt != ONYX_INT8},
                  .isa = onyx_qdw(), .g = g, .x = x, .y = y, .xzp = s->xzp,
                  .Wp = g->in[1] + g->pb[1] > need ? g->in[1] + g->pb[1] : need,
-                 .slots = (g->k[0] - 1) * g->d[0] + 1 + g->s[0]};
-    /* each worker's ring: fail here, not in a worker */
-    size_t bytes;
-    if (__builtin_mul_overflow((size_t)(j.slots * j.Wp), (size_t)s->Cp * sizeof(float), &bytes)) return ONYX_OOM();
-    void *probe = malloc(bytes);
-    if (!probe) return ONYX_OOM();
-    free(probe);
-    size_t per = (size_t)(g->out[1] * g->C * g->k_size);
-    onyx_parallel_for(tp, (size_t)(g->N * g->out[0]), per >= 16384 ? 1 : 16384 / (per ? per : 1), dwl_range, &j);
-    return NULL;
+                 .slots = (g->k[0] - 1) * g->d[0] + 1 + g->s[0], .rows = g->N * g->out[0]};
+    j.cb = j.isa->block;
+    atomic_init(&j.failed, false);
+    size_t floats;
+    if (__builtin_mul_overflow((size_t)(j.slots * j.Wp), (size_t)j.cb + 2, &floats)) return ONYX_OOM();
+    const int64_t blocks = (g->C + j.cb - 1) / j.cb;
+    const int64_t bc = g->C < j.cb ? g->C : j.cb;
+    size_t per = (size_t)(g->out[1] * bc * g->k_size);
+    onyx_parallel_for(tp, (size_t)(blocks * j.rows), per >= 16384 ? 1 : 16384 / (per ? per : 1), dwl_range, &j);
+    return atomic_load(&j.failed) ? ONYX_OOM() : NULL;
 }
 
 /* ------------------------------------------------------------ run */
