@@ -42,10 +42,11 @@ foreach(_case
 endforeach()
 
 # Resize/Upsample scales are tensor(float) in every version: float16 ones are refused (as ONNX
-# Runtime refuses them at load), naming the input; a double roi is the spec's T2 and runs.
+# Runtime refuses them at load), naming the input, and so are int32 sizes; a double roi is the spec's T2 and runs.
 foreach(_case
     "resize_f16_scales|input scales must be a float \\(float32, in every version\\) tensor, got float16"
     "upsample_f16_scales|input scales must be a float \\(float32, in every version\\) tensor, got float16"
+    "resize_i32_sizes|input sizes must be an int64 tensor, got int32"
     "resize_f64_roi|output 0 'y': float16\\[1,1,3,3\\]")
   string(REPLACE "|" ";" _parts "${_case}")
   list(GET _parts 0 _name)

@@ -27,6 +27,25 @@ static inline onyx_status *fu_begin(fu_ctx *f, onyx_graph *g) {
 
 static inline void fu_end(fu_ctx *f) { (void)f; }
 
+/* One node of a fusion pass's walk: when the pass's pattern matches at
+ * node i, rewrite the graph there and add one to *changes. arg is the
+ * pass's own (fu_for_each_node passes it through). */
+typedef onyx_status *(*fu_visit_fn)(fu_ctx *f, uint32_t i, void *arg, size_t *changes);
+
+/* The walk the fusion passes share: track uses, then visit every live node
+ * present when the pass starts (the nodes a rewrite adds are not visited
+ * again), stopping at the first error. */
+static inline onyx_status *fu_for_each_node(onyx_opt_ctx *ctx, size_t *changes, fu_visit_fn visit, void *arg) {
+    fu_ctx f;
+    ONYX_TRY(fu_begin(&f, ctx->g));
+    onyx_status *st = NULL;
+    size_t n0 = ctx->g->n_nodes;
+    for (size_t i = 0; i < n0 && !st; i++)
+        if (!ctx->g->nodes[i].dead) st = visit(&f, (uint32_t)i, arg, changes);
+    fu_end(&f);
+    return st;
+}
+
 /* The static type of v; an unknown type for an omitted (-1) value. */
 static inline const onyx_type *fu_type(const onyx_graph *g, int32_t v) {
     static const onyx_type unknown = {.rank = -1};

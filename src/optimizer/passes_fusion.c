@@ -89,32 +89,36 @@ static onyx_status *replace_unary(onyx_graph *g, const char *op, int32_t x, int3
     return fu_add(g, op, FU_MS, nm, &x, 1, &out, 1, 0, &idx);
 }
 
+/* The tail both GELU forms share: t (the Erf or Tanh output) + 1, times x
+ * and 0.5, found into the last three of the n pattern nodes and replaced
+ * with op(x). */
+static onyx_status *gelu_replace(fu_ctx *f, const char *op, int32_t x, int32_t t, int32_t *nodes, size_t n,
+                                 size_t *changes) {
+    int32_t a = add_one(f, t, &nodes[n - 3]);
+    int32_t out = a < 0 ? -1 : gelu_tail(f, x, a, &nodes[n - 2]);
+    if (out < 0) return NULL;
+    (*changes)++;
+    return replace_unary(f->g, op, x, out, nodes, n, f->g->nodes[nodes[n - 1]].name);
+}
+
+static onyx_status *gelu_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *e = &g->nodes[i];
+    if (!onyx_opt_is_op(e, "", "Erf") || !fu_node_ok(e, 1) || !fu_single_use(f, e->in[0])) return NULL;
+    int32_t sc = fu_prod(g, e->in[0], NULL), x = -1;
+    if (sc < 0) return NULL;
+    const onyx_node *s = &g->nodes[sc];
+    if (onyx_opt_is_op(s, "", "Div") && s->n_in == 2 && fu_scalar_is_or_16(g, s->in[1], s->in[0], M_SQRT2, 1e-5))
+        x = s->in[0];
+    else if (onyx_opt_is_op(s, "", "Mul"))
+        x = scaled_operand(g, s, M_SQRT1_2, 1e-5);
+    if (x < 0 || !fu_is_f32(g, x)) return NULL;
+    int32_t nodes[5] = {sc, (int32_t)i, -1, -1, -1};
+    return gelu_replace(f, "Gelu", x, e->out[0], nodes, 5, changes);
+}
+
 static onyx_status *gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *e = &g->nodes[i];
-        if (!onyx_opt_is_op(e, "", "Erf") || !fu_node_ok(e, 1) || !fu_single_use(&f, e->in[0])) continue;
-        int32_t sc = fu_prod(g, e->in[0], NULL), x = -1;
-        if (sc < 0) continue;
-        const onyx_node *s = &g->nodes[sc];
-        if (onyx_opt_is_op(s, "", "Div") && s->n_in == 2 && fu_scalar_is_or_16(g, s->in[1], s->in[0], M_SQRT2, 1e-5))
-            x = s->in[0];
-        else if (onyx_opt_is_op(s, "", "Mul"))
-            x = scaled_operand(g, s, M_SQRT1_2, 1e-5);
-        if (x < 0 || !fu_is_f32(g, x)) continue;
-        int32_t nodes[5] = {sc, (int32_t)i, -1, -1, -1};
-        int32_t a = add_one(&f, e->out[0], &nodes[2]);
-        int32_t out = a < 0 ? -1 : gelu_tail(&f, x, a, &nodes[3]);
-        if (out < 0) continue;
-        st = replace_unary(g, "Gelu", x, out, nodes, 5, g->nodes[nodes[4]].name);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, gelu_at, NULL);
 }
 
 static const char *const gelu_fusion_anchors[] = {"Erf", NULL};
@@ -140,42 +144,34 @@ static bool is_cube(const fu_ctx *f, int32_t v, int32_t x, int32_t nodes[2]) {
     return true;
 }
 
-static onyx_status *fast_gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *t = &g->nodes[i];
-        if (!onyx_opt_is_op(t, "", "Tanh") || !fu_node_ok(t, 1) || !fu_single_use(&f, t->in[0])) continue;
-        /* tanh(0.7978845608 * (x + 0.044715 * x^3)) */
-        int32_t nodes[9] = {(int32_t)i, -1, -1, -1, -1, -1, -1, -1, -1};
-        nodes[1] = fu_prod(g, t->in[0], "Mul");
-        if (nodes[1] < 0) continue;
-        int32_t u = scaled_operand(g, &g->nodes[nodes[1]], 0.7978845608028654, 1e-4);
-        nodes[2] = u >= 0 && fu_single_use(&f, u) ? fu_prod(g, u, "Add") : -1;
-        if (nodes[2] < 0 || g->nodes[nodes[2]].n_in != 2) continue;
-        int32_t x = -1;
-        for (int k = 0; k < 2 && x < 0; k++) {
-            int32_t cand = g->nodes[nodes[2]].in[k], w = g->nodes[nodes[2]].in[1 - k];
-            int32_t wm = fu_single_use(&f, w) ? fu_prod(g, w, "Mul") : -1;
-            if (wm < 0) continue;
-            int32_t x3 = scaled_operand(g, &g->nodes[wm], 0.044715, 1e-4);
-            if (x3 >= 0 && is_cube(&f, x3, cand, &nodes[4])) {
-                x = cand;
-                nodes[3] = wm;
-            }
+static onyx_status *fast_gelu_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *t = &g->nodes[i];
+    if (!onyx_opt_is_op(t, "", "Tanh") || !fu_node_ok(t, 1) || !fu_single_use(f, t->in[0])) return NULL;
+    /* tanh(0.7978845608 * (x + 0.044715 * x^3)) */
+    int32_t nodes[9] = {(int32_t)i, -1, -1, -1, -1, -1, -1, -1, -1};
+    nodes[1] = fu_prod(g, t->in[0], "Mul");
+    if (nodes[1] < 0) return NULL;
+    int32_t u = scaled_operand(g, &g->nodes[nodes[1]], 0.7978845608028654, 1e-4);
+    nodes[2] = u >= 0 && fu_single_use(f, u) ? fu_prod(g, u, "Add") : -1;
+    if (nodes[2] < 0 || g->nodes[nodes[2]].n_in != 2) return NULL;
+    int32_t x = -1;
+    for (int k = 0; k < 2 && x < 0; k++) {
+        int32_t cand = g->nodes[nodes[2]].in[k], w = g->nodes[nodes[2]].in[1 - k];
+        int32_t wm = fu_single_use(f, w) ? fu_prod(g, w, "Mul") : -1;
+        if (wm < 0) continue;
+        int32_t x3 = scaled_operand(g, &g->nodes[wm], 0.044715, 1e-4);
+        if (x3 >= 0 && is_cube(f, x3, cand, &nodes[4])) {
+            x = cand;
+            nodes[3] = wm;
         }
-        if (x < 0 || !fu_is_f32(g, x)) continue;
-        int32_t a = add_one(&f, t->out[0], &nodes[6]);
-        int32_t out = a < 0 ? -1 : gelu_tail(&f, x, a, &nodes[7]);
-        if (out < 0) continue;
-        st = replace_unary(g, "FastGelu", x, out, nodes, 9, g->nodes[nodes[8]].name);
-        (*changes)++;
     }
-    fu_end(&f);
-    return st;
+    if (x < 0 || !fu_is_f32(g, x)) return NULL;
+    return gelu_replace(f, "FastGelu", x, t->out[0], nodes, 9, changes);
+}
+
+static onyx_status *fast_gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, fast_gelu_at, NULL);
 }
 
 static const char *const fast_gelu_fusion_anchors[] = {"Tanh", NULL};
@@ -197,29 +193,25 @@ static int32_t bias_add(const onyx_graph *g, const onyx_node *add, int32_t *bias
     return -1;
 }
 
+static onyx_status *bias_gelu_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *n = &g->nodes[i];
+    bool gelu = onyx_opt_is_op(n, FU_MS, "Gelu"), fast = onyx_opt_is_op(n, FU_MS, "FastGelu");
+    if ((!gelu && !fast) || !fu_node_ok(n, 1) || (n->n_in > 1 && n->in[1] >= 0)) return NULL;
+    int32_t ad = fu_single_use(f, n->in[0]) ? fu_prod(g, n->in[0], "Add") : -1, b;
+    int32_t x = ad < 0 ? -1 : bias_add(g, &g->nodes[ad], &b);
+    if (x < 0) return NULL;
+    int32_t in[2] = {x, b}, out = n->out[0], nodes[2] = {ad, (int32_t)i};
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name);
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    (*changes)++;
+    return fu_add(g, gelu ? "BiasGelu" : "FastGelu", FU_MS, name, in, 2, &out, 1, 0, &idx);
+}
+
 static onyx_status *bias_gelu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *n = &g->nodes[i];
-        bool gelu = onyx_opt_is_op(n, FU_MS, "Gelu"), fast = onyx_opt_is_op(n, FU_MS, "FastGelu");
-        if ((!gelu && !fast) || !fu_node_ok(n, 1) || (n->n_in > 1 && n->in[1] >= 0)) continue;
-        int32_t ad = fu_single_use(&f, n->in[0]) ? fu_prod(g, n->in[0], "Add") : -1, b;
-        int32_t x = ad < 0 ? -1 : bias_add(g, &g->nodes[ad], &b);
-        if (x < 0) continue;
-        int32_t in[2] = {x, b}, out = n->out[0], nodes[2] = {ad, (int32_t)i};
-        char name[256];
-        snprintf(name, sizeof name, "%s", n->name);
-        fu_remove(g, nodes, 2);
-        uint32_t idx;
-        st = fu_add(g, gelu ? "BiasGelu" : "FastGelu", FU_MS, name, in, 2, &out, 1, 0, &idx);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, bias_gelu_at, NULL);
 }
 
 static const char *const bias_gelu_fusion_anchors[] = {"Gelu", "FastGelu", NULL};
@@ -340,74 +332,66 @@ static onyx_status *emit_norm(onyx_graph *g, const char *op, int32_t x, const no
     return NULL;
 }
 
-static onyx_status *layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *r1 = &g->nodes[i];
-        if (!onyx_opt_is_op(r1, "", "ReduceMean") || !fu_node_ok(r1, 1) || !fu_is_f32(g, r1->in[0])) continue;
-        int32_t x = r1->in[0];
-        const onyx_type *xt = fu_type(g, x);
-        int64_t axes[ONYX_MAX_RANK];
-        size_t na;
-        if (!trailing_axes(g, r1, xt, axes, &na)) continue;
-        int32_t sb = fu_reader(&f, r1->out[0], "Sub");
-        if (sb < 0 || g->nodes[sb].n_in != 2 || g->nodes[sb].in[0] != x || g->nodes[sb].in[1] != r1->out[0]) continue;
-        /* d = x - mean is read by the squaring and the division only */
-        int32_t d = g->nodes[sb].out[0];
-        size_t reads = onyx_use_count(g, d);
-        if (g->values[d].is_output || reads < 2 || reads > 3) continue;
-        norm_match m;
-        bool found = false;
-        size_t nr;
-        const uint32_t *readers = onyx_use_readers(g, d, &nr);
-        for (size_t k = 0; k < nr && !found; k++) {
-            int32_t sq = (int32_t)readers[k];
-            if (g->nodes[sq].dead) continue;
-            found = norm_tail(&f, d, sq, xt, axes, na, true, &m);
-            /* every read of d belongs to the pattern */
-            size_t own = (g->nodes[sq].in[1] == d ? 2 : 1) + 1;
-            found = found && own == reads;
-        }
-        if (!found) continue;
-        int32_t extra[2] = {(int32_t)i, sb};
-        st = emit_norm(g, "LayerNormalization", x, &m, (int)axes[0], xt->rank, extra, 2);
-        (*changes)++;
+static onyx_status *layer_norm_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *r1 = &g->nodes[i];
+    if (!onyx_opt_is_op(r1, "", "ReduceMean") || !fu_node_ok(r1, 1) || !fu_is_f32(g, r1->in[0])) return NULL;
+    int32_t x = r1->in[0];
+    const onyx_type *xt = fu_type(g, x);
+    int64_t axes[ONYX_MAX_RANK];
+    size_t na;
+    if (!trailing_axes(g, r1, xt, axes, &na)) return NULL;
+    int32_t sb = fu_reader(f, r1->out[0], "Sub");
+    if (sb < 0 || g->nodes[sb].n_in != 2 || g->nodes[sb].in[0] != x || g->nodes[sb].in[1] != r1->out[0]) return NULL;
+    /* d = x - mean is read by the squaring and the division only */
+    int32_t d = g->nodes[sb].out[0];
+    size_t reads = onyx_use_count(g, d);
+    if (g->values[d].is_output || reads < 2 || reads > 3) return NULL;
+    norm_match m;
+    bool found = false;
+    size_t nr;
+    const uint32_t *readers = onyx_use_readers(g, d, &nr);
+    for (size_t k = 0; k < nr && !found; k++) {
+        int32_t sq = (int32_t)readers[k];
+        if (g->nodes[sq].dead) continue;
+        found = norm_tail(f, d, sq, xt, axes, na, true, &m);
+        /* every read of d belongs to the pattern */
+        size_t own = (g->nodes[sq].in[1] == d ? 2 : 1) + 1;
+        found = found && own == reads;
     }
-    fu_end(&f);
-    return st;
+    if (!found) return NULL;
+    int32_t extra[2] = {(int32_t)i, sb};
+    (*changes)++;
+    return emit_norm(g, "LayerNormalization", x, &m, (int)axes[0], xt->rank, extra, 2);
+}
+
+static onyx_status *layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, layer_norm_at, NULL);
 }
 
 static const char *const layer_norm_fusion_anchors[] = {"ReduceMean", NULL};
 const onyx_pass onyx_pass_layer_norm_fusion = {"layer_norm_fusion", ONYX_OPT_EXTENDED, layer_norm_fusion,
     .anchors = layer_norm_fusion_anchors};
 
+static onyx_status *simplified_layer_norm_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *r = &g->nodes[i];
+    if (!onyx_opt_is_op(r, "", "ReduceMean") || !fu_node_ok(r, 1)) return NULL;
+    int32_t sq = fu_prod(g, r->in[0], NULL);
+    if (sq < 0 || g->nodes[sq].n_in < 1) return NULL;
+    int32_t x = g->nodes[sq].in[0];
+    if (!fu_is_f32(g, x)) return NULL;
+    const onyx_type *xt = fu_type(g, x);
+    int64_t axes[ONYX_MAX_RANK];
+    size_t na;
+    norm_match m;
+    if (!trailing_axes(g, r, xt, axes, &na) || !norm_tail(f, x, sq, xt, axes, na, false, &m)) return NULL;
+    (*changes)++;
+    return emit_norm(g, "SimplifiedLayerNormalization", x, &m, (int)axes[0], xt->rank, NULL, 0);
+}
+
 static onyx_status *simplified_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *r = &g->nodes[i];
-        if (!onyx_opt_is_op(r, "", "ReduceMean") || !fu_node_ok(r, 1)) continue;
-        int32_t sq = fu_prod(g, r->in[0], NULL);
-        if (sq < 0 || g->nodes[sq].n_in < 1) continue;
-        int32_t x = g->nodes[sq].in[0];
-        if (!fu_is_f32(g, x)) continue;
-        const onyx_type *xt = fu_type(g, x);
-        int64_t axes[ONYX_MAX_RANK];
-        size_t na;
-        norm_match m;
-        if (!trailing_axes(g, r, xt, axes, &na) || !norm_tail(&f, x, sq, xt, axes, na, false, &m)) continue;
-        st = emit_norm(g, "SimplifiedLayerNormalization", x, &m, (int)axes[0], xt->rank, NULL, 0);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, simplified_layer_norm_at, NULL);
 }
 
 static const char *const simplified_layer_norm_fusion_anchors[] = {"ReduceMean", NULL};
@@ -430,68 +414,66 @@ static bool output_unused(const fu_ctx *f, const onyx_node *n, size_t k) {
     return k >= n->n_out || n->out[k] < 0 || fu_reads(f, n->out[k]) == 0;
 }
 
-static onyx_status *skip_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
+static onyx_status *skip_layer_norm_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
     onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *ln = &g->nodes[i];
-        bool full = onyx_opt_is_op(ln, "", "LayerNormalization"), rms = onyx_opt_is_op(ln, "", "SimplifiedLayerNormalization");
-        if ((!full && !rms) || !fu_node_ok(ln, 2) || !fu_is_f32(g, ln->in[0])) continue;
-        if (!output_unused(&f, ln, 1) || !output_unused(&f, ln, 2)) continue;
-        const onyx_type *ts = fu_type(g, ln->in[0]);
-        int64_t axis = onyx_attr_int(ln, "axis", -1);
-        if (ts->rank < 2 || ts->rank > 3 || (full && ts->rank != 3) || (axis != -1 && axis != ts->rank - 1)) continue;
-        int64_t H = ts->dims[ts->rank - 1];
-        int32_t gamma = ln->in[1], beta = full && ln->n_in > 2 ? ln->in[2] : -1;
-        if (!onyx_dim_known(H) || !fu_vec(g, gamma, H) || (beta >= 0 && !fu_vec(g, beta, H))) continue;
-        /* s = a + b, maybe with a = y + bias */
-        int32_t s = ln->in[0], a2 = fu_prod(g, s, "Add");
-        if (a2 < 0 || g->nodes[a2].n_in != 2) continue;
-        /* prefer the operand that absorbs a bias Add as the input */
-        int32_t in = -1, skip = -1, bias = -1, a1 = -1;
-        for (int pass = 0; pass < 2 && in < 0; pass++)
-            for (int k = 0; k < 2 && in < 0; k++) {
-                int32_t p = g->nodes[a2].in[k], q = g->nodes[a2].in[1 - k];
-                if (!residual_operand(g, q, H, ts->rank) || !residual_operand(g, p, H, ts->rank) ||
-                    fu_type(g, p)->rank != ts->rank)
-                    continue;
-                if (pass == 1) {
-                    in = p;
-                    skip = q;
-                    continue;
-                }
-                int32_t pa = fu_single_use(&f, p) ? fu_prod(g, p, "Add") : -1, b;
-                int32_t y = pa < 0 ? -1 : bias_add(g, &g->nodes[pa], &b);
-                if (y < 0 || !onyx_opt_is_const(g, b) || fu_type(g, y)->rank != ts->rank) continue;
-                in = y;
+    const onyx_node *ln = &g->nodes[i];
+    bool full = onyx_opt_is_op(ln, "", "LayerNormalization"), rms = onyx_opt_is_op(ln, "", "SimplifiedLayerNormalization");
+    if ((!full && !rms) || !fu_node_ok(ln, 2) || !fu_is_f32(g, ln->in[0])) return NULL;
+    if (!output_unused(f, ln, 1) || !output_unused(f, ln, 2)) return NULL;
+    const onyx_type *ts = fu_type(g, ln->in[0]);
+    int64_t axis = onyx_attr_int(ln, "axis", -1);
+    if (ts->rank < 2 || ts->rank > 3 || (full && ts->rank != 3) || (axis != -1 && axis != ts->rank - 1)) return NULL;
+    int64_t H = ts->dims[ts->rank - 1];
+    int32_t gamma = ln->in[1], beta = full && ln->n_in > 2 ? ln->in[2] : -1;
+    if (!onyx_dim_known(H) || !fu_vec(g, gamma, H) || (beta >= 0 && !fu_vec(g, beta, H))) return NULL;
+    /* s = a + b, maybe with a = y + bias */
+    int32_t s = ln->in[0], a2 = fu_prod(g, s, "Add");
+    if (a2 < 0 || g->nodes[a2].n_in != 2) return NULL;
+    /* prefer the operand that absorbs a bias Add as the input */
+    int32_t in = -1, skip = -1, bias = -1, a1 = -1;
+    for (int pass = 0; pass < 2 && in < 0; pass++)
+        for (int k = 0; k < 2 && in < 0; k++) {
+            int32_t p = g->nodes[a2].in[k], q = g->nodes[a2].in[1 - k];
+            if (!residual_operand(g, q, H, ts->rank) || !residual_operand(g, p, H, ts->rank) ||
+                fu_type(g, p)->rank != ts->rank)
+                continue;
+            if (pass == 1) {
+                in = p;
                 skip = q;
-                bias = b;
-                a1 = pa;
+                continue;
             }
-        if (in < 0) continue;
-        bool keep_sum = fu_reads(&f, s) > 1;
-        int32_t ins[5] = {in, skip, gamma, beta, bias}, outs[4] = {ln->out[0], -1, -1, keep_sum ? s : -1};
-        if (rms) {
-            ins[3] = bias;
-            ins[4] = -1;
+            int32_t pa = fu_single_use(f, p) ? fu_prod(g, p, "Add") : -1, b;
+            int32_t y = pa < 0 ? -1 : bias_add(g, &g->nodes[pa], &b);
+            if (y < 0 || !onyx_opt_is_const(g, b) || fu_type(g, y)->rank != ts->rank) continue;
+            in = y;
+            skip = q;
+            bias = b;
+            a1 = pa;
         }
-        size_t n_in = rms ? (bias >= 0 ? 4 : 3) : (bias >= 0 ? 5 : beta >= 0 ? 4 : 3);
-        float eps = onyx_attr_float(ln, "epsilon", 1e-5f);
-        char name[256];
-        snprintf(name, sizeof name, "%s", ln->name);
-        int32_t nodes[3] = {(int32_t)i, a2, a1};
-        fu_remove(g, nodes, 3);
-        uint32_t idx;
-        st = fu_add(g, rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization", FU_MS, name, ins, n_in,
-                    outs, keep_sum ? 4 : 1, 1, &idx);
-        if (!st) onyx_graph_set_attr_float(g, &g->nodes[idx], 0, "epsilon", eps);
-        (*changes)++;
+    if (in < 0) return NULL;
+    bool keep_sum = fu_reads(f, s) > 1;
+    int32_t ins[5] = {in, skip, gamma, beta, bias}, outs[4] = {ln->out[0], -1, -1, keep_sum ? s : -1};
+    if (rms) {
+        ins[3] = bias;
+        ins[4] = -1;
     }
-    fu_end(&f);
+    size_t n_in = rms ? (bias >= 0 ? 4 : 3) : (bias >= 0 ? 5 : beta >= 0 ? 4 : 3);
+    float eps = onyx_attr_float(ln, "epsilon", 1e-5f);
+    char name[256];
+    snprintf(name, sizeof name, "%s", ln->name);
+    int32_t nodes[3] = {(int32_t)i, a2, a1};
+    fu_remove(g, nodes, 3);
+    uint32_t idx;
+    st = fu_add(g, rms ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization", FU_MS, name, ins, n_in,
+                outs, keep_sum ? 4 : 1, 1, &idx);
+    if (!st) onyx_graph_set_attr_float(g, &g->nodes[idx], 0, "epsilon", eps);
+    (*changes)++;
     return st;
+}
+
+static onyx_status *skip_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, skip_layer_norm_at, NULL);
 }
 
 static const char *const skip_layer_norm_fusion_anchors[] = {"LayerNormalization", "SimplifiedLayerNormalization",
@@ -583,23 +565,20 @@ static onyx_status *fuse_activation(onyx_graph *g, uint32_t n_idx, const act_mat
     return NULL;
 }
 
+static onyx_status *activation_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    bool conv = *(const bool *)arg;
+    const onyx_node *n = &g->nodes[i];
+    if (!onyx_opt_is_op(n, "", conv ? "Conv" : "Gemm") || !fu_node_ok(n, 2) || n->n_in > 3 || n->n_out != 1) return NULL;
+    if (!fu_is_f32(g, n->in[0]) || (!conv && n->opset < 7)) return NULL;
+    act_match m;
+    if (!find_activation(f, n->out[0], conv, &m)) return NULL;
+    (*changes)++;
+    return fuse_activation(g, (uint32_t)i, &m, conv ? "FusedConv" : "FusedGemm", conv);
+}
+
 static onyx_status *activation_fusion(onyx_opt_ctx *ctx, size_t *changes, bool conv) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *n = &g->nodes[i];
-        if (!onyx_opt_is_op(n, "", conv ? "Conv" : "Gemm") || !fu_node_ok(n, 2) || n->n_in > 3 || n->n_out != 1) continue;
-        if (!fu_is_f32(g, n->in[0]) || (!conv && n->opset < 7)) continue;
-        act_match m;
-        if (!find_activation(&f, n->out[0], conv, &m)) continue;
-        st = fuse_activation(g, (uint32_t)i, &m, conv ? "FusedConv" : "FusedGemm", conv);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, activation_at, &conv);
 }
 
 static onyx_status *conv_activation_fusion(onyx_opt_ctx *ctx, size_t *changes) {
@@ -661,31 +640,27 @@ static bool swaps_last_two(const onyx_graph *g, const onyx_node *t) {
     return p[n - 2] == (int64_t)n - 1 && p[n - 1] == (int64_t)n - 2;
 }
 
-static onyx_status *matmul_transpose_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *mm = &g->nodes[i];
-        fmm_attrs at;
-        if (!matmul_like(mm, &at) || !fu_is_f32(g, mm->in[0])) continue;
-        int32_t in[2] = {mm->in[0], mm->in[1]}, nodes[3] = {(int32_t)i, -1, -1};
-        for (int k = 0; k < 2; k++) {
-            int32_t t = fu_single_use(&f, in[k]) ? fu_prod(g, in[k], "Transpose") : -1;
-            if (t < 0 || !swaps_last_two(g, &g->nodes[t])) continue;
-            in[k] = g->nodes[t].in[0];
-            nodes[1 + k] = t;
-            if (k == 0) at.ta = !at.ta;
-            else at.tb = !at.tb;
-        }
-        if (nodes[1] < 0 && nodes[2] < 0) continue;
-        st = emit_fused_matmul(g, in[0], in[1], mm->out[0], &at, nodes, 3, mm->name);
-        (*changes)++;
+static onyx_status *matmul_transpose_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *mm = &g->nodes[i];
+    fmm_attrs at;
+    if (!matmul_like(mm, &at) || !fu_is_f32(g, mm->in[0])) return NULL;
+    int32_t in[2] = {mm->in[0], mm->in[1]}, nodes[3] = {(int32_t)i, -1, -1};
+    for (int k = 0; k < 2; k++) {
+        int32_t t = fu_single_use(f, in[k]) ? fu_prod(g, in[k], "Transpose") : -1;
+        if (t < 0 || !swaps_last_two(g, &g->nodes[t])) continue;
+        in[k] = g->nodes[t].in[0];
+        nodes[1 + k] = t;
+        if (k == 0) at.ta = !at.ta;
+        else at.tb = !at.tb;
     }
-    fu_end(&f);
-    return st;
+    if (nodes[1] < 0 && nodes[2] < 0) return NULL;
+    (*changes)++;
+    return emit_fused_matmul(g, in[0], in[1], mm->out[0], &at, nodes, 3, mm->name);
+}
+
+static onyx_status *matmul_transpose_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, matmul_transpose_at, NULL);
 }
 
 static const char *const matmul_transpose_fusion_anchors[] = {"MatMul", "FusedMatMul", NULL};
@@ -712,40 +687,36 @@ static int32_t scaled_by(const onyx_graph *g, const onyx_node *n, double *factor
     return -1;
 }
 
-static onyx_status *matmul_scale_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *mm = &g->nodes[i];
-        fmm_attrs at;
-        if (!matmul_like(mm, &at) || !fu_is_f32(g, mm->in[0])) continue;
-        int32_t in[2] = {mm->in[0], mm->in[1]}, out = mm->out[0], nodes[4] = {(int32_t)i, -1, -1, -1};
-        double alpha = at.alpha, factor;
-        for (int k = 0; k < 2; k++) {
-            int32_t p = fu_single_use(&f, in[k]) ? fu_prod(g, in[k], NULL) : -1;
-            int32_t v = p < 0 ? -1 : scaled_by(g, &g->nodes[p], &factor);
-            if (v < 0 || !fu_is_f32(g, v)) continue;
-            in[k] = v;
-            nodes[1 + k] = p;
-            alpha *= factor;
-        }
-        int32_t r = fu_reader(&f, out, NULL);
-        if (r >= 0 && scaled_by(g, &g->nodes[r], &factor) == out) {
-            out = g->nodes[r].out[0];
-            nodes[3] = r;
-            alpha *= factor;
-        }
-        if (nodes[1] < 0 && nodes[2] < 0 && nodes[3] < 0) continue;
-        if (!isfinite(alpha) || fabs(alpha) > FLT_MAX) continue;
-        at.alpha = (float)alpha;
-        st = emit_fused_matmul(g, in[0], in[1], out, &at, nodes, 4, mm->name);
-        (*changes)++;
+static onyx_status *matmul_scale_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    const onyx_node *mm = &g->nodes[i];
+    fmm_attrs at;
+    if (!matmul_like(mm, &at) || !fu_is_f32(g, mm->in[0])) return NULL;
+    int32_t in[2] = {mm->in[0], mm->in[1]}, out = mm->out[0], nodes[4] = {(int32_t)i, -1, -1, -1};
+    double alpha = at.alpha, factor;
+    for (int k = 0; k < 2; k++) {
+        int32_t p = fu_single_use(f, in[k]) ? fu_prod(g, in[k], NULL) : -1;
+        int32_t v = p < 0 ? -1 : scaled_by(g, &g->nodes[p], &factor);
+        if (v < 0 || !fu_is_f32(g, v)) continue;
+        in[k] = v;
+        nodes[1 + k] = p;
+        alpha *= factor;
     }
-    fu_end(&f);
-    return st;
+    int32_t r = fu_reader(f, out, NULL);
+    if (r >= 0 && scaled_by(g, &g->nodes[r], &factor) == out) {
+        out = g->nodes[r].out[0];
+        nodes[3] = r;
+        alpha *= factor;
+    }
+    if (nodes[1] < 0 && nodes[2] < 0 && nodes[3] < 0) return NULL;
+    if (!isfinite(alpha) || fabs(alpha) > FLT_MAX) return NULL;
+    at.alpha = (float)alpha;
+    (*changes)++;
+    return emit_fused_matmul(g, in[0], in[1], out, &at, nodes, 4, mm->name);
+}
+
+static onyx_status *matmul_scale_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, matmul_scale_at, NULL);
 }
 
 static const char *const matmul_scale_fusion_anchors[] = {"MatMul", "FusedMatMul", NULL};

@@ -512,20 +512,16 @@ static onyx_status *emit_attention(onyx_graph *g, const attn_match *m) {
     return NULL;
 }
 
+static onyx_status *attention_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    attn_match m;
+    if (!match_attention(f, (uint32_t)i, &m)) return NULL;
+    (*changes)++;
+    return emit_attention(g, &m);
+}
+
 static onyx_status *attention_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        attn_match m;
-        if (g->nodes[i].dead || !match_attention(&f, (uint32_t)i, &m)) continue;
-        st = emit_attention(g, &m);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, attention_at, NULL);
 }
 
 static const char *const attention_fusion_anchors[] = {"Softmax", NULL};

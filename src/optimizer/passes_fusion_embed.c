@@ -275,20 +275,15 @@ static onyx_status *emit_embed(fu_ctx *f, const emb_match *m) {
     return NULL;
 }
 
+static onyx_status *embed_layer_norm_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    emb_match m;
+    if (!match_embed(f, (uint32_t)i, &m)) return NULL;
+    (*changes)++;
+    return emit_embed(f, &m);
+}
+
 static onyx_status *embed_layer_norm_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        emb_match m;
-        if (g->nodes[i].dead || !match_embed(&f, (uint32_t)i, &m)) continue;
-        st = emit_embed(&f, &m);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, embed_layer_norm_at, NULL);
 }
 
 static const char *const embed_layer_norm_fusion_anchors[] = {"LayerNormalization", NULL};

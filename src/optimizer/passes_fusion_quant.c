@@ -81,27 +81,23 @@ static bool match_chain(const fu_ctx *f, uint32_t i, dq_chain *c) {
     return true;
 }
 
+static onyx_status *dynamic_quant_matmul_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
+    dq_chain c;
+    if (!match_chain(f, i, &c)) return NULL;
+    char name[256];
+    snprintf(name, sizeof name, "%s", g->nodes[i].name);
+    int32_t nodes[5] = {c.add, c.mul, c.scale_mul, c.cast, c.mmi};
+    fu_remove(g, nodes, 5);
+    int32_t in[5] = {c.a, c.w, c.w_scale, c.w_zp, c.bias};
+    size_t n_in = c.bias >= 0 ? 5 : (c.w_zp >= 0 ? 4 : 3);
+    uint32_t idx;
+    (*changes)++;
+    return fu_add(g, "DynamicQuantizeMatMul", FU_MS, name, in, n_in, &c.y, 1, 0, &idx);
+}
+
 static onyx_status *dynamic_quant_matmul_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (uint32_t i = 0; i < n0 && !st; i++) {
-        dq_chain c;
-        if (!match_chain(&f, i, &c)) continue;
-        char name[256];
-        snprintf(name, sizeof name, "%s", g->nodes[i].name);
-        int32_t nodes[5] = {c.add, c.mul, c.scale_mul, c.cast, c.mmi};
-        fu_remove(g, nodes, 5);
-        int32_t in[5] = {c.a, c.w, c.w_scale, c.w_zp, c.bias};
-        size_t n_in = c.bias >= 0 ? 5 : (c.w_zp >= 0 ? 4 : 3);
-        uint32_t idx;
-        st = fu_add(g, "DynamicQuantizeMatMul", FU_MS, name, in, n_in, &c.y, 1, 0, &idx);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, dynamic_quant_matmul_at, NULL);
 }
 
 static const char *const dynamic_quant_matmul_fusion_anchors[] = {"MatMulInteger", NULL};

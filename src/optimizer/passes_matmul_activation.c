@@ -52,32 +52,30 @@ static int64_t fusable_matmul(const onyx_graph *g, const onyx_node *m) {
     return w->dims[1];
 }
 
-static onyx_status *matmul_activation_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
+static onyx_status *matmul_activation_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    onyx_graph *g = f->g;
     onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *n = &g->nodes[i];
-        if (n->dead || n->n_in < 1 || !fu_single_use(&f, n->in[0])) continue;
-        int32_t mi = fu_prod(g, n->in[0], "MatMul"), bias;
-        int64_t N = mi < 0 ? 0 : fusable_matmul(g, &g->nodes[mi]);
-        const char *act = N ? gelu_kind(g, n, N, &bias) : NULL;
-        if (!act) continue;
-        const onyx_node *m = &g->nodes[mi];
-        int32_t in[3] = {m->in[0], m->in[1], bias}, out = n->out[0], nodes[2] = {mi, (int32_t)i};
-        char name[256];
-        snprintf(name, sizeof name, "%s", n->name ? n->name : "");
-        fu_remove(g, nodes, 2);
-        uint32_t idx;
-        st = onyx_graph_new_node(g, "MatMulActivation", MMA_DOMAIN, 1, name, in, bias >= 0 ? 3 : 2, &out, 1, 1,
-                                 &idx);
-        if (!st) st = onyx_graph_set_attr_string(g, &g->nodes[idx], 0, "activation", act);
-        (*changes)++;
-    }
-    fu_end(&f);
+    const onyx_node *n = &g->nodes[i];
+    if (n->n_in < 1 || !fu_single_use(f, n->in[0])) return NULL;
+    int32_t mi = fu_prod(g, n->in[0], "MatMul"), bias;
+    int64_t N = mi < 0 ? 0 : fusable_matmul(g, &g->nodes[mi]);
+    const char *act = N ? gelu_kind(g, n, N, &bias) : NULL;
+    if (!act) return NULL;
+    const onyx_node *m = &g->nodes[mi];
+    int32_t in[3] = {m->in[0], m->in[1], bias}, out = n->out[0], nodes[2] = {mi, (int32_t)i};
+    char name[256];
+    snprintf(name, sizeof name, "%s", n->name ? n->name : "");
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    st = onyx_graph_new_node(g, "MatMulActivation", MMA_DOMAIN, 1, name, in, bias >= 0 ? 3 : 2, &out, 1, 1,
+                             &idx);
+    if (!st) st = onyx_graph_set_attr_string(g, &g->nodes[idx], 0, "activation", act);
+    (*changes)++;
     return st;
+}
+
+static onyx_status *matmul_activation_fusion(onyx_opt_ctx *ctx, size_t *changes) {
+    return fu_for_each_node(ctx, changes, matmul_activation_at, NULL);
 }
 
 static const char *const matmul_activation_fusion_anchors[] = {"Gelu", "BiasGelu", "FastGelu", NULL};

@@ -75,6 +75,9 @@ typedef struct cli_strlist {
 onyx_status *cli_strlist_add(cli_strlist *l, const char *s); /* copies s */
 bool cli_strlist_has(const cli_strlist *l, const char *s);
 void cli_strlist_free(cli_strlist *l);
+/* Append the current argument's value (or the argument itself) to l; on failure a usage
+ * error naming why (the status is freed), and failed is set. */
+void cli_arg_list_add(cli_args *a, cli_strlist *l, const char *v);
 
 /* ---- free dimensions (--dim NAME=V, -f NAME:V) ---- */
 typedef struct cli_dim {

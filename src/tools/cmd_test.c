@@ -77,8 +77,8 @@ static bool parse_test_args(int argc, char **argv, test_opts *o) {
         }
         if (argv[a.i][0] == '-' && argv[a.i][1])
             cli_bad_arg(&a, "unknown option");
-        else if (cli_strlist_add(&o->dirs, argv[a.i]))
-            a.failed = true;
+        else
+            cli_arg_list_add(&a, &o->dirs, argv[a.i]);
     }
     if (!a.failed && o->dirs.n == 0) {
         cli_usage_error("test", "no test folder given");

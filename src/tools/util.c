@@ -68,6 +68,13 @@ void cli_bad_arg(cli_args *a, const char *why) {
     a->failed = true;
 }
 
+void cli_arg_list_add(cli_args *a, cli_strlist *l, const char *v) {
+    onyx_status *st = cli_strlist_add(l, v);
+    if (!st) return;
+    cli_bad_arg(a, onyx_status_message(st));
+    onyx_status_free(st);
+}
+
 bool cli_flag_int(cli_args *a, int lo, int hi, int *out) {
     if (a->failed) return false;
     if (cli_parse_int(a->value, lo, hi, out)) return true;
@@ -226,11 +233,11 @@ bool cli_model_flag(cli_args *a, cli_model_opts *o) {
     } else if (cli_flag(a, "-p", true) || cli_flag(a, "--profile", true)) {
         o->session.profile = a->value;
     } else if (cli_flag(a, "--disable-pass", true)) {
-        if (!a->failed && cli_strlist_add(&o->session.disabled_passes, a->value)) a->failed = true;
+        if (!a->failed) cli_arg_list_add(a, &o->session.disabled_passes, a->value);
     } else if (cli_flag(a, "--inputs", true)) {
         o->inputs_path = a->value;
     } else if (cli_flag(a, "--input", true)) {
-        if (!a->failed && cli_strlist_add(&o->singles, a->value)) a->failed = true;
+        if (!a->failed) cli_arg_list_add(a, &o->singles, a->value);
     } else if (cli_flag(a, "--dim", true)) {
         if (!a->failed && !cli_dims_add(&o->dims, a->value, '=')) {
             cli_usage_error(a->cmd, "--dim expects NAME=VALUE, got '%s'", a->value);

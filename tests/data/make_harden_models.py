@@ -127,7 +127,8 @@ def strides_and_pads():
 
 def resize_scales_types():
     """Resize and Upsample with float16 scales: the spec types scales as tensor(float) in every
-    version, and the CPU once read any float type there. A double roi (tf_crop_and_resize) is
+    version, and the CPU once read any float type there; Resize's sizes are tensor(int64) and
+    int32 ones are refused too (the CPU read them). A double roi (tf_crop_and_resize) is
     within the spec (roi: float16, float or double) and runs."""
     x, y = vi("x", TensorProto.FLOAT16, [1, 1, 2, 2]), vi("y", TensorProto.FLOAT16, None)
     scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float16), "scales")
@@ -143,6 +144,10 @@ def resize_scales_types():
                                             coordinate_transformation_mode="tf_crop_and_resize")],
                           "resize_f64_roi", [x], [y], initializer=[roi, sizes])
     save(g, "resize_f64_roi.onnx", opset=13)
+    sizes32 = numpy_helper.from_array(np.array([1, 1, 3, 3], np.int32), "sizes")
+    g = helper.make_graph([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")],
+                          "resize_i32_sizes", [x], [y], initializer=[sizes32])
+    save(g, "resize_i32_sizes.onnx", opset=13)
 
 
 def npy_bytes(header_descr, shape, body):

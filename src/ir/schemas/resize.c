@@ -119,8 +119,9 @@ static onyx_status *rs_read_floats(const onyx_value *v, bool is_roi, int want, d
     for (int i = 0; i < want; i++) out[i] = onyx_load_as_double(v->dtype, v->data, i);
     return NULL;
 }
+/* sizes: tensor(int64) in every Resize version (ONNX Runtime refuses int32 at load). */
 static onyx_status *rs_read_sizes(const onyx_value *v, int want, int64_t *out) {
-    if (v->dtype != ONYX_INT64 && v->dtype != ONYX_INT32)
+    if (v->dtype != ONYX_INT64)
         return ONYX_INVALID_ARG("input sizes must be an int64 tensor, got %s", onyx_dtype_name(v->dtype));
     if (v->rank > 1) return ONYX_INVALID_ARG("input sizes must be 1-D, got rank %d", v->rank);
     if (v->numel != want)

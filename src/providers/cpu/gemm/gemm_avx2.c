@@ -125,8 +125,9 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
         }
     size_t p = ka->kc;
     /* 4 steps per iteration: the loop's pointer and counter updates compete
-     * with the FMAs for ports 0 and 1 */
-    if (sets == 1)
+     * with the FMAs for ports 0 and 1 (only in the full tile: the edge
+     * tiles are few, and the unrolled copy costs library size) */
+    if (packed)
         for (; p >= 4; p -= 4) {
             STEP(0)
             STEP(0)

@@ -139,48 +139,12 @@ extern const onyx_igemm_isa onyx_igemm_isa_generic;
 extern const onyx_igemm_isa onyx_igemm_isa_avx2;
 extern const onyx_igemm_isa onyx_igemm_isa_avxvnni;
 extern const onyx_igemm_isa onyx_igemm_isa_avx512vnni;
-/* DynamicQuantizeLinear's uint8 scale and zero point for the range [mn, mx]
- * (which holds 0): scale 1 and zero point 0 when the range is empty or not
- * finite. */
-void onyx_igemm_dynamic_params(float mn, float mx, float *scale, int *zp);
-
-/* Float x (m rows of k, contiguous) quantised with DynamicQuantizeLinear's
- * rule into dst (rows ld >= k bytes apart, zero-padded) with isa's minmax
- * and quant_rows, both split over the pool; the result does not depend on
- * the thread count. Returns the scale and zero point used. */
-void onyx_igemm_quantize_a(const onyx_igemm_isa *isa, const float *x, size_t m, size_t k, uint8_t *dst, size_t ld,
-                           onyx_threadpool *tp, float *scale, int *zp);
-
 #endif
 #if defined(__x86_64__)
 extern const onyx_igemm_isa onyx_igemm_isa_amx;
-/* DynamicQuantizeLinear's uint8 scale and zero point for the range [mn, mx]
- * (which holds 0): scale 1 and zero point 0 when the range is empty or not
- * finite. */
-void onyx_igemm_dynamic_params(float mn, float mx, float *scale, int *zp);
-
-/* Float x (m rows of k, contiguous) quantised with DynamicQuantizeLinear's
- * rule into dst (rows ld >= k bytes apart, zero-padded) with isa's minmax
- * and quant_rows, both split over the pool; the result does not depend on
- * the thread count. Returns the scale and zero point used. */
-void onyx_igemm_quantize_a(const onyx_igemm_isa *isa, const float *x, size_t m, size_t k, uint8_t *dst, size_t ld,
-                           onyx_threadpool *tp, float *scale, int *zp);
-
 #endif
 #if defined(__aarch64__)
 extern const onyx_igemm_isa onyx_igemm_isa_neon_dot; /* SDOT (asimddp), igemm_neon.c */
-/* DynamicQuantizeLinear's uint8 scale and zero point for the range [mn, mx]
- * (which holds 0): scale 1 and zero point 0 when the range is empty or not
- * finite. */
-void onyx_igemm_dynamic_params(float mn, float mx, float *scale, int *zp);
-
-/* Float x (m rows of k, contiguous) quantised with DynamicQuantizeLinear's
- * rule into dst (rows ld >= k bytes apart, zero-padded) with isa's minmax
- * and quant_rows, both split over the pool; the result does not depend on
- * the thread count. Returns the scale and zero point used. */
-void onyx_igemm_quantize_a(const onyx_igemm_isa *isa, const float *x, size_t m, size_t k, uint8_t *dst, size_t ld,
-                           onyx_threadpool *tp, float *scale, int *zp);
-
 #endif
 
 /* The micro-kernel of the CPU dispatch table in use (platform.c), and the

@@ -34,7 +34,8 @@ onyx_status *onyx_table_rows_new(const onyx_value *t, onyx_table_rows **out) {
         t->dims[0] < 1 || t->nbytes % (size_t)t->dims[0])
         return NULL;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), span = page * (page / sizeof(void *));
-    if (t->nbytes <= span) return NULL;
+    /* rows of less than a cache line: too many rows per page for a copy by rows to pay */
+    if (t->nbytes <= span || row_bytes_of(t) < 64) return NULL;
     onyx_table_rows *c = calloc(1, sizeof *c);
     if (!c) return ONYX_OOM();
     c->table = t->data;

@@ -216,7 +216,11 @@ static bool nb_chunk_sgemm(const nb_job *j, const onyx_nbits_gemv *g, size_t n0,
     const nb_shape *s = j->s;
     j->dequant(g, w, s->kp);
     onyx_gemm_operand a = {.packed = j->Ap}, b = {.data = w, .ld = s->kp, .trans = true};
-    return onyx_sgemm_ex(j->M, g->n, (size_t)s->K, 1.0f, &a, &b, 0.0f, j->Y + n0, (size_t)s->N, NULL, NULL) == NULL;
+    onyx_status *st = onyx_sgemm_ex(j->M, g->n, (size_t)s->K, 1.0f, &a, &b, 0.0f, j->Y + n0, (size_t)s->N, NULL, NULL);
+    /* the job only records that a chunk failed: free the status it does not pass on */
+    bool ok = st == NULL;
+    onyx_status_free(st);
+    return ok;
 }
 
 /* Rows of A per prefill pass: their slice of A transposed (256 x 192 floats,

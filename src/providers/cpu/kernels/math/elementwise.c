@@ -308,32 +308,9 @@ static const ew_row_fn pow_float_rows[ONYX_DTYPE_COUNT] = {EW_FLOATS(ROW_ENTRY, 
 
 /* ------------------------------------------------------------ unary rows */
 
-/* exp for float without branches (libm's expf is a call per element):
- * Cody-Waite reduction x = n ln2 + r, Cephes' degree-6 polynomial for e^r
- * (error ~1 ulp), and 2^n applied in two halves so results down to the
- * subnormal range round once. x is clamped to [-104, 89], where the result
- * is already 0 or Inf; NaN passes the clamps (comparisons are false). */
-static inline float ew_expf(float x) {
-    x = ew_self(x < -104.0f, -104.0f, x);
-    x = ew_self(x > 89.0f, 89.0f, x);
-    /* n = round(x / ln2) with the 1.5*2^23 trick (no float->int conversion) */
-    float kf = x * 1.44269504088896341f + 12582912.0f;
-    int32_t n = (int32_t)(onyx_f32_as_bits(kf) - 0x4B400000u);
-    kf -= 12582912.0f;
-    float r = x - kf * 0.693359375f;
-    r = r - kf * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t n1 = n >> 1, n2 = n - n1;
-    float s1 = onyx_bits_as_f32((uint32_t)(n1 + 127) << 23);
-    float s2 = onyx_bits_as_f32((uint32_t)(n2 + 127) << 23);
-    return p * s1 * s2;
-}
+/* exp for float: nn_math.h's branch-free polynomial (libm's expf is a call
+ * per element), shared with Sigmoid, Softmax and the activations */
+static inline float ew_expf(float x) { return nn_expf(x); }
 static inline double ew_exp(double x) { return exp(x); }
 
 /* erf for float: nn_math.h's rational approximation, shared with Gelu */

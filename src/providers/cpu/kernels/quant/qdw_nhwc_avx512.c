@@ -71,24 +71,47 @@ TARGET static inline __attribute__((always_inline)) void tile(const onyx_qdw_geo
     }
 }
 
+/* Up to 4 positions from ow x up to 64 channels from c0, with the counts
+ * tested in the loops: rows narrower than a tile (small code for rare
+ * shapes). */
+TARGET static void tile_any(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
+                            uint8_t *yrow, int64_t ow, int64_t c0, int np, int nv) {
+    const int64_t Cp = g->Cp, xstep = g->sw * Cp, left = g->C - c0;
+    __m512 acc[4][4];
+    for (int q = 0; q < np; q++)
+        for (int v = 0; v < nv; v++) acc[q][v] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < g->kh; i++) {
+        if (!rows[i]) continue;
+        for (int64_t j = 0; j < g->kw; j++) {
+            const float *xp = rows[i] + ow * xstep + j * g->dw * Cp + c0, *wp = p->w + (i * g->kw + j) * g->wt + c0;
+            for (int v = 0; v < nv; v++) {
+                const __m512 wv = _mm512_loadu_ps(wp + 16 * v);
+                for (int q = 0; q < np; q++)
+                    acc[q][v] = _mm512_fmadd_ps(_mm512_loadu_ps(xp + q * xstep + 16 * v), wv, acc[q][v]);
+            }
+        }
+    }
+    for (int q = 0; q < np; q++)
+        for (int v = 0; v < nv; v++)
+            _mm_mask_storeu_epi8(yrow + (ow + q) * g->ys + c0 + 16 * v, lanes(left - 16 * v),
+                                 requant16(acc[q][v], p, c0 + 16 * v));
+}
+
 /* Up to 64 channels from c0 (nv vectors) over the whole row: 8 positions
  * at a time for one or two vectors, 4 for three or four (at most 16
  * sums). The last tile of a row overlaps the one before it when the width
  * is not a multiple (it writes the same bytes again), so narrow rows keep
- * the full tile's parallel sums; a row narrower than 4 goes one position
- * at a time. */
+ * the full tile's parallel sums; a row narrower than a tile goes through
+ * tile_any. */
 #define ROW_CASE(NV, NP)                                                                  \
     case NV: {                                                                            \
-        int64_t ow = 0;                                                                   \
-        if (g->OW >= NP) {                                                                \
-            for (; ow + NP <= g->OW; ow += NP) tile(g, p, rows, yrow, ow, c0, NP, NV);    \
-            if (ow < g->OW) tile(g, p, rows, yrow, g->OW - NP, c0, NP, NV);               \
-        } else if (g->OW >= 4) {                                                          \
-            tile(g, p, rows, yrow, 0, c0, 4, NV);                                         \
-            tile(g, p, rows, yrow, g->OW - 4, c0, 4, NV);                                 \
-        } else {                                                                          \
-            for (; ow < g->OW; ow++) tile(g, p, rows, yrow, ow, c0, 1, NV);               \
+        if (g->OW < NP) {                                                                 \
+            for (int64_t ow = 0; ow < g->OW; ow += 4)                                     \
+                tile_any(g, p, rows, yrow, ow, c0, g->OW - ow < 4 ? (int)(g->OW - ow) : 4, NV); \
+            break;                                                                        \
         }                                                                                 \
+        for (int64_t ow = 0; ow < g->OW; ow += NP)                                        \
+            tile(g, p, rows, yrow, ow + NP <= g->OW ? ow : g->OW - NP, c0, NP, NV);       \
         break;                                                                            \
     }
 

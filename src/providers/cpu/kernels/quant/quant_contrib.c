@@ -89,7 +89,13 @@ static onyx_status *qmm_init(const onyx_kernel_info *info, const qmm_layout *L, 
     const onyx_value *b = c ? input(c, info->n_in, L->b) : NULL;
     bool zb_given = L->b_zp < (int)info->n_in && info->in_types[L->b_zp];
     const onyx_value *zb = c ? input(c, info->n_in, L->b_zp) : NULL;
-    if (!b || (zb_given && !zb) || check_b(b, zb) != NULL) return NULL; /* packed per run (and checked there) */
+    if (!b || (zb_given && !zb)) return NULL; /* packed per run */
+    onyx_status *bad = check_b(b, zb);
+    if (bad) {
+        /* compute checks B again and reports this error on every run */
+        onyx_status_free(bad);
+        return NULL;
+    }
     qmm_state *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
     onyx_status *st = pack(b, zb, &s->b);

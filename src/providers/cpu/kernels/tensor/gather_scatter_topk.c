@@ -9,6 +9,7 @@
 #include <string.h>
 #include "providers/cpu/kernel.h"
 #include "ir/schemas/tensor_index.h"
+#include "providers/cpu/kernels/table_rows.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
 static onyx_status *open_views(const onyx_value *x, onyx_value *y, tk_view *vs, tk_view *vd) {
@@ -84,6 +85,18 @@ static void gather_rows(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* Gather on axis 0 of a table mapped from external data (an embedding
+ * table): rows are copied once, on first read, so that the page cache's
+ * large folios do not make the whole table resident (kernels/table_rows.h). */
+static onyx_status *gather_init(const onyx_kernel_info *info, void **state) {
+    *state = NULL;
+    const onyx_value *t = info->const_in && info->n_in > 0 ? info->const_in[0] : NULL;
+    if (!t || t->rank < 2 || onyx_attr_int(info->node, "axis", 0) % t->rank) return NULL;
+    return onyx_table_rows_new(t, (onyx_table_rows **)state);
+}
+
+static void gather_free(void *state) { onyx_table_rows_free(state); }
+
 static onyx_status *gather_compute(onyx_kernel_ctx *ctx) {
     const onyx_value *x, *iv;
     ONYX_TRY(tk_tensor_in(ctx, 0, "data", &x));
@@ -110,7 +123,11 @@ static onyx_status *gather_compute(onyx_kernel_ctx *ctx) {
         return st;
     }
     int64_t outer = tk_numel(x->dims, 0, axis), inner = tk_numel(x->dims, axis + 1, x->rank);
-    if (vs.str) {
+    if (ctx->state && axis == 0 && vs.p == (const uint8_t *)x->data) {   /* bytes as stored: the copier's rows */
+        size_t row = (size_t)inner * vs.es;
+        for (int64_t i = 0; i < iv->numel; i++)
+            memcpy(vd.p + (size_t)i * row, onyx_table_rows_get(ctx->state, x, (size_t)idx[i]), row);
+    } else if (vs.str) {
         for (int64_t o = 0; o < outer && !st; o++)
             for (int64_t i = 0; i < iv->numel && !st; i++)
                 st = tk_cells_copy(&vs, vd.p + (o * iv->numel + i) * inner * (int64_t)vs.es,
@@ -746,7 +763,7 @@ static onyx_status *topk_compute(onyx_kernel_ctx *ctx) {
     { "", op, since, until, types, 0, NULL, NULL, fn}
 
 const onyx_op_def onyx_ops_tensor_index[] = {
-    DEF("Gather", 1, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_compute),
+    {"", "Gather", 1, ONYX_OPSET_LATEST, ONYX_T_ALL, 0, gather_init, gather_free, gather_compute},
     DEF("GatherElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_elements_compute),
     DEF("GatherND", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, gather_nd_compute),
     DEF("ScatterElements", 11, ONYX_OPSET_LATEST, ONYX_T_ALL, scatter_elements_compute),
