@@ -71,12 +71,7 @@ static void write_model(const char *path, bool external) {
     put_tensor_type(&b, 11, "X", "rows", K);
     put_tensor_type(&b, 12, "Y", "rows", N);
     pb_end_message(&b, g);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (f) {
-        CHECK(fwrite(b.data, 1, b.len, f) == b.len);
-        fclose(f);
-    }
+    CHECK(testlib_write_model(path, &b));
     pb_buf_free(&b);
 }
 

@@ -18,6 +18,7 @@
 #include "quantize/quantize.h"
 #include "tools/npy.h"
 #include "testlib.h"
+#include "testlib_onnx.h"
 
 enum { ROWS = 5, K = 37, N = 19 };
 static char dir[64];
@@ -31,24 +32,6 @@ static void put_tensor_f32(pb_buf *b, const char *name, const int64_t *dims, int
     pb_put_string_field(b, 8, name);
     pb_put_bytes_field(b, 9, data, (size_t)n * sizeof(float));
     pb_end_message(b, t);
-}
-
-static void put_value_info(pb_buf *b, uint32_t field, const char *name, const int64_t *dims, int rank) {
-    size_t vi = pb_begin_message(b, field);
-    pb_put_string_field(b, 1, name);
-    size_t tp = pb_begin_message(b, 2);
-    size_t tt = pb_begin_message(b, 1);
-    pb_put_varint_field(b, 1, ONYX_FLOAT);
-    size_t sh = pb_begin_message(b, 2);
-    for (int i = 0; i < rank; i++) {
-        size_t d = pb_begin_message(b, 1);
-        pb_put_varint_field(b, 1, (uint64_t)dims[i]);
-        pb_end_message(b, d);
-    }
-    pb_end_message(b, sh);
-    pb_end_message(b, tt);
-    pb_end_message(b, tp);
-    pb_end_message(b, vi);
 }
 
 static void put_node(pb_buf *b, const char *op, const char *name, const char *a, const char *c, const char *y) {
@@ -84,13 +67,11 @@ static void write_model(const char *path) {
     int64_t wd[2] = {K, N}, xd[2] = {ROWS, K}, yd[2] = {ROWS, N};
     put_tensor_f32(&b, "W1", wd, 2, w1);
     put_tensor_f32(&b, "W2", wd, 2, w2);
-    put_value_info(&b, 11, "X", xd, 2);
-    put_value_info(&b, 12, "Y", yd, 2);
-    put_value_info(&b, 12, "Z", yd, 2);
+    testlib_put_value_info(&b, 11, "X", ONYX_FLOAT, 2, xd);
+    testlib_put_value_info(&b, 12, "Y", ONYX_FLOAT, 2, yd);
+    testlib_put_value_info(&b, 12, "Z", ONYX_FLOAT, 2, yd);
     pb_end_message(&b, g);
-    FILE *f = fopen(path, "wb");
-    CHECK(f && fwrite(b.data, 1, b.len, f) == b.len);
-    if (f) fclose(f);
+    CHECK(testlib_write_model(path, &b));
     pb_buf_free(&b);
 }
 

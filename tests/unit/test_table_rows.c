@@ -28,24 +28,6 @@ enum { ROWS = 16384, H = 256, S = 64, OFFSET = 4096 };
 
 static float word[ROWS * H], pos[S * H], seg[2 * H], gamma_[H], beta_[H];
 
-static void put_type(pb_buf *b, uint32_t field, const char *name, int elem, int rank, const int64_t *dims) {
-    size_t vi = pb_begin_message(b, field);
-    pb_put_string_field(b, 1, name);
-    size_t tp = pb_begin_message(b, 2);
-    size_t tt = pb_begin_message(b, 1);
-    pb_put_varint_field(b, 1, (uint64_t)elem);
-    size_t sh = pb_begin_message(b, 2);
-    for (int i = 0; i < rank; i++) {
-        size_t d = pb_begin_message(b, 1);
-        pb_put_varint_field(b, 1, (uint64_t)dims[i]);
-        pb_end_message(b, d);
-    }
-    pb_end_message(b, sh);
-    pb_end_message(b, tt);
-    pb_end_message(b, tp);
-    pb_end_message(b, vi);
-}
-
 static void put_initializer(pb_buf *b, const char *name, int64_t d0, int64_t d1, const float *data) {
     size_t t = pb_begin_message(b, 5);
     if (d0 > 0) pb_put_varint_field(b, 1, (uint64_t)d0);
@@ -70,13 +52,8 @@ static void write_model(const char *path, bool gather) {
     pb_buf b;
     pb_buf_init(&b);
     pb_put_varint_field(&b, 1, 8);
-    size_t op = pb_begin_message(&b, 8);
-    pb_put_varint_field(&b, 2, 17);
-    pb_end_message(&b, op);
-    op = pb_begin_message(&b, 8);
-    pb_put_string_field(&b, 1, "com.microsoft");
-    pb_put_varint_field(&b, 2, 1);
-    pb_end_message(&b, op);
+    testlib_put_opset(&b, NULL, 17);
+    testlib_put_opset(&b, "com.microsoft", 1);
     size_t g = pb_begin_message(&b, 7);
     size_t n = pb_begin_message(&b, 1);
     static const char *const ins[] = {"ids", "seg_ids", "word", "pos", "seg", "gamma", "beta"};
@@ -99,16 +76,11 @@ static void write_model(const char *path, bool gather) {
         put_initializer(&b, "beta", 0, H, beta_);
     }
     const int64_t ids_dims[2] = {1, S}, y_dims[3] = {1, S, H};
-    put_type(&b, 11, "ids", 6 /* INT32 */, 2, ids_dims);
-    if (!gather) put_type(&b, 11, "seg_ids", 6, 2, ids_dims);
-    put_type(&b, 12, "Y", 1, 3, y_dims);
+    testlib_put_value_info(&b, 11, "ids", 6 /* INT32 */, 2, ids_dims);
+    if (!gather) testlib_put_value_info(&b, 11, "seg_ids", 6, 2, ids_dims);
+    testlib_put_value_info(&b, 12, "Y", 1, 3, y_dims);
     pb_end_message(&b, g);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (f) {
-        CHECK(fwrite(b.data, 1, b.len, f) == b.len);
-        fclose(f);
-    }
+    CHECK(testlib_write_model(path, &b));
     pb_buf_free(&b);
 }
 
