@@ -124,17 +124,30 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
             _mm_prefetch((const char *)(ka->c + i * ka->ldc + 15), _MM_HINT_T0);
         }
     size_t p = ka->kc;
+    /* the next B strip's lines for this call (strip_pf): one per loop
+     * iteration from the start, so they arrive spread over the call
+     * rather than in a burst before it */
+    const char *pf = ka->pf;
+    size_t pf_lines = ka->pf_lines;
+#define PF_NEXT                                            \
+    if (pf_lines) {                                        \
+        _mm_prefetch(pf, _MM_HINT_T1);                     \
+        pf += 64;                                          \
+        pf_lines--;                                        \
+    }
     /* 4 steps per iteration: the loop's pointer and counter updates compete
      * with the FMAs for ports 0 and 1 (only in the full tile: the edge
      * tiles are few, and the unrolled copy costs library size) */
     if (packed)
         for (; p >= 4; p -= 4) {
+            PF_NEXT
             STEP(0)
             STEP(0)
             STEP(0)
             STEP(0)
         }
     for (; p >= sets; p -= sets) {
+        PF_NEXT
         STEP(0)
         if (sets > 1) STEP(1)
         if (sets > 2) {
@@ -143,6 +156,7 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
         }
     }
     for (; p; p--) STEP(0)
+#undef PF_NEXT
     ALL_ROWS(SUM_ROW)
     /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
      * bias or activation yet); anything else out of line, one copy for all
@@ -244,7 +258,8 @@ TARGET static void pack_a6_avx2(const float *src, size_t ld, size_t kc, float *d
  * 192 KiB at KC 256) stream from L2, so per step the kernel reads 24 bytes
  * of A from L2 instead of 64 of B (measured 10-20% faster on the BERT and
  * GPT-2 shapes than one panel against the whole B block). */
-const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2,
-                                          onyx_gemm_transpose8_avx2, 32, pack_a6_avx2};
+const onyx_gemm_isa onyx_gemm_isa_avx2 = {.name = "avx2", .mr = MR, .nr = NV * VL, .kernel = kernel_avx2,
+                                          .transpose8 = onyx_gemm_transpose8_avx2, .a_panels = 32,
+                                          .pack_a = pack_a6_avx2, .strip_pf = true};
 
 #endif
