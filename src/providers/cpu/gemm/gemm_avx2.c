@@ -88,6 +88,7 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
         float *cv = crow + VL * (v);                                                      \
         __m256 x = c##i##v##0;                                                            \
         if (load_c) x = _mm256_add_ps(x, full ? _mm256_loadu_ps(cv) : _mm256_maskload_ps(cv, mask)); \
+        if (bcol) x = _mm256_add_ps(x, (v) ? bias1 : bias0);                               \
         if (full) _mm256_storeu_ps(cv, x);                                                \
         else _mm256_maskstore_ps(cv, mask, x);                                            \
     }
@@ -159,14 +160,17 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
 #undef PF_NEXT
     ALL_ROWS(SUM_ROW)
     /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
-     * bias or activation yet); anything else out of line, one copy for all
-     * the kernels */
+     * bias or activation yet; the full packed tile also with a column bias,
+     * the QKV projection's last K block); anything else out of line, one
+     * copy for all the kernels. The sums are in store_vec's order. */
+    const float *const bcol = packed && ka->last ? ka->bias_col : NULL;
     if (ka->alpha == 1.0f && (!ka->load_c || ka->beta == 1.0f) &&
-        (!ka->last || (!ka->bias_row && !ka->bias_col && ka->act == ONYX_GEMM_ACT_NONE))) {
+        (!ka->last || (!ka->bias_row && (!ka->bias_col || bcol) && ka->act == ONYX_GEMM_ACT_NONE))) {
         /* read once: the stores to C could alias *ka */
         const bool load_c = ka->load_c;
         float *const c = ka->c;
         const size_t ldc = ka->ldc;
+        const __m256 bias0 = bcol ? _mm256_loadu_ps(bcol) : z, bias1 = bcol ? _mm256_loadu_ps(bcol + VL) : z;
         ALL_ROWS(PLAIN_ROW)
     } else {
         __m256 acc[MR][NV];
