@@ -305,10 +305,9 @@ static void bench(size_t m, size_t n, size_t k) {
     /* Rounds alternate the peak loop and each path, so both see the same
      * machine load; the best of each is kept. */
     double peak = 0, best[8];
-    bool vnni = false;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    vnni = __builtin_cpu_supports("avx512vnni");
+    bool vnni = __builtin_cpu_supports("avx512vnni");
 #endif
     for (size_t pi = 0; pi < np; pi++) best[pi] = 1e30;
     for (int r = 0; r < 20; r++) {
