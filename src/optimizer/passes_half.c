@@ -219,33 +219,6 @@ static onyx_status *narrow_output(onyx_graph *g, int32_t v, size_t *changes) {
     return NULL;
 }
 
-/* A Cast to float32 that makes a graph output (--keep-io-types) of a value
- * now computed in float32 only copies it (identity_elimination cannot drop
- * it: the output's name must stay). Where the value has no other reader,
- * its producer writes the output itself: no copy of a language model's
- * 128 x 50257 logits per run. */
-static void drop_output_casts(onyx_graph *g, size_t *changes) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        onyx_node *n = &g->nodes[i];
-        if (n->dead || !onyx_opt_is_op(n, "", "Cast") || n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 ||
-            n->out[0] < 0 || onyx_attr_int(n, "to", 0) != ONYX_FLOAT)
-            continue;
-        int32_t in = n->in[0], out = n->out[0], p = g->values[in].producer;
-        size_t readers;
-        onyx_use_readers(g, in, &readers);
-        if (!g->values[out].is_output || g->values[in].type.dtype != ONYX_FLOAT || p < 0 || readers != 1 ||
-            g->values[in].is_output || onyx_graph_value_captured(g, in))
-            continue;
-        onyx_graph_remove_node(g, (uint32_t)i);
-        onyx_node *pn = &g->nodes[p];
-        for (size_t k = 0; k < pn->n_out; k++)
-            if (pn->out[k] == in) pn->out[k] = out;
-        g->values[out].producer = p;
-        g->values[in].producer = -1;
-        (*changes)++;
-    }
-}
-
 static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     const size_t nv = g->n_values, nn = g->n_nodes;
@@ -294,7 +267,6 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
         ONYX_TRY(new_cast(g, in, out, ONYX_FLOAT, name));
         (*changes)++;
     }
-    drop_output_casts(g, changes);
     return NULL;
 }
 

@@ -111,7 +111,7 @@ done:
 }
 
 /* Live Casts making a graph output from a value whose producer could
- * write it (half_to_float drops those: they only copy). */
+ * write it (identity_elimination drops those: they only copy). */
 static size_t copying_output_casts(const onyx_graph *g) {
     size_t n = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -207,7 +207,7 @@ static void check_fusion(const char *src, const char *op, size_t fused, const ch
 }
 
 /* src converted to float16 (keep io types): no output Cast only copies a
- * value its producer could write (half_to_float drops them; a value that a
+ * value its producer could write (identity_elimination drops them; a value that a
  * later fusion leaves with one reader, such as EmbedLayerNormalization's
  * sum output, keeps its Cast). */
 static void check_output_casts(const char *src, const char *name) {
