@@ -281,11 +281,14 @@ static void run_batch(sv_model *m, sv_request **batch, size_t n, int64_t total) 
     if (batch_inputs(m, batch, n, total, vals, bufs, err, sizeof err)) {
         onyx_run_options *ro = NULL;
         int64_t limit = queue_timeout_ms(m);
-        if (limit > 0 && !onyx_run_options_create(&ro)) onyx_run_options_set_timeout_ms(ro, limit);
-        t_run = sv_now_ns();
-        st = onyx_session_run(m->session, ro, in_names, (const onyx_value *const *)vals, m->n_inputs,
-                              out_names, m->n_outputs, outs);
-        t_ran = sv_now_ns();
+        /* Out of memory for the options fails the batch (500) like any other run error. */
+        if (limit > 0 && !(st = onyx_run_options_create(&ro))) onyx_run_options_set_timeout_ms(ro, limit);
+        if (!st) {
+            t_run = sv_now_ns();
+            st = onyx_session_run(m->session, ro, in_names, (const onyx_value *const *)vals, m->n_inputs,
+                                  out_names, m->n_outputs, outs);
+            t_ran = sv_now_ns();
+        }
         onyx_run_options_free(ro);
         if (st) {
             code = onyx_status_code(st) == ONYX_ERR_INVALID_ARGUMENT ? 400

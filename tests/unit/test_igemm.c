@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/threadpool.h"
+#include "core/value.h"
 #include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/platform.h"
 #include "testlib.h"
@@ -39,6 +40,7 @@ typedef struct case_cfg {
     bool a_signed, b_signed, edge, per_col_zp, small_b;
     int kind;
     bool pool;
+    bool no_b16; /* drop B's int16 copy: the AVX2 VPMADDUBSW path instead of VPMADDWD */
 } case_cfg;
 
 static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threadpool *tp) {
@@ -55,6 +57,12 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     onyx_igemm_b pb;
     CHECK_OK(onyx_igemm_pack_b(b, c.b_signed, s.k, s.n, s.n, zb, nzb, &pb));
     if (c.small_b) CHECK(pb.pairs_safe);
+    /* the int16 copy exactly when the CPU's kernel reads it */
+    CHECK((pb.data16 != NULL) == (((const onyx_igemm_isa *)onyx_cpu_igemm())->widen_a != NULL));
+    if (c.no_b16) {
+        onyx_free(pb.data16);
+        pb.data16 = NULL;
+    }
     float *scol = malloc(s.n * sizeof(float)), *bias = malloc(s.n * sizeof(float));
     int32_t *bias_i = malloc(s.n * sizeof(int32_t));
     for (size_t j = 0; j < s.n; j++) scol[j] = 0.5f + (float)(j % 7) * 0.25f, bias[j] = (float)j * 0.125f - 1.0f;
@@ -73,6 +81,22 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
                         .zy = c.kind == ONYX_IGEMM_OUT_U8 ? 128 : 3, .bias_i32 = int_bias ? bias_i : NULL};
     CHECK_OK(onyx_igemm_with(isa, &av, s.m, &pb, &o, c.pool ? tp : NULL));
     int bad = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa == &onyx_igemm_isa_avx2) {
+        /* the AVX2 store gives the portable store's bytes: the same float
+         * products and sums, each rounded (the AVX-512 ones fuse the bias) */
+        void *ref_out = calloc(s.m * s.n + 1, esz);
+        onyx_igemm_out ro = o;
+        ro.c = ref_out;
+        CHECK_OK(onyx_igemm_with(&onyx_igemm_isa_generic, &av, s.m, &pb, &ro, NULL));
+        if (memcmp(ref_out, out, s.m * s.n * esz) != 0) {
+            fprintf(stderr, "%s m%zu k%zu n%zu kind%d nob16%d: not the portable path's bytes\n", isa->name, s.m, s.k,
+                    s.n, c.kind, c.no_b16);
+            bad++;
+        }
+        free(ref_out);
+    }
+#endif
     for (size_t i = 0; i < s.m && bad < 3; i++)
         for (size_t j = 0; j < s.n && bad < 3; j++) {
             int64_t acc = 0;
@@ -104,9 +128,9 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
             }
             }
             if (!ok) {
-                fprintf(stderr, "%s m%zu k%zu n%zu as%d bs%d edge%d pc%d small%d kind%d pool%d: [%zu,%zu] got %.9g want %.9g\n",
+                fprintf(stderr, "%s m%zu k%zu n%zu as%d bs%d edge%d pc%d small%d kind%d pool%d nob16%d: [%zu,%zu] got %.9g want %.9g\n",
                         isa->name, s.m, s.k, s.n, c.a_signed, c.b_signed, c.edge, c.per_col_zp, c.small_b, c.kind,
-                        c.pool, i, j, got, ref);
+                        c.pool, c.no_b16, i, j, got, ref);
                 bad++;
             }
         }
@@ -127,15 +151,17 @@ static void cross_check(void) {
         const onyx_igemm_isa *isa = paths[pi];
         int fails = 0;
         size_t cases = 0;
-        for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
-            for (int mask = 0; mask < 64; mask++) {
-                case_cfg c = {.a_signed = mask & 1, .b_signed = (mask >> 1) & 1, .edge = (mask >> 2) & 1,
-                              .per_col_zp = (mask >> 3) & 1, .kind = (mask >> 4) & 3};
-                c.small_b = !c.edge && (si + (size_t)mask) % 3 == 0;
-                c.pool = (si + (size_t)mask) % 2 == 0;
-                fails += check_case(isa, shapes[si], c, tp) != 0;
-                cases++;
-            }
+        /* a kernel that reads B's int16 copy (AVX2) also runs without it */
+        for (int nb = 0; nb < (isa->widen_a ? 2 : 1); nb++)
+            for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+                for (int mask = 0; mask < 64; mask++) {
+                    case_cfg c = {.a_signed = mask & 1, .b_signed = (mask >> 1) & 1, .edge = (mask >> 2) & 1,
+                                  .per_col_zp = (mask >> 3) & 1, .kind = (mask >> 4) & 3, .no_b16 = nb};
+                    c.small_b = !c.edge && (si + (size_t)mask) % 3 == 0;
+                    c.pool = (si + (size_t)mask) % 2 == 0;
+                    fails += check_case(isa, shapes[si], c, tp) != 0;
+                    cases++;
+                }
         /* A of 312 KB: two row panels (408 + 112 rows on 8-row paths), float out */
         for (int pool = 0; pool < 2; pool++) {
             case_cfg c = {.per_col_zp = true, .kind = ONYX_IGEMM_OUT_F32, .pool = pool};
@@ -289,6 +315,40 @@ __attribute__((target("avx512f,avx512vnni"), noinline)) static double vnni_peak_
     double t = now_s() - t0;
     return (double)iters * 24 * 64 / t;
 }
+
+/* The AVX2 int8 peaks without VNNI (12 independent chains each, only the
+ * instructions and the loop counter): ONNX Runtime's u8s8 step, VPMADDUBSW
+ * + VPMADDWD by ones + VPADDD = 32 MACs (its int16 pair sums can saturate),
+ * and the exact int16 step of igemm_avx2.c, VPMADDWD + VPADDD = 16 MACs.
+ * Returns MAC/s; *wd the int16 step's. */
+#define AVX2_CLOBBER                                                                                              \
+    "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",      \
+        "xmm12", "xmm13", "xmm14", "xmm15"
+__attribute__((target("avx2"), noinline)) static double avx2_peak_macs(size_t iters, double *wd) {
+    size_t n = iters;
+    double t0 = now_s();
+#define M(acc, t1, t2)                                                                                           \
+    "vpmaddubsw %%ymm14, %%ymm15, %%ymm" #t1 "\n\tvpmaddwd %%ymm" #t1 ", %%ymm13, %%ymm" #t2 "\n\tvpaddd %%ymm" #t2 \
+    ", %%ymm" #acc ", %%ymm" #acc "\n\t"
+    __asm__ volatile("vpxor %%ymm14, %%ymm14, %%ymm14\n\tvpxor %%ymm15, %%ymm15, %%ymm15\n\t1:\n\t" M(0, 4, 5)
+                         M(1, 6, 7) M(2, 8, 9) M(3, 10, 11) "dec %0\n\tjnz 1b\n\t"
+                     : "+r"(n)
+                     :
+                     : AVX2_CLOBBER);
+#undef M
+    double t1 = now_s();
+    n = iters;
+#define W(acc, t) "vpmaddwd %%ymm14, %%ymm15, %%ymm" #t "\n\tvpaddd %%ymm" #t ", %%ymm" #acc ", %%ymm" #acc "\n\t"
+    __asm__ volatile("vpxor %%ymm14, %%ymm14, %%ymm14\n\tvpxor %%ymm15, %%ymm15, %%ymm15\n\t1:\n\t" W(0, 6) W(1, 7)
+                         W(2, 8) W(3, 9) W(4, 10) W(5, 11) "dec %0\n\tjnz 1b\n\t"
+                     : "+r"(n)
+                     :
+                     : AVX2_CLOBBER);
+#undef W
+    double t2 = now_s();
+    *wd = (double)iters * 6 * 16 / (t2 - t1);
+    return (double)iters * 4 * 32 / (t1 - t0);
+}
 #endif
 
 static void bench(size_t m, size_t n, size_t k) {
@@ -304,11 +364,10 @@ static void bench(size_t m, size_t n, size_t k) {
     const onyx_igemm_isa *const *paths = onyx_cpu_igemm_paths(&np);
     /* Rounds alternate the peak loop and each path, so both see the same
      * machine load; the best of each is kept. */
-    double peak = 0, best[8];
-    bool vnni = false;
+    double peak = 0, best[8], avx2_peak = 0, wd_peak = 0;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    vnni = __builtin_cpu_supports("avx512vnni");
+    bool vnni = __builtin_cpu_supports("avx512vnni"), avx2 = __builtin_cpu_supports("avx2");
 #endif
     for (size_t pi = 0; pi < np; pi++) best[pi] = 1e30;
     for (int r = 0; r < 20; r++) {
@@ -317,6 +376,12 @@ static void bench(size_t m, size_t n, size_t k) {
             double p = vnni_peak_macs(200000);
             if (p > peak) peak = p;
         }
+        if (avx2)
+            for (int rep = 0; rep < 10; rep++) { /* short loops: the best sees the core alone */
+                double w, p = avx2_peak_macs(100000, &w);
+                if (p > avx2_peak) avx2_peak = p;
+                if (w > wd_peak) wd_peak = w;
+            }
 #endif
         for (size_t pi = 0; pi < np; pi++) {
             if (paths[pi] == &onyx_igemm_isa_generic && r > 0) continue;
@@ -329,11 +394,18 @@ static void bench(size_t m, size_t n, size_t k) {
     if (peak > 0)
         printf("VPDPBUSD zmm peak, 1 thread: %.1f GMAC/s (64 u8 x s8 MACs per instruction: 16 int32 lanes x 4; "
                "%.2f instructions/ns)\n", peak * 1e-9, peak / 64 * 1e-9);
+    if (avx2_peak > 0)
+        printf("AVX2 u8s8 peak without VNNI, 1 thread: %.1f GMAC/s (VPMADDUBSW + VPMADDWD + VPADDD per 32 MACs, "
+               "ONNX Runtime's step); exact int16 step (VPMADDWD + VPADDD per 16 MACs): %.1f GMAC/s\n",
+               avx2_peak * 1e-9, wd_peak * 1e-9);
     for (size_t pi = 0; pi < np; pi++) {
         double macs = (double)m * n * k / best[pi];
         printf("igemm %-10s %zux%zux%zu, 1 thread: %.2f ms, %.1f GMAC/s", paths[pi]->name, m, n, k, best[pi] * 1e3,
                macs * 1e-9);
         if (peak > 0) printf(" = %.1f%% of the VPDPBUSD peak", 100 * macs / peak);
+        if (avx2_peak > 0 && (paths[pi] == &onyx_igemm_isa_avx2 || paths[pi] == &onyx_igemm_isa_generic))
+            printf(" = %.1f%% of the AVX2 u8s8 peak, %.1f%% of the int16 step's", 100 * macs / avx2_peak,
+                   100 * macs / wd_peak);
         printf("\n");
     }
     onyx_igemm_b_free(&pb);

@@ -15,6 +15,7 @@
 
 void onyx_igemm_b_free(onyx_igemm_b *b) {
     onyx_free(b->data);
+    onyx_free(b->data16);
     free(b->col_sum);
     free(b->zb);
     memset(b, 0, sizeof *b);
@@ -77,6 +78,22 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
         for (size_t j = 0; j < n; j++)
             if (abs(prev[j]) > 128) out->pairs_safe = false;
     free(prev);
+    if (onyx_cpu_igemm()->widen_a) {
+        /* the int16 copy: [strip][k / 2][16][2] from [strip][k / 4][16][4] */
+        out->data16 = onyx_alloc(bytes ? bytes * sizeof(int16_t) : 64);
+        if (!out->data16) {
+            onyx_igemm_b_free(out);
+            return ONYX_OOM();
+        }
+        for (size_t s = 0; s < out->strips; s++) {
+            const int8_t *src = out->data + s * out->kp * ONYX_IGEMM_NR;
+            int16_t *dst = out->data16 + s * out->kp * ONYX_IGEMM_NR;
+            for (size_t g = 0; g < out->kp / 2; g++)
+                for (size_t c = 0; c < ONYX_IGEMM_NR; c++)
+                    for (size_t q = 0; q < 2; q++)
+                        dst[(g * ONYX_IGEMM_NR + c) * 2 + q] = src[(g / 2) * 64 + c * 4 + (g % 2) * 2 + q];
+        }
+    }
     return NULL;
 }
 
@@ -224,6 +241,21 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
         for (size_t p = 0; p < b->k; p++) s += ad[i * lda + p];
         row_sum[i] = (int32_t)s;
     }
+    int16_t *wide = NULL;
+    if (isa->widen_a && b->data16) {
+        /* int16 rows for the VPMADDWD kernel, 32-byte aligned */
+        size_t ld16 = (b->kp + 15) & ~(size_t)15;
+        wide = onyx_alloc(m * ld16 * sizeof *wide + 64);
+        if (!wide) {
+            onyx_free(copy);
+            free(col_term);
+            free(row_sum);
+            return ONYX_OOM();
+        }
+        isa->widen_a(ad, lda, m, b->kp, wide, ld16);
+        ad = (const uint8_t *)wide;
+        lda = ld16 * sizeof *wide;
+    }
     igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b, .col_term = col_term, .o = o};
     jb.row_blocks = (m + isa->mr - 1) / isa->mr;
     jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
@@ -234,6 +266,7 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     size_t per = isa->mr * isa->nv * ONYX_IGEMM_NR * b->kp;
     size_t grain = per >= 65536 ? 1 : 65536 / (per ? per : 1);
     onyx_parallel_for(tp, units, grain, igemm_range, &jb);
+    onyx_free(wide);
     onyx_free(copy);
     free(col_term);
     free(row_sum);

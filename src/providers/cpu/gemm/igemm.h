@@ -35,6 +35,11 @@ typedef struct onyx_igemm_b {
      * (255 * 128 = 32640): the AVX2 kernel then needs one instruction per
      * product pair instead of two. True for 7-bit weights (reduce_range). */
     bool pairs_safe;
+    /* The same B as int16 in strips of [kp / 2][16][2] (a pair of k of a
+     * column in one 32-bit lane, VPMADDWD's operand), packed only when the
+     * CPU's kernel reads it (onyx_igemm_isa.widen_a: AVX2 without VNNI);
+     * NULL otherwise. */
+    int16_t *data16;
 } onyx_igemm_b;
 
 /* Pack B (k x n, row stride ldb elements; b_signed: int8, else uint8) with
@@ -128,6 +133,10 @@ typedef struct onyx_igemm_isa {
     void (*range_end)(void);
     /* K multiple of the kernel's fast path (AMX: 64, a tile's k); 0: 4 */
     size_t k_align;
+    /* When not NULL and B has its int16 copy (data16): the driver widens A
+     * (m rows of kp bytes, lda apart, unsigned) with it to int16 rows ld16
+     * elements apart, and passes the kernel those rows (lda in bytes). */
+    void (*widen_a)(const uint8_t *a, size_t lda, size_t m, size_t kp, int16_t *dst, size_t ld16);
 } onyx_igemm_isa;
 
 void onyx_igemm_minmax_generic(const float *x, size_t n, float *mn, float *mx);

@@ -177,8 +177,9 @@ static bool att_qk_float(size_t M, size_t N, size_t K, float alpha, const float 
         return true;
     }
     onyx_status *st = onyx_sgemm(false, true, M, N, K, alpha, A, lda, B, ldb, 0.0f, C, ldc, NULL);
-    if (st) onyx_status_free(st);
-    return st == NULL;
+    bool ok = st == NULL;
+    onyx_status_free(st);
+    return ok;
 }
 /* C[M,N] (+)= A[M,K] B[K,N]. */
 static bool att_pv_float(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb,
@@ -189,8 +190,9 @@ static bool att_pv_float(size_t M, size_t N, size_t K, const float *A, size_t ld
     }
     onyx_status *st =
         onyx_sgemm(false, false, M, N, K, 1.0f, A, lda, B, ldb, acc ? 1.0f : 0.0f, C, ldc, NULL);
-    if (st) onyx_status_free(st);
-    return st == NULL;
+    bool ok = st == NULL;
+    onyx_status_free(st);
+    return ok;
 }
 static bool att_qk_double(size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
                           const double *B, size_t ldb, double *C, size_t ldc) {

@@ -331,8 +331,8 @@ static void dw_row(const dw_job *j, int64_t m, const float *xc, int64_t oh, floa
             if (hi > OW - 1) hi = OW - 1;
             int64_t ow = lo;
             if (sw == 1) {
-                const float *src = xr + off;
 #if defined(__SSE2__)
+                const float *src = xr + off;
                 const __m128 wv = _mm_set1_ps(w);
                 for (; ow + 4 <= hi + 1; ow += 4)
                     _mm_storeu_ps(acc + ow, _mm_add_ps(_mm_loadu_ps(acc + ow), _mm_mul_ps(_mm_loadu_ps(src + ow), wv)));
