@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Inputs for timing one step of a decoder in ONNX Runtime's generation layout
-(scripts/export_llama.py), in bench/compare's layout: BENCH/public/NAME.onnx (hard links) and
-BENCH/public/NAME.CONFIG.npz.
+(scripts/export_llama.py), in bench/compare's layout: BENCH/public/NAME.onnx and
+BENCH/public/NAME.CONFIG.npz. A model outside BENCH/public is hard linked there; one with
+external data must be written into BENCH/public itself (onyx refuses external data files with
+more than one link).
 
     /usr/bin/python3 bench/llm/make_inputs.py BENCH MODEL.onnx [MODEL.onnx ...]
 
@@ -28,13 +30,17 @@ def main():
                 list(m.graph.input) + list(m.graph.output)}
         L = sum(1 for n in dims if n.startswith("past_key_values.") and n.endswith(".key"))
         kv, hd, V = dims["past_key_values.0.key"][1], dims["past_key_values.0.key"][3], dims["logits"][2]
-        for f in [path] + [os.path.join(os.path.dirname(path), e.value) for t in m.graph.initializer
-                           for e in t.external_data if e.key == "location"][:1]:
-            link = os.path.join(pub, os.path.basename(f))
-            if os.path.islink(link):
+        if os.path.realpath(os.path.dirname(path)) != os.path.realpath(pub):
+            ext = [e.value for t in m.graph.initializer for e in t.external_data if e.key == "location"]
+            if ext:
+                # onyx refuses external data with more than one hard link (another name may lie
+                # outside the model directory), so such a model is not linked: it must be here
+                sys.exit(f"make_inputs.py: {path} has external data ({ext[0]}): export it into {pub} "
+                         "instead (a hard link to its data would be refused)")
+            link = os.path.join(pub, os.path.basename(path))
+            if os.path.islink(link) or os.path.exists(link):
                 os.remove(link)
-            if not os.path.exists(link):
-                os.link(f, link)   # hard links: onyx does not follow symbolic links to external data
+            os.link(path, link)
         for cfg, (seq, past) in {"decode512": (1, 512), "prefill128": (128, 0)}.items():
             feeds = {"input_ids": rng.integers(0, V, size=(1, seq)).astype(np.int64),
                      "attention_mask": np.ones((1, past + seq), np.int64)}

@@ -134,15 +134,16 @@ static bool is_noop(const onyx_graph *g, const onyx_node *n) {
     return false;
 }
 
-/* No-op node i copies `in` to a graph output, whose name must stay: where
- * nothing else reads `in`, in's producer writes the output itself (a float16
- * model's logits leaving through Cast(to=float) after half_to_float, an
+/* No-op node i copies `in` to a graph output, whose name must stay: in's
+ * producer writes the output itself and in's other readers read the output
+ * (a float16 model's logits leaving through Cast(to=float) after
+ * half_to_float, BERT's last hidden state also read by the pooler, an
  * exporter's Identity before an output). A graph input or initializer
  * feeding an output directly keeps its node. */
 static bool producer_writes_output(onyx_graph *g, uint32_t i) {
     int32_t in = g->nodes[i].in[0], out = g->nodes[i].out[0], p = g->values[in].producer;
-    if (p < 0 || g->values[in].is_output || onyx_use_count(g, in) != 1 || onyx_graph_value_captured(g, in))
-        return false;
+    /* every reader, node i too, reads the output; then node i goes */
+    if (p < 0 || !onyx_graph_replace_uses(g, in, out)) return false;
     onyx_graph_remove_node(g, i);
     onyx_node *pn = &g->nodes[p];
     for (size_t k = 0; k < pn->n_out; k++)

@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/dtype.h"
+#include "core/dtype_ext.h"
 #include "optimizer/optimizer.h"
+#include "providers/cpu/gemm/sgemm_half.h"   /* the F16C widening of float16 weights */
 
 static bool is_half(const onyx_graph *g, int32_t v) {
     if (v < 0) return false;
@@ -73,10 +75,17 @@ static onyx_status *widen(const onyx_value *src, onyx_value **out) {
     ONYX_TRY(onyx_tensor_new(ONYX_FLOAT, src->rank, src->dims, out));
     const unsigned char *x = src->data;   /* may be borrowed from the file unaligned */
     float *y = (*out)->data;
-    for (int64_t i = 0; i < src->numel; i++) {
-        uint16_t h;
-        memcpy(&h, x + (size_t)i * sizeof h, sizeof h);
-        y[i] = src->dtype == ONYX_FLOAT16 ? onyx_f16_to_f32(h) : onyx_bf16_to_f32(h);
+    size_t n = (size_t)src->numel;
+    if (src->dtype == ONYX_FLOAT16) {
+        /* F16C where the CPU has it: a call per element took a quarter of a
+         * float16 ResNet-50's load */
+        onyx_half_widen_bytes(x, n, y);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, x + i * sizeof h, sizeof h);
+            y[i] = onyx_bf16_to_f32_inline(h);
+        }
     }
     return NULL;
 }

@@ -104,9 +104,9 @@ def basic_passes():
 
 def output_copies():
     """No-ops that copy a value to a graph output: identity elimination lets the
-    producer write the output where nothing else reads the value (Identity and
-    Cast to the same type go), and keeps a node where it must (Reshape of a value
-    another node reads too, Identity of the graph input)."""
+    producer write the output (Identity, Cast to the same type and Reshape to the
+    same shape go; the Reshaped value's other reader, Abs, reads the output), and
+    keeps the Identity of the graph input."""
     f4 = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4])
     shape = numpy_helper.from_array(np.array([4], np.int64), "shape")
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),

@@ -213,6 +213,60 @@ static void test_blocks(onyx_threadpool *tp) {
                                (t & 1) ? 0.5f : 0.0f, mode, NULL, tp));
 }
 
+/* A row of C must not depend on how many rows the call has or where the row
+ * sits among them: a model server that batches requests, or a caller that
+ * splits a batch, gets bit for bit what one request alone gets. So every tile
+ * shape a row can land in (full panels, the last short panel, one row) must
+ * sum K in the same order. Rows of one call are compared with the same rows
+ * run alone and in small groups, plain and with B packed, 1 and 2 threads. */
+static void test_row_invariance(onyx_threadpool *tp) {
+    /* N over one NC block (600): A packed once for the call even on one thread (share_a) */
+    static const size_t shapes[][2] = {{10, 64}, {16, 300}, {33, 37}, {100, 1030}, {512, 64}, {600, 300}};
+    const size_t M = 37;
+    int bad = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t N = shapes[s][0], K = shapes[s][1];
+        float *A = rand_buf(M * K), *B = rand_buf(K * N);
+        float *full = calloc(M * N, sizeof(float)), *part = calloc(M * N, sizeof(float));
+        onyx_packed_mat *pb = NULL;
+        const onyx_pack_ctx pk = {.pool = tp};
+        CHECK_OK(onyx_sgemm_pack_b(&pk, false, K, N, B, N, &pb));
+        for (int packed = 0; packed < 2 && pb; packed++) {
+            CHECK_OK(packed ? onyx_sgemm_packed(false, M, 1.0f, A, K, pb, 0.0f, full, N, NULL, NULL)
+                            : onyx_sgemm(false, false, M, N, K, 1.0f, A, K, B, N, 0.0f, full, N, NULL));
+            /* the whole call on the pool, then groups of 1, 2, 5 and 7 rows starting at every
+             * offset, alone and on the pool */
+            const size_t groups[] = {M, 1, 2, 5, 7};
+            for (size_t g = 0; g < 5; g++)
+                for (int threaded = 0; threaded < 2; threaded++) {
+                    memset(part, 0, M * N * sizeof(float));
+                    for (size_t r0 = 0; r0 < M; r0 += groups[g]) {
+                        size_t m = M - r0 < groups[g] ? M - r0 : groups[g];
+                        onyx_threadpool *pool = threaded ? tp : NULL;
+                        CHECK_OK(packed ? onyx_sgemm_packed(false, m, 1.0f, A + r0 * K, K, pb, 0.0f,
+                                                            part + r0 * N, N, NULL, pool)
+                                        : onyx_sgemm(false, false, m, N, K, 1.0f, A + r0 * K, K, B, N,
+                                                     0.0f, part + r0 * N, N, pool));
+                    }
+                    for (size_t r = 0; r < M; r++)
+                        if (memcmp(full + r * N, part + r * N, N * sizeof(float)) != 0) {
+                            if (bad++ < 5)
+                                fprintf(stderr, "  %s: row %zu of %zu x %zu x %zu (%s, groups of %zu, %s) differs "
+                                        "from the same row in one call\n", onyx_gemm_isa_name(), r, M, N, K,
+                                        packed ? "packed B" : "plain", groups[g], threaded ? "pool" : "1 thread");
+                            break;
+                        }
+                }
+        }
+        onyx_packed_mat_free(pb);
+        free(A);
+        free(B);
+        free(full);
+        free(part);
+    }
+    CHECK(bad == 0);
+}
+
 static void test_epilogues(onyx_threadpool *tp) {
     static const onyx_gemm_epilogue eps[] = {
         {ONYX_GEMM_BIAS_ROW, NULL, ONYX_GEMM_ACT_NONE, 0, 0},
@@ -1034,6 +1088,7 @@ int main(int argc, char **argv) {
         test_sizes(NULL);   /* too small for threads; test_blocks covers those */
         test_blocks(tp);
         test_epilogues(tp);
+        test_row_invariance(tp);
     }
     CHECK(onyx_cpu_force_isa(default_isa));
     if (do_bench) {

@@ -188,6 +188,13 @@ int main(void) {
                 runs++;
             }
             release(&d);
+            /* 11 blocks: the vector loops over blocks (8 at a time) and their tails */
+            make(&d, bits, blk, 11, 5);
+            for (int i = 0; i < n_isa; i++) {
+                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->name));
+                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, isas[i]->name));
+            }
+            release(&d);
         }
     /* prefill: K of 1 to 3 slices of 256, partial column groups, 16 to 80 rows */
     static const size_t pf_kb[] = {1, 3, 24}, pf_n[] = {5, 8, 19}, pf_mv[] = {16, 32, 48, 80, 96, 112};

@@ -349,12 +349,17 @@ typedef struct gemm_bufs {
 /* A panels per block (see onyx_gemm_isa.a_panels). */
 static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? isa->a_panels : 1; }
 
-/* K steps per run_block call: with A packed for the call and an ISA that
- * slices K (strip_k), each strip slice stays in L1 while all the block's
- * panels (up to STRIP_PANELS) pass it; else the whole K block. */
+/* K steps per run_block call: on an ISA that slices K (strip_k), each strip
+ * slice stays in L1 while all the block's panels (up to STRIP_PANELS with A
+ * packed for the call) pass it; else the whole K block. Every call slices
+ * the same way, however many rows it has and however A reaches the kernel:
+ * a slice ends with C stored and the next one adds to it, which rounds
+ * differently from one sum over the block, and a row of C must come out bit
+ * for bit the same in any batch (test_gemm's test_row_invariance). */
 static size_t k_slice(const gemm_job *job, size_t panels, size_t kc) {
-    size_t sk = job->A->packed ? job->isa->strip_k : 0;
-    return sk && panels > 1 && kc > sk ? sk : kc;
+    (void)panels;
+    size_t sk = job->isa->strip_k;
+    return sk && kc > sk ? sk : kc;
 }
 
 /* The micro-kernel over the packed A panels of rows [ic, ic1) (ablock, kc

@@ -45,11 +45,14 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, 
     else _mm256_maskstore_ps(c, m, x);
 }
 
-/* Accumulator sets: a tile of fewer than 8 vectors (the panel's last rows,
- * the last columns) would wait on the 4-cycle FMA latency with one
- * accumulator per vector, so consecutive K steps go to up to 4 separate
- * sets, summed at the end (8 independent chains keep both FMA units busy). */
-#define SETS(mr, nv) ((mr) * (nv) >= 8 ? 1 : (mr) * (nv) >= 4 ? 2 : 4)
+/* Accumulator sets: a tile of one vector column (the last 1-8 columns of C)
+ * would wait on the 4-cycle FMA latency, so consecutive K steps alternate
+ * between 2 sets, summed at the end. The count depends on the columns only,
+ * never on the rows: a row of C must come out bit for bit the same whether
+ * it sits in a full panel, in the short last panel or alone (batch
+ * invariance, test_gemm's test_row_invariance), so every row tile sums K in
+ * one order. The short last panel of a call pays the latency instead. */
+#define SETS(mr, nv) ((nv) >= 2 ? 1 : 2)
 
 /* The general store of a tile spilled to acc (alpha, beta, bias, activation). */
 TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k, const __m256 acc[MR][NV],

@@ -62,7 +62,8 @@ typedef struct onyx_gemm_isa {
      * the driver then runs a strip against all the tile's panels in K
      * slices of at most this many steps, instead of one panel against the
      * whole B block: the strip is read from L2 once per slice rather than
-     * once per panel (gemm.c, run_block). */
+     * once per panel (gemm.c, run_block). Every other call slices K the
+     * same way, so that a row's sum does not depend on the batch (k_slice). */
     size_t strip_k;
 } onyx_gemm_isa;
 

@@ -87,5 +87,11 @@ void onyx_half_widen_bytes(const void *src, size_t n, float *dst) {
         onyx_half_widen(src, n, dst);
         return;
     }
-    for (size_t i = 0; i < n; i++) dst[i] = onyx_f16_to_f32(half_at(src, i));
+    /* an odd address (a view of the model file): through an aligned buffer */
+    uint16_t buf[256];
+    for (size_t i = 0; i < n; i += 256) {
+        size_t m = n - i < 256 ? n - i : 256;
+        memcpy(buf, (const unsigned char *)src + i * sizeof(uint16_t), m * sizeof(uint16_t));
+        onyx_half_widen(buf, m, dst + i);
+    }
 }

@@ -278,9 +278,12 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
         if (w) onyx_scratch_release(w, w_heap);
         return;
     }
+    /* the default zero point is the same for every chunk: fill it once (per
+     * chunk it wrote as many bytes as the scales read, 20% of a decode step) */
+    if (!j->zp) nb_zero_points(j, 0, j->chunk, zp);
     for (size_t ci = begin; ci < end; ci++) {
         size_t n0 = ci * j->chunk, n = N - n0 < j->chunk ? N - n0 : j->chunk;
-        nb_zero_points(j, n0, n, zp);
+        if (j->zp) nb_zero_points(j, n0, n, zp);
         onyx_nbits_gemv g = {.bits = (int)s->bits, .blk = (size_t)s->blk, .k_blocks = kb, .blob = s->blob,
                              .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zp, .n = n};
         if (j->prefill) {

@@ -19,42 +19,92 @@ TARGET INLINE __m256 fma16(__m128i v, const float *a, __m256 s) {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))), _mm256_loadu_ps(a + 8), s);
 }
 
-TARGET INLINE __m256 block_dot_f32(const onyx_nbits_gemv *g, const uint8_t *q, const float *a) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    if (g->bits == 8) {
-        for (size_t t = 0; t < g->blk; t += 16) s0 = fma16(_mm_loadu_si128((const __m128i *)(q + t)), a + t, s0);
-    } else if (g->blk == 16) {
-        s0 = fma16(nbits_nibbles8(q), a, s0);
+/* dot of 8 bytes of 4-bit weights with A in the grouped layout: the bytes
+ * widen once to 32-bit lanes, where the low nibble is an AND and the high
+ * one a shift (no byte-level split and no second widening): a0 holds the
+ * low nibbles' activations, a1 the high ones'. */
+TARGET INLINE __m256 dot16_u4(const uint8_t *q, const float *a0, const float *a1, __m256 s) {
+    __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)q));
+    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(15))), _mm256_loadu_ps(a0), s);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), _mm256_loadu_ps(a1), s);
+}
+
+/* dot(q, a) over one block; bits, blk and blob are constants where the
+ * caller specialises (gemv_f32), so the branches and loops fold away. */
+TARGET INLINE __m256 block_dot_f32(int bits, size_t blk, size_t blob, const uint8_t *q, const float *a) {
+    __m256 s = _mm256_setzero_ps();
+    if (bits == 8) {
+        for (size_t t = 0; t < blk; t += 16) s = fma16(_mm_loadu_si128((const __m128i *)(q + t)), a + t, s);
+    } else if (blk == 16) {
+        s = dot16_u4(q, a, a + 8, s);   /* groups of 8 bytes: 8 even elements, then 8 odd */
     } else {
-        for (size_t t = 0; t < g->blob; t += 16, a += 32) {
-            __m128i lo, hi;
-            nbits_nibbles16(q + t, &lo, &hi);
-            s0 = fma16(lo, a, s0);
-            s1 = fma16(hi, a + 16, s1);
+        for (size_t t = 0; t < blob; t += 16, a += 32) {   /* 16 even, then 16 odd */
+            s = dot16_u4(q + t, a, a + 16, s);
+            s = dot16_u4(q + t + 8, a + 8, a + 24, s);
         }
     }
-    return _mm256_add_ps(s0, s1);
+    return s;
 }
 
 TARGET INLINE float hsum8(__m256 v) {
     return nbits_hsum4(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
 }
 
-TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
+/* sum over blocks of scale * zero point * sum(a): the zero points' share,
+ * taken out of the dot products (nbits.h) and computed 8 blocks at a time */
+TARGET INLINE float zp_correction(const float *sc, const float *zp, const float *asum, size_t kb) {
+    __m256 c = _mm256_setzero_ps();
+    size_t b = 0;
+    for (; b + 8 <= kb; b += 8)
+        c = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(sc + b), _mm256_loadu_ps(zp + b)), _mm256_loadu_ps(asum + b), c);
+    float r = hsum8(c);
+    for (; b < kb; b++) r += sc[b] * zp[b] * asum[b];
+    return r;
+}
+
+TARGET INLINE void gemv_f32_body(const onyx_nbits_gemv *g, int bits, size_t blk, size_t blob) {
+    /* decode is bound by DRAM: keep more lines in flight than the hardware
+     * prefetcher does (4 KB ahead on the weight stream, once per line) */
+    size_t pf_every = blob >= 64 ? 1 : 64 / blob;   /* blocks per 64-byte line */
     for (size_t j = 0; j < g->n; j++) {
-        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
-        const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
-        __m256 acc = _mm256_setzero_ps();
-        float corr = 0;
-        for (size_t b = 0; b < g->k_blocks; b++) {
-            /* decode is bound by DRAM: keep more lines in flight than the
-             * hardware prefetcher does (4 KB ahead on the weight stream) */
-            _mm_prefetch((const char *)(q + b * g->blob) + 4096, _MM_HINT_T0);
-            acc = _mm256_fmadd_ps(block_dot_f32(g, q + b * g->blob, g->a + b * g->blk), _mm256_set1_ps(sc[b]), acc);
-            corr += sc[b] * zp[b] * g->asum[b];
+        const uint8_t *q = g->b + j * g->k_blocks * blob;
+        const float *sc = g->scales + j * g->k_blocks;
+        /* two accumulators (even and odd blocks): the scale FMA is the only
+         * dependency between blocks, and one chain would bound the loop */
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        size_t b = 0;
+        for (; b + 2 <= g->k_blocks; b += 2) {
+            if (blob >= 64) {
+                _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);
+                _mm_prefetch((const char *)(q + (b + 1) * blob) + 4096, _MM_HINT_T0);
+            } else if (b % pf_every == 0) {
+                _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);
+            }
+            acc0 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + b * blob, g->a + b * blk), _mm256_set1_ps(sc[b]),
+                                   acc0);
+            acc1 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + (b + 1) * blob, g->a + (b + 1) * blk),
+                                   _mm256_set1_ps(sc[b + 1]), acc1);
         }
-        g->y[j] = hsum8(acc) - corr;
+        if (b < g->k_blocks)
+            acc0 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + b * blob, g->a + b * blk), _mm256_set1_ps(sc[b]),
+                                   acc0);
+        g->y[j] = hsum8(_mm256_add_ps(acc0, acc1)) - zp_correction(sc, g->zp + j * g->k_blocks, g->asum, g->k_blocks);
     }
+}
+
+/* The common block sizes of 4-bit weights get their own copies of the loop
+ * (constant block shape: no per-block branches, unrolled groups). */
+TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
+    if (g->bits == 4 && g->blk == 32)
+        gemv_f32_body(g, 4, 32, 16);
+    else if (g->bits == 4 && g->blk == 16)
+        gemv_f32_body(g, 4, 16, 8);
+    else if (g->bits == 4 && g->blk == 64)
+        gemv_f32_body(g, 4, 64, 32);
+    else if (g->bits == 4 && g->blk == 128)
+        gemv_f32_body(g, 4, 128, 64);
+    else
+        gemv_f32_body(g, g->bits, g->blk, g->blob);
 }
 
 /* The int8 kernel body, written once over its 16-byte dot step (dot16:
