@@ -179,7 +179,7 @@ if(ONYX_OPS_LIST)
   if(ONYX_MINIMAL_SIZE)
     foreach(f ${ONYX_MINIMAL_NOINLINE_SOURCES})
       set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/providers/cpu/${f} APPEND PROPERTY
-                   COMPILE_OPTIONS -Dalways_inline=noinline -Wno-attributes)
+                   COMPILE_OPTIONS -Dalways_inline=noinline -Wno-attributes -DONYX_MINIMAL_SIZE=1)
     endforeach()
   endif()
   list(APPEND ONYX_SOURCES ${generated})

@@ -54,4 +54,7 @@ onyx_install_deps() {
     fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+    # CI: drop the downloaded .deb files (GBs with torch, chromium and the arm64 libraries);
+    # a CI machine's disk may be small
+    if [ -n "${CI:-}" ]; then $sudo apt-get clean; fi
 }

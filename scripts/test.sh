@@ -17,6 +17,10 @@
 # Prints the time of each step and a closing line "N passed, N failed", where N counts every
 # ctest test of steps 3 and 5 plus one for each other step; exits 1 if anything failed.
 # Environment: FUZZ_SECONDS, JOBS (default nproc), ONNX_TESTS (default ../shared/onnx-tests).
+# Disk: every step logs the free space; under CI (CI set) each build folder is deleted once its
+# steps are done, and the downloaded packages are dropped after installing (scripts/deps.sh), so
+# the run needs about the largest single build folder rather than all of them at once (a CI
+# machine once ran out of disk while linking the sanitizer build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -30,6 +34,17 @@ passed=0
 failed=0
 failures=()
 timings=()
+
+# prune DIR...: under CI, deletes build folders whose steps are done (the disk of a CI machine
+# may be small); a developer's local run keeps them for debugging.
+prune() {
+    [ -n "${CI:-}" ] || return 0
+    local d
+    for d in "$@"; do
+        [ -d "$d" ] && echo "prune: $d ($(du -sh "$d" 2>/dev/null | cut -f1))" && rm -rf "$d"
+    done
+    return 0
+}
 
 # ---- 1. dependencies ----
 # shellcheck source=scripts/deps.sh
@@ -45,6 +60,7 @@ step() {
     local log="$logdir/$name.log" t0 rc
     echo
     echo "==== $name: $*"
+    echo "disk: $(df -h --output=avail . 2>/dev/null | tail -n 1 | tr -d ' ') free"
     t0=$(date +%s.%N)
     set +e
     "$@" 2>&1 | tee "$log"
@@ -101,6 +117,7 @@ fi
 
 # ---- 3a2. the WebAssembly build (Emscripten) and its Node.js tests (scripts/test_wasm.sh)
 step wasm scripts/test_wasm.sh
+prune build-wasm
 
 # ---- 3b. the unit tests and conformance suites again on each lower instruction set this CPU
 # has (ONYX_ISA forces the CPU dispatch table; the kernel unit tests also force every ISA in
@@ -126,6 +143,7 @@ if [ "$(uname -m)" = x86_64 ]; then
             "cd build-aarch64 && ctest --output-on-failure -j $jobs -R '^unit\\.' --timeout 600"
         step aarch64-node scripts/test_aarch64.sh node -j "$jobs"
     fi
+    prune build-aarch64
 fi
 
 # ---- 4-6. ASan/UBSan ----
@@ -133,6 +151,8 @@ fi
 # size, and the runtime must turn the failure into an error.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=4096${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# the Release build's steps are done: its folder (and the test outputs in it) can go
+prune build
 step asan-build make asan JOBS="$jobs"
 if [ -x build-asan/onyx ]; then
     COUNT_CTEST=1 step asan-unit bash -c "cd build-asan && ctest --output-on-failure -j $jobs -R '^((unit|data)\\.|ort_abi\\.c_api$)'"
@@ -165,6 +185,7 @@ fi
 # ---- 7. ThreadSanitizer: one session run from several threads, runs cancelled from another
 # thread, and the thread pool's job hand-off with nested jobs and pools side by side
 # (tests/unit/test_concurrency.c, test_cancel.c, test_threadpool.c) ----
+prune build-asan
 step tsan-build make tsan JOBS="$jobs"
 if [ -x build-tsan/tests/test_concurrency ] && [ -x build-tsan/tests/test_cancel ] &&
     [ -x build-tsan/tests/test_threadpool ]; then
@@ -176,6 +197,7 @@ else
 fi
 
 # ---- 8. fuzzing ----
+prune build-tsan
 step fuzz scripts/fuzz.sh "$fuzz_seconds"
 
 echo

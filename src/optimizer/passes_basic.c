@@ -134,15 +134,33 @@ static bool is_noop(const onyx_graph *g, const onyx_node *n) {
     return false;
 }
 
+/* No-op node i copies `in` to a graph output, whose name must stay: in's
+ * producer writes the output itself and in's other readers read the output
+ * (a float16 model's logits leaving through Cast(to=float) after
+ * half_to_float, BERT's last hidden state also read by the pooler, an
+ * exporter's Identity before an output). A graph input or initializer
+ * feeding an output directly keeps its node. */
+static bool producer_writes_output(onyx_graph *g, uint32_t i) {
+    int32_t in = g->nodes[i].in[0], out = g->nodes[i].out[0], p = g->values[in].producer;
+    /* every reader, node i too, reads the output; then node i goes */
+    if (p < 0 || !onyx_graph_replace_uses(g, in, out)) return false;
+    onyx_graph_remove_node(g, i);
+    onyx_node *pn = &g->nodes[p];
+    for (size_t k = 0; k < pn->n_out; k++)
+        if (pn->out[k] == in) pn->out[k] = out;
+    g->values[out].producer = p;
+    g->values[in].producer = -1;
+    return true;
+}
+
 static onyx_status *identity_elimination(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     ONYX_TRY(onyx_graph_track_uses(g));
     for (size_t i = 0; i < g->n_nodes; i++) {
         onyx_node *n = &g->nodes[i];
         if (n->dead || !is_noop(g, n)) continue;
-        /* a graph input feeding a graph output directly must stay a node */
-        if (!onyx_graph_replace_uses(g, n->out[0], n->in[0])) continue;
-        onyx_graph_remove_node(g, (uint32_t)i);
+        if (onyx_graph_replace_uses(g, n->out[0], n->in[0])) onyx_graph_remove_node(g, (uint32_t)i);
+        else if (!producer_writes_output(g, (uint32_t)i)) continue;
         (*changes)++;
     }
     return NULL;

@@ -183,15 +183,17 @@ static bool match_rope(const fu_ctx *f, uint32_t add, rope_match *m) {
 
 /* Half caches already made in this pass (cos and sin are shared by every
  * layer's queries and keys). */
-typedef struct half_cache {
-    int32_t full, half;
-} half_cache;
+typedef struct half_memo {
+    struct half_cache {
+        int32_t full, half;
+    } memo[16];
+    size_t n;
+} half_memo;
 
-static onyx_status *half_of(onyx_graph *g, int32_t full, half_cache *memo, size_t *n_memo, size_t cap,
-                            int32_t *out) {
-    for (size_t i = 0; i < *n_memo; i++)
-        if (memo[i].full == full) {
-            *out = memo[i].half;
+static onyx_status *half_of(onyx_graph *g, int32_t full, half_memo *hm, int32_t *out) {
+    for (size_t i = 0; i < hm->n; i++)
+        if (hm->memo[i].full == full) {
+            *out = hm->memo[i].half;
             return NULL;
         }
     const onyx_value *c = g->values[full].constant;
@@ -203,34 +205,31 @@ static onyx_status *half_of(onyx_graph *g, int32_t full, half_cache *memo, size_
     char name[300];
     snprintf(name, sizeof name, "%s_half", g->values[full].name);
     ONYX_TRY(onyx_graph_new_constant(g, name, h, out));
-    if (*n_memo < cap) memo[(*n_memo)++] = (half_cache){full, *out};
+    if (hm->n < 16) hm->memo[hm->n++] = (struct half_cache){full, *out};
+    return NULL;
+}
+
+static onyx_status *rotary_at(fu_ctx *f, uint32_t i, void *memo, size_t *changes) {
+    onyx_graph *g = f->g;
+    rope_match m;
+    if (!match_rope(f, i, &m)) return NULL;
+    int32_t hc, hs;
+    ONYX_TRY(half_of(g, m.cos, memo, &hc));
+    ONYX_TRY(half_of(g, m.sin, memo, &hs));
+    int32_t in[4] = {m.x, m.pos, hc, hs}, out = g->nodes[i].out[0];
+    char name[256];
+    snprintf(name, sizeof name, "%s_rotary", g->nodes[i].name);
+    fu_remove(g, m.nodes, 7);
+    uint32_t idx;
+    (*changes)++;
+    ONYX_TRY(fu_add(g, "RotaryEmbedding", FU_MS, name, in, 4, &out, 1, 1, &idx));
+    onyx_graph_set_attr_int(g, &g->nodes[idx], 0, "interleaved", 0);
     return NULL;
 }
 
 static onyx_status *rotary_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    half_cache memo[16];
-    size_t n_memo = 0, n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        rope_match m;
-        if (g->nodes[i].dead || !match_rope(&f, (uint32_t)i, &m)) continue;
-        int32_t hc, hs;
-        if ((st = half_of(g, m.cos, memo, &n_memo, 16, &hc)) || (st = half_of(g, m.sin, memo, &n_memo, 16, &hs)))
-            break;
-        int32_t in[4] = {m.x, m.pos, hc, hs}, out = g->nodes[i].out[0];
-        char name[256];
-        snprintf(name, sizeof name, "%s_rotary", g->nodes[i].name);
-        fu_remove(g, m.nodes, 7);
-        uint32_t idx;
-        st = fu_add(g, "RotaryEmbedding", FU_MS, name, in, 4, &out, 1, 1, &idx);
-        if (!st) onyx_graph_set_attr_int(g, &g->nodes[idx], 0, "interleaved", 0);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    half_memo hm = {.n = 0};
+    return fu_for_each_node(ctx, changes, rotary_at, &hm);
 }
 
 static const char *const rotary_fusion_anchors[] = {"Add", NULL};
@@ -239,29 +238,27 @@ const onyx_pass onyx_pass_rotary_fusion = {"rotary_fusion", ONYX_OPT_EXTENDED, r
 
 /* ------------------------------------------------------------ SiLU */
 
+static onyx_status *silu_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    (void)arg;
+    onyx_graph *g = f->g;
+    const onyx_node *s = &g->nodes[i];
+    if (!onyx_opt_is_op(s, "", "Sigmoid") || !fu_node_ok(s, 1) || !fu_is_f32(g, s->in[0])) return NULL;
+    int32_t x = s->in[0], mul = fu_reader(f, s->out[0], "Mul");
+    /* Sigmoid(x) has x's shape, so the product does too: no broadcast */
+    if (mul < 0 || fu_other(&g->nodes[mul], s->out[0]) != x) return NULL;
+    int32_t out = g->nodes[mul].out[0], nodes[2] = {(int32_t)i, mul};
+    char name[256];
+    snprintf(name, sizeof name, "%s", g->nodes[mul].name);
+    fu_remove(g, nodes, 2);
+    uint32_t idx;
+    (*changes)++;
+    ONYX_TRY(fu_add(g, "QuickGelu", FU_MS, name, &x, 1, &out, 1, 1, &idx));
+    onyx_graph_set_attr_float(g, &g->nodes[idx], 0, "alpha", 1.0f);
+    return NULL;
+}
+
 static onyx_status *silu_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        const onyx_node *s = &g->nodes[i];
-        if (!onyx_opt_is_op(s, "", "Sigmoid") || !fu_node_ok(s, 1) || !fu_is_f32(g, s->in[0])) continue;
-        int32_t x = s->in[0], mul = fu_reader(&f, s->out[0], "Mul");
-        /* Sigmoid(x) has x's shape, so the product does too: no broadcast */
-        if (mul < 0 || fu_other(&g->nodes[mul], s->out[0]) != x) continue;
-        int32_t out = g->nodes[mul].out[0], nodes[2] = {(int32_t)i, mul};
-        char name[256];
-        snprintf(name, sizeof name, "%s", g->nodes[mul].name);
-        fu_remove(g, nodes, 2);
-        uint32_t idx;
-        st = fu_add(g, "QuickGelu", FU_MS, name, &x, 1, &out, 1, 1, &idx);
-        if (!st) onyx_graph_set_attr_float(g, &g->nodes[idx], 0, "alpha", 1.0f);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    return fu_for_each_node(ctx, changes, silu_at, NULL);
 }
 
 static const char *const silu_fusion_anchors[] = {"Sigmoid", NULL};

@@ -337,10 +337,15 @@ typedef struct mask_lengths {
     int32_t mask, total, last;
 } mask_lengths;
 
-static FD_OUTLINE onyx_status *lengths_of(onyx_graph *g, int32_t mask, mask_lengths *memo, size_t *n_memo, mask_lengths *out) {
-    for (size_t i = 0; i < *n_memo; i++)
-        if (memo[i].mask == mask) {
-            *out = memo[i];
+typedef struct lengths_memo {
+    mask_lengths memo[16];
+    size_t n;
+} lengths_memo;
+
+static FD_OUTLINE onyx_status *lengths_of(onyx_graph *g, int32_t mask, lengths_memo *lm, mask_lengths *out) {
+    for (size_t i = 0; i < lm->n; i++)
+        if (lm->memo[i].mask == mask) {
+            *out = lm->memo[i];
             return NULL;
         }
     uint32_t idx;
@@ -364,7 +369,7 @@ static FD_OUTLINE onyx_status *lengths_of(onyx_graph *g, int32_t mask, mask_leng
     in[0] = out->total, in[1] = one;
     ONYX_TRY(add_node1(g, "Sub", name, in, 2, 0, &out->last, &idx));
     out->mask = mask;
-    if (*n_memo < 16) memo[(*n_memo)++] = *out;
+    if (lm->n < 16) lm->memo[lm->n++] = *out;
     return NULL;
 }
 
@@ -389,9 +394,9 @@ static FD_OUTLINE onyx_status *rotate_3d(onyx_graph *g, int32_t r, int32_t x, in
     return NULL;
 }
 
-static FD_OUTLINE onyx_status *rewrite(onyx_graph *g, const gqa_match *m, mask_lengths *memo, size_t *n_memo) {
+static FD_OUTLINE onyx_status *rewrite(onyx_graph *g, const gqa_match *m, lengths_memo *lm) {
     mask_lengths len;
-    ONYX_TRY(lengths_of(g, m->mask, memo, n_memo, &len));
+    ONYX_TRY(lengths_of(g, m->mask, lm, &len));
     uint32_t idx;
     char name[300];
     snprintf(name, sizeof name, "%s_gqa", g->nodes[m->nodes[0]].name);
@@ -424,21 +429,16 @@ static FD_OUTLINE onyx_status *rewrite(onyx_graph *g, const gqa_match *m, mask_l
     return onyx_graph_set_input(g, (uint32_t)m->out_reshape, 0, out);
 }
 
+static FD_OUTLINE onyx_status *decoder_attention_at(fu_ctx *f, uint32_t i, void *memo, size_t *changes) {
+    gqa_match m;
+    if (!match_attention(f, i, &m)) return NULL;
+    (*changes)++;
+    return rewrite(f->g, &m, memo);
+}
+
 static FD_OUTLINE onyx_status *decoder_attention_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
-    mask_lengths memo[16];
-    size_t n_memo = 0, n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        gqa_match m;
-        if (g->nodes[i].dead || !match_attention(&f, (uint32_t)i, &m)) continue;
-        st = rewrite(g, &m, memo, &n_memo);
-        (*changes)++;
-    }
-    fu_end(&f);
-    return st;
+    lengths_memo lm = {.n = 0};
+    return fu_for_each_node(ctx, changes, decoder_attention_at, &lm);
 }
 
 static const char *const decoder_attention_fusion_anchors[] = {"Softmax", NULL};

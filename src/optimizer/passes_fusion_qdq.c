@@ -454,31 +454,32 @@ static onyx_status *rewrite_gemm(onyx_graph *g, const qdq_gemm *c) {
 
 /* ------------------------------------------------------------ the pass */
 
+/* Node i: the first pattern that starts there is rewritten. */
+static onyx_status *qdq_at(fu_ctx *f, uint32_t i, void *arg, size_t *changes) {
+    (void)arg;
+    onyx_graph *g = f->g;
+    qdq_conv c;
+    qdq_add a;
+    qdq_pool p;
+    qdq_concat cc;
+    qdq_gemm gm;
+    onyx_status *st;
+    if (match(f, i, &c)) st = rewrite(g, &c);
+    else if (match_add(f, i, &a)) st = rewrite_add(g, &a);
+    else if (match_maxpool(f, i, &p)) st = rewrite_maxpool(g, &p);
+    else if (match_concat(f, i, &cc)) st = rewrite_concat(g, &cc);
+    else if (match_gemm(f, i, &gm)) st = rewrite_gemm(g, &gm);
+    else return NULL;
+    (*changes)++;
+    return st;
+}
+
 static onyx_status *qdq_conv_fusion(onyx_opt_ctx *ctx, size_t *changes) {
-    fu_ctx f;
-    ONYX_TRY(fu_begin(&f, ctx->g));
-    onyx_graph *g = ctx->g;
-    onyx_status *st = NULL;
     /* the patterns start at a Conv, Add, MaxPool, Concat or Gemm: without
      * one only the folding below has work */
     static const char *const roots[] = {"Conv", "Add", "MaxPool", "Concat", "Gemm", NULL};
-    size_t n0 = onyx_opt_has_any_op(ctx, roots) ? g->n_nodes : 0;
-    for (uint32_t i = 0; i < n0 && !st; i++) {
-        qdq_conv c;
-        qdq_add a;
-        qdq_pool p;
-        qdq_concat cc;
-        qdq_gemm gm;
-        if (match(&f, i, &c)) st = rewrite(g, &c);
-        else if (match_add(&f, i, &a)) st = rewrite_add(g, &a);
-        else if (match_maxpool(&f, i, &p)) st = rewrite_maxpool(g, &p);
-        else if (match_concat(&f, i, &cc)) st = rewrite_concat(g, &cc);
-        else if (match_gemm(&f, i, &gm)) st = rewrite_gemm(g, &gm);
-        else continue;
-        (*changes)++;
-    }
-    fu_end(&f);
-    if (st || !ctx->keep_qdq_weights) return st;
+    if (onyx_opt_has_any_op(ctx, roots)) ONYX_TRY(fu_for_each_node(ctx, changes, qdq_at, NULL));
+    if (!ctx->keep_qdq_weights) return NULL;
     /* the weights of Convs left in float: folded now, as the basic level
      * would have (the fused ones' DequantizeLinear nodes go first, unfolded) */
     ctx->keep_qdq_weights = false;

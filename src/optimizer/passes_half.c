@@ -228,35 +228,6 @@ static onyx_status *narrow_output(onyx_graph *g, int32_t v, size_t *changes) {
     return NULL;
 }
 
-/* A Cast to float32 that makes a graph output (--keep-io-types) of a value
- * now computed in float32 only copies it (identity_elimination cannot drop
- * it: the output's name must stay). Its producer writes the output itself
- * and the value's other readers read the output, as in the float32 model
- * the converter started from: no copy of a language model's 128 x 50257
- * logits per run, nor of BERT's last hidden state (also read by the
- * pooler's Gather). */
-static void drop_output_casts(onyx_graph *g, size_t *changes) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        onyx_node *n = &g->nodes[i];
-        if (n->dead || !onyx_opt_is_op(n, "", "Cast") || n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 ||
-            n->out[0] < 0 || onyx_attr_int(n, "to", 0) != ONYX_FLOAT)
-            continue;
-        int32_t in = n->in[0], out = n->out[0], p = g->values[in].producer;
-        if (!g->values[out].is_output || g->values[in].type.dtype != ONYX_FLOAT || p < 0 ||
-            g->values[in].is_output || onyx_graph_value_captured(g, in))
-            continue;
-        /* every reader, this Cast too, reads the output; then the Cast goes */
-        if (!onyx_graph_replace_uses(g, in, out)) continue;
-        onyx_graph_remove_node(g, (uint32_t)i);
-        onyx_node *pn = &g->nodes[p];
-        for (size_t k = 0; k < pn->n_out; k++)
-            if (pn->out[k] == in) pn->out[k] = out;
-        g->values[out].producer = p;
-        g->values[in].producer = -1;
-        (*changes)++;
-    }
-}
-
 static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
     onyx_graph *g = ctx->g;
     const size_t nv = g->n_values, nn = g->n_nodes;
@@ -305,7 +276,6 @@ static onyx_status *half_to_float(onyx_opt_ctx *ctx, size_t *changes) {
         ONYX_TRY(new_cast(g, in, out, ONYX_FLOAT, name));
         (*changes)++;
     }
-    drop_output_casts(g, changes);
     return NULL;
 }
 

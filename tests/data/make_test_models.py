@@ -102,6 +102,26 @@ def basic_passes():
          "basic_passes.onnx")
 
 
+def output_copies():
+    """No-ops that copy a value to a graph output: identity elimination lets the
+    producer write the output (Identity, Cast to the same type and Reshape to the
+    same shape go; the Reshaped value's other reader, Abs, reads the output), and
+    keeps the Identity of the graph input."""
+    f4 = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4])
+    shape = numpy_helper.from_array(np.array([4], np.int64), "shape")
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Identity", ["r"], ["y"], name="id_out"),
+             helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+             helper.make_node("Cast", ["s"], ["c"], name="cast_out", to=TensorProto.FLOAT),
+             helper.make_node("Neg", ["x"], ["n"], name="neg"),
+             helper.make_node("Reshape", ["n", "shape"], ["z"], name="reshape_shared"),
+             helper.make_node("Abs", ["n"], ["w"], name="abs"),
+             helper.make_node("Identity", ["x"], ["v"], name="id_in")]
+    g = helper.make_graph(nodes, "output_copies", [f4("x")], [f4(o) for o in "ycwzv"], initializer=[shape])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onyx-tests"),
+         "output_copies.onnx")
+
+
 def model(nodes, name, inputs, outputs, inits=(), opset=13):
     g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onyx-tests"),
@@ -222,6 +242,7 @@ if __name__ == "__main__":
     conv_add_relu()
     rewrites()
     basic_passes()
+    output_copies()
     chain()
     symbolic()
     unordered()

@@ -312,7 +312,7 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     config cfg = {.concurrency = 1, .requests = 1000, .duration_s = 30};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {   /* --option value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) usage();
         if (!strcmp(argv[i], "--port")) cfg.port = atoi(v);
@@ -332,7 +332,6 @@ int main(int argc, char **argv) {
                 cfg.shape[cfg.rank++] = atoll(t);
             free(s);
         } else usage();
-        i++;
     }
     if (cfg.port <= 0 || cfg.port > 65535 || !cfg.model || !cfg.input || cfg.rank == 0 || cfg.concurrency < 1 ||
         cfg.concurrency > 512 || cfg.requests < 1 || cfg.requests > 10000000 || cfg.duration_s <= 0 ||

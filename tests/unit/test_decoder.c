@@ -20,6 +20,7 @@
 #include "format/pb_wire.h"
 #include "format/proto_decode.h"
 #include "testlib.h"
+#include "testlib_onnx.h"
 
 #define LIGHT_DIR "../shared/onnx-tests/light"
 #define NODE_DIR "../shared/onnx-tests/node"
@@ -289,23 +290,8 @@ static void put_tensor_f32(pb_buf *b, uint32_t field, const char *name, const in
     pb_end_message(b, mk);
 }
 
-static void put_value_info(pb_buf *b, uint32_t field, const char *name, int elem, int rank) {
-    size_t vi = pb_begin_message(b, field);
-    pb_put_string_field(b, 1, name);
-    size_t ty = pb_begin_message(b, 2);
-    size_t tt = pb_begin_message(b, 1);
-    pb_put_varint_field(b, 1, (uint64_t)elem);
-    size_t sh = pb_begin_message(b, 2);
-    for (int i = 0; i < rank; i++) {
-        size_t d = pb_begin_message(b, 1);
-        pb_put_varint_field(b, 1, (uint64_t)(i + 2));
-        pb_end_message(b, d);
-    }
-    pb_end_message(b, sh);
-    pb_end_message(b, tt);
-    pb_end_message(b, ty);
-    pb_end_message(b, vi);
-}
+/* The static dims of the value infos below: [2], [2, 3]. */
+static const int64_t vi_dims[] = {2, 3};
 
 /* A subgraph body: Identity(a) -> b. */
 static void put_subgraph(pb_buf *b, uint32_t field, const char *name) {
@@ -316,7 +302,7 @@ static void put_subgraph(pb_buf *b, uint32_t field, const char *name) {
     pb_put_string_field(b, 4, "Identity");
     pb_end_message(b, n);
     pb_put_string_field(b, 2, name);
-    put_value_info(b, 12, "b", ONYX_FLOAT, 1);
+    testlib_put_value_info(b, 12, "b", ONYX_FLOAT, 1, vi_dims);
     pb_end_message(b, g);
 }
 
@@ -324,21 +310,13 @@ static void test_rich_model(void) {
     pb_buf b;
     pb_buf_init(&b);
     pb_put_varint_field(&b, 1, 9);
-    size_t op = pb_begin_message(&b, 8);
-    pb_put_varint_field(&b, 2, 17);
-    pb_end_message(&b, op);
-    op = pb_begin_message(&b, 8);
-    pb_put_string_field(&b, 1, "com.microsoft");
-    pb_put_varint_field(&b, 2, 1);
-    pb_end_message(&b, op);
+    testlib_put_opset(&b, NULL, 17);
+    testlib_put_opset(&b, "com.microsoft", 1);
     pb_put_string_field(&b, 3, "1.0");
     pb_put_string_field(&b, 4, "ai.test");
     pb_put_varint_field(&b, 5, 42);
     pb_put_string_field(&b, 6, "doc");
-    size_t md = pb_begin_message(&b, 14);
-    pb_put_string_field(&b, 1, "author");
-    pb_put_string_field(&b, 2, "me");
-    pb_end_message(&b, md);
+    testlib_put_string_entry(&b, 14, "author", "me");
 
     size_t g = pb_begin_message(&b, 7);
     /* node with attributes of every kind */
@@ -459,9 +437,9 @@ static void test_rich_model(void) {
     float w[4] = {1, 2, 3, 4};
     int64_t wd[2] = {2, 2};
     put_tensor_f32(&b, 5, "W", wd, 2, w, 4);
-    put_value_info(&b, 11, "x", ONYX_FLOAT, 2);
-    put_value_info(&b, 12, "y", ONYX_FLOAT, 2);
-    put_value_info(&b, 13, "mid", ONYX_INT64, 0);
+    testlib_put_value_info(&b, 11, "x", ONYX_FLOAT, 2, vi_dims);
+    testlib_put_value_info(&b, 12, "y", ONYX_FLOAT, 2, vi_dims);
+    testlib_put_value_info(&b, 13, "mid", ONYX_INT64, 0, NULL);
     pb_end_message(&b, g);
 
     size_t fn = pb_begin_message(&b, 25);
@@ -475,7 +453,7 @@ static void test_rich_model(void) {
     pb_put_string_field(&b, 2, "fb");
     pb_put_string_field(&b, 4, "Neg");
     pb_end_message(&b, fnode);
-    op = pb_begin_message(&b, 9);
+    size_t op = pb_begin_message(&b, 9);  /* FunctionProto.opset_import */
     pb_put_varint_field(&b, 2, 18);
     pb_end_message(&b, op);
     size_t fa = pb_begin_message(&b, 11);

@@ -112,7 +112,7 @@ done:
 }
 
 /* Live Casts making a graph output from a float32 value whose producer
- * could write it (half_to_float drops those: they only copy; the value's
+ * could write it (identity_elimination drops those: they only copy; the value's
  * other readers read the output instead). */
 static size_t copying_output_casts(const onyx_graph *g) {
     size_t n = 0;
@@ -211,7 +211,7 @@ static void check_fusion(const char *src, const char *op, size_t fused, const ch
 /* src converted to float16 (keep io types): no output Cast only copies a
  * value its producer could write, also where other nodes read that value
  * (fusion_attention's miss_scores, fusion_embed's emb, fusion_gelu's
- * f_erf_out, layout_cnn's mid: half_to_float drops those Casts), and the
+ * f_erf_out, layout_cnn's mid: identity_elimination drops those Casts), and the
  * outputs stay those of the float32 model within float16's rounding of the
  * weights. */
 static void check_output_casts(const char *src, const char *name) {

@@ -403,9 +403,11 @@ static void bench(size_t m, size_t n, size_t k) {
         printf("igemm %-10s %zux%zux%zu, 1 thread: %.2f ms, %.1f GMAC/s", paths[pi]->name, m, n, k, best[pi] * 1e3,
                macs * 1e-9);
         if (peak > 0) printf(" = %.1f%% of the VPDPBUSD peak", 100 * macs / peak);
+#if defined(__x86_64__)
         if (avx2_peak > 0 && (paths[pi] == &onyx_igemm_isa_avx2 || paths[pi] == &onyx_igemm_isa_generic))
             printf(" = %.1f%% of the AVX2 u8s8 peak, %.1f%% of the int16 step's", 100 * macs / avx2_peak,
                    100 * macs / wd_peak);
+#endif
         printf("\n");
     }
     onyx_igemm_b_free(&pb);

@@ -75,6 +75,38 @@ static void test_basic_passes(void) {
     onyx_session_free(opt);
 }
 
+/* No-op nodes in front of graph outputs (tests/data/output_copies.onnx):
+ * the copied value's producer writes the output, under the output's name,
+ * and the value's other readers read the output; the graph input keeps its
+ * node. */
+static void test_output_copies(void) {
+    onyx_session *plain = open_at("tests/data/output_copies.onnx", ONYX_OPT_DISABLED, NULL);
+    onyx_session *opt = open_at("tests/data/output_copies.onnx", ONYX_OPT_BASIC, NULL);
+    if (!plain || !opt) return;
+    CHECK(onyx_session_node_count(plain) == 8);
+    CHECK(fired(opt, "identity_elimination") == 3);
+    CHECK(!has_op(opt, "Identity", "id_out") && !has_op(opt, "Cast", NULL) && !has_op(opt, "Reshape", NULL));
+    CHECK(has_op(opt, "Identity", "id_in") && has_op(opt, "Abs", "abs"));
+    CHECK(onyx_session_node_count(opt) == 5);
+    float x[4] = {-2, -0.5f, 0, 3};
+    int64_t shape[1] = {4};
+    onyx_value *xv;
+    CHECK_OK(onyx_tensor_create_with_data(ONYX_FLOAT, shape, 1, x, sizeof x, &xv));
+    const char *in = "x", *names[5] = {"y", "c", "w", "z", "v"};
+    onyx_value *a[5] = {0}, *b[5] = {0};
+    CHECK_OK(onyx_session_run(plain, NULL, &in, (const onyx_value *const *)&xv, 1, names, 5, a));
+    CHECK_OK(onyx_session_run(opt, NULL, &in, (const onyx_value *const *)&xv, 1, names, 5, b));
+    for (int k = 0; k < 5; k++) {
+        CHECK(a[k] && b[k]);
+        if (a[k] && b[k]) CHECK(!memcmp(onyx_tensor_data(a[k]), onyx_tensor_data(b[k]), sizeof x));
+        onyx_value_free(a[k]);
+        onyx_value_free(b[k]);
+    }
+    onyx_value_free(xv);
+    onyx_session_free(plain);
+    onyx_session_free(opt);
+}
+
 static void test_disable_by_name(void) {
     onyx_session_options *o;
     CHECK_OK(onyx_session_options_create(&o));
@@ -226,6 +258,7 @@ int main(void) {
     CHECK_OK(onyx_env_create(ONYX_LOG_ERROR, "test", &env));
     test_fold_too_big();
     test_basic_passes();
+    test_output_copies();
     test_disable_by_name();
     test_save_and_reload();
     test_conv_fold();

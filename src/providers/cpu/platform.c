@@ -36,13 +36,14 @@ static const onyx_cpu_table tables[ONYX_CPU_ISA_COUNT] = {
                           &onyx_nbits_isa_generic},
 #if defined(ONYX_GEMM_X86) && ONYX_CPU_ISA_BUILT(1)
     /* 8-channel blocks: one ymm per output block, 12 accumulators of the 16
-     * ymm (2 blocks x 6 pixels, 3 x 4, 4 x 3; 1 x 8); groups of 5 to 8
-     * blocks run as two passes of 3 pixels. The 16-channel tile (two ymm
+     * ymm (1 x 8, 2 x 6, 3 x 4 blocks x pixels); groups of 4 to 8 blocks
+     * run as passes of 2 blocks x 6 pixels (the weights stream from L2 at
+     * half the rate of 4 x 3, nchwc_conv_avx2.c). The 16-channel tile (two ymm
      * per block, 2 x 2 x 3) runs graphs laid out with 16. The
      * direct tile runs near the FMA peak, so Winograd wins only from 128
      * channels and 6x6 outputs (1.1-1.35x there, 0.8x at 64 channels) */
     [ONYX_CPU_AVX2] = {ONYX_CPU_AVX2, "avx2", &onyx_gemm_isa_avx2, 8,
-                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 3, 3, 3, 3, 3}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
+                       {{NULL, {0}}, {onyx_nchwc_tile_avx2_b8, {8, 6, 4, 6, 6, 6, 6, 6}}, {onyx_nchwc_tile_avx2, {6, 3, 3, 3}}},
                        {128, 128, 36, 36}, &onyx_nbits_isa_avx2},
 #endif
 #if defined(ONYX_GEMM_X86) && ONYX_CPU_ISA_BUILT(2)

@@ -62,8 +62,7 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
             store_vec(k, k->c + i * k->ldc + VL * v, acc[i][v], mask, !(masked && v == nv - 1), i, v);
 }
 
-#define DECL_ROW(i) __m256 c##i##0##0 = z, c##i##1##0 = z, c##i##0##1 = z, c##i##1##1 = z, \
-                           c##i##0##2 = z, c##i##1##2 = z, c##i##0##3 = z, c##i##1##3 = z;
+#define DECL_ROW(i) __m256 c##i##0##0 = z, c##i##1##0 = z, c##i##0##1 = z, c##i##1##1 = z;
 #define LOAD_B(v) ((masked && (v) == nv - 1) ? _mm256_maskload_ps(b + VL * (v), mask) \
                                               : _mm256_loadu_ps(b + VL * (v)))
 #define FMA_ROW(i, s)                                                   \
@@ -80,10 +79,8 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
         a += MR;                                                \
         b += ldb;                                               \
     }
-#define SUM_SETS(i, v)                                                                   \
-    if (sets > 2) c##i##v##0 = _mm256_add_ps(_mm256_add_ps(c##i##v##0, c##i##v##1),     \
-                                             _mm256_add_ps(c##i##v##2, c##i##v##3));     \
-    else if (sets > 1) c##i##v##0 = _mm256_add_ps(c##i##v##0, c##i##v##1);
+#define SUM_SETS(i, v) \
+    if (sets > 1) c##i##v##0 = _mm256_add_ps(c##i##v##0, c##i##v##1);
 #define SUM_ROW(i) SUM_SETS(i, 0) SUM_SETS(i, 1)
 #define PLAIN_V(i, v)                                                                     \
     if ((v) < nv) {                                                                       \
@@ -122,11 +119,13 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
     /* C rows are ldc apart, which the hardware prefetchers do not follow:
      * the tile's C (read back on every K block after the first) starts
      * coming in now instead of stalling the store after the loop */
+#ifndef ONYX_MINIMAL_SIZE
     if (packed && ka->load_c)
         for (size_t i = 0; i < mr; i++) {
             _mm_prefetch((const char *)(ka->c + i * ka->ldc), _MM_HINT_T0);
             _mm_prefetch((const char *)(ka->c + i * ka->ldc + 15), _MM_HINT_T0);
         }
+#endif
     size_t p = ka->kc;
     /* the next B strip's lines for this call (strip_pf): one per loop
      * iteration from the start, so they arrive spread over the call
@@ -141,7 +140,9 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
     }
     /* 4 steps per iteration: the loop's pointer and counter updates compete
      * with the FMAs for ports 0 and 1 (only in the full tile: the edge
-     * tiles are few, and the unrolled copy costs library size) */
+     * tiles are few, and the unrolled copy costs library size; not at all in
+     * minimal builds, whose one tile body serves every shape) */
+#ifndef ONYX_MINIMAL_SIZE
     if (packed)
         for (; p >= 4; p -= 4) {
             PF_NEXT
@@ -150,14 +151,11 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
             STEP(0)
             STEP(0)
         }
+#endif
     for (; p >= sets; p -= sets) {
         PF_NEXT
         STEP(0)
         if (sets > 1) STEP(1)
-        if (sets > 2) {
-            STEP(2)
-            STEP(3)
-        }
     }
     for (; p; p--) STEP(0)
 #undef PF_NEXT
@@ -165,7 +163,10 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
     /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
      * bias or activation yet; the full packed tile also with a column bias,
      * the QKV projection's last K block); anything else out of line, one
-     * copy for all the kernels. The sums are in store_vec's order. */
+     * copy for all the kernels. The sums are in store_vec's order. Minimal
+     * builds store every tile out of line: store_vec does the same adds in
+     * the same order, so the results are the same. */
+#ifndef ONYX_MINIMAL_SIZE
     const float *const bcol = packed && ka->last ? ka->bias_col : NULL;
     if (ka->alpha == 1.0f && (!ka->load_c || ka->beta == 1.0f) &&
         (!ka->last || (!ka->bias_row && (!ka->bias_col || bcol) && ka->act == ONYX_GEMM_ACT_NONE))) {
@@ -175,7 +176,9 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
         const size_t ldc = ka->ldc;
         const __m256 bias0 = bcol ? _mm256_loadu_ps(bcol) : z, bias1 = bcol ? _mm256_loadu_ps(bcol + VL) : z;
         ALL_ROWS(PLAIN_ROW)
-    } else {
+    } else
+#endif
+    {
         __m256 acc[MR][NV];
         ALL_ROWS(SPILL_ROW)
         store_tile(ka, acc, nv, masked, mask);

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/checked.h"
 #include "providers/cpu/kernel.h"
 #include "ir/schemas/nchwc_conv.h"
@@ -48,6 +49,21 @@
 #define MIN_ITEM_MACS ((int64_t)1 << 19)
 /* Sizes above this are refused (pads, dilated kernels). */
 #define MAX_EXTENT ((int64_t)1 << 40)
+
+/* L2 per core, read once (sysconf; 1 MB where it does not say). */
+int64_t onyx_nchwc_l2_budget(int64_t bytes) {
+    static _Atomic int64_t l2;
+    int64_t v = atomic_load_explicit(&l2, memory_order_relaxed);
+    if (!v) {
+        long s = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+        s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        v = s >= 64 * 1024 ? (int64_t)s : 1024 * 1024;
+        atomic_store_explicit(&l2, v, memory_order_relaxed);
+    }
+    return v >= 1024 * 1024 ? bytes : bytes * v / (1024 * 1024);
+}
 
 /* ------------------------------------------------------------ kernel selection */
 
@@ -489,7 +505,7 @@ static void plan_blocking(direct_plan *pl, int threads) {
     const int64_t K = g->KH * g->KW, L = pl->lanes, P = g->OH * g->OW;
     /* chunk: the weights of a full group for cc units fit CHUNK_WEIGHT_BYTES */
     int64_t unit_bytes = K * L * ONYX_NCHWC_GROUP_CHANNELS * (int64_t)sizeof(float);
-    int64_t cc = CHUNK_WEIGHT_BYTES / unit_bytes;
+    int64_t cc = onyx_nchwc_l2_budget(CHUNK_WEIGHT_BYTES) / unit_bytes;
     if (cc < 1) cc = 1;
     pl->nchunks = (pl->units + cc - 1) / cc;
     pl->cc = (pl->units + pl->nchunks - 1) / pl->nchunks;
@@ -498,7 +514,7 @@ static void plan_blocking(direct_plan *pl, int threads) {
      * (3x3 stride 2), but one when it does not (1x1 stride 2 skips the rest) */
     const int64_t rh = g->SH < g->KH ? g->SH : g->KH, rw = g->SW < g->KW ? g->SW : g->KW;
     int64_t px_bytes = pl->cc * L * (int64_t)sizeof(float) * (rh < 4 ? rh : 4) * (rw < 4 ? rw : 4);
-    int64_t band = BAND_INPUT_BYTES / px_bytes;
+    int64_t band = onyx_nchwc_l2_budget(BAND_INPUT_BYTES) / px_bytes;
     if (threads > 1) {   /* a few items per thread, none too small */
         int64_t want_bands = (4 * threads + pl->bg.n - 1) / pl->bg.n;
         int64_t par = (P + want_bands - 1) / want_bands;
@@ -518,8 +534,8 @@ static void plan_blocking(direct_plan *pl, int threads) {
     const double unit_w = (double)(pl->units * L * K) * sizeof(float);   /* (in double: no overflow) */
     const double w_bytes = (double)(g->Mb * g->blk) * unit_w, group_w_bytes = ONYX_NCHWC_GROUP_CHANNELS * unit_w;
     const double x_bytes = (double)P * (double)(px_bytes / pl->cc) * (double)pl->units;
-    pl->group_major = pl->nbands > 1 && pl->bg.n > 1 && w_bytes > x_bytes && x_bytes <= IMAGE_INPUT_L2_BYTES &&
-                      group_w_bytes <= CHUNK_WEIGHT_BYTES * 4;
+    pl->group_major = pl->nbands > 1 && pl->bg.n > 1 && w_bytes > x_bytes && x_bytes <= (double)onyx_nchwc_l2_budget(IMAGE_INPUT_L2_BYTES) &&
+                      group_w_bytes <= (double)onyx_nchwc_l2_budget(CHUNK_WEIGHT_BYTES * 4);
     /* an item count the threads divide, where the pixels allow */
     for (int64_t more = 0; threads > 1 && more < threads && pl->nbands + more <= P; more++)
         if ((pl->nbands + more) * pl->bg.n % threads == 0) {
@@ -581,7 +597,7 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
     const int threads = onyx_threadpool_threads(tp);
     plan_blocking(&pl, threads);
     const int64_t w_floats = g->Mb * g->blk * pl.units * lanes * g->KH * g->KW;   /* packed: fits memory */
-    if (w_floats * (int64_t)sizeof(float) > PREFETCH_WEIGHT_BYTES) pl.w_end = w + w_floats;
+    if (w_floats * (int64_t)sizeof(float) > onyx_nchwc_l2_budget(PREFETCH_WEIGHT_BYTES)) pl.w_end = w + w_floats;
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;
     const bool pad = taps_leave_input(g);
     pad_job pj = {.g = g, .L = lanes};

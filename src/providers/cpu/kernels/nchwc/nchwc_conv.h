@@ -98,6 +98,11 @@ typedef void (*onyx_nchwc_tile_fn)(const onyx_nchwc_kparams *kp, const float *co
 
 void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z);
+/* A cache budget of `bytes`, chosen for an L2 of at least 1 MB per core,
+ * scaled down to this CPU's L2 where that is smaller (Zen 2/3: 512 KB), so
+ * that a chunk's weights and a band's input still stay in it together. */
+int64_t onyx_nchwc_l2_budget(int64_t bytes);
+
 #ifdef ONYX_NCHWC_X86
 /* 16-channel blocks (two ymm per block) and 8-channel blocks (one) */
 void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,

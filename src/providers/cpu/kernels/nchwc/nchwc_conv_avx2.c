@@ -12,8 +12,15 @@
  * 9 loads per 12 FMAs, within two load ports; 12 independent accumulators
  * cover the FMA latency (4 cycles on 2 units).
  *
- * Block 8: a tile of nob <= 4 blocks is one pass (the table's pixels: 8,
- * 6, 4, 3 for nob = 1..4), of 5..8 blocks two passes of 3 pixels. Block 16: a tile runs in passes of at most two
+ * Block 8: a tile of nob <= 3 blocks is one pass (the table's pixels: 8,
+ * 6, 4 for nob = 1..3), of 4..8 blocks passes of 2 blocks x 6 pixels (the
+ * last of an odd nob one block). Per 12 FMAs a 2 x 6 pass reads 64 bytes
+ * of weights, a 4 x 3 pass (the shape before 2026-11-27) 128: the weights
+ * of a chunk outgrow L1 and come from L2, which gives Zen 2/3 about 32
+ * bytes a cycle, 21 of them taken by 4 x 3 at the FMA peak against 11 by
+ * 2 x 6; the 6 broadcasts of 2 x 6 read the tile's few input lines in L1.
+ * The passes of one tile also split the prefetch of the next chunk's
+ * weights (kp->pf, as the AVX-512 tile does). Block 16: a tile runs in passes of at most two
  * blocks (four ymm blocks x 3 pixels, or two x 6 for one block); the
  * passes of one tile read the same inputs again (from L1) and a strided
  * part of the weight stream. Bias (first chunk), Z and the activation
@@ -79,13 +86,21 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
         _mm256_storeu_ps(y + AT(o, p), v);                                          \
     }
 
-/* The lanes of one input channel (block) and tap at input offset off. */
-#define LANES_STEP                          \
-    UNROLL                                  \
-    for (int l = 0; l < LANES; l++) {       \
-        FOR_O1(LOAD_W)                      \
-        FOR_PIX1(PIX_STEP)                  \
-        w += w_step;                        \
+/* The lanes of one input channel (block) and tap at input offset off,
+ * then PF_LINES lines of kp->pf (the next chunk's weights) into L2: a few
+ * per tap, spread over the tile, so they never hold up the loads the FMAs
+ * wait on (as in the AVX-512 tile). */
+#define PF_LINES 4
+#define LANES_STEP                                                                  \
+    UNROLL                                                                          \
+    for (int l = 0; l < LANES; l++) {                                               \
+        FOR_O1(LOAD_W)                                                              \
+        FOR_PIX1(PIX_STEP)                                                          \
+        w += w_step;                                                                \
+    }                                                                               \
+    if (pf < pf_end) {                                                              \
+        for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);  \
+        pf += 64 * PF_LINES;                                                        \
     }
 
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
@@ -100,6 +115,7 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
     FOR_PIX1(DECL_X)
     FOR_ALL(DECL_ACC)
     FOR_ALL(INIT_ACC)
+    const char *pf = kp->pf, *const pf_end = kp->pf_end;
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
     if (LANES > 1 && KH == 1 && KW == 1) {   /* (NCHW input: the first layer, KxK) */
         int64_t c = 0, off = 0;
@@ -134,12 +150,12 @@ typedef void (*pass_fn)(const onyx_nchwc_kparams *kp, const float *const *xp, co
 #define INST6(L, R, NV) INST4(L, R, NV) INST(L, R, NV, 5) INST(L, R, NV, 6)
 #define INST8(L, R, NV) INST6(L, R, NV) INST(L, R, NV, 7) INST(L, R, NV, 8)
 #define INST_B8(L) INST8(L, 1, 1) INST6(L, 1, 2) INST4(L, 1, 3) INST3(L, 1, 4)
-#define INST_B8_HALF(L) INST3(L, 0, 2) INST3(L, 0, 3) INST3(L, 0, 4)
+#define INST_B8_PAIRS(L) INST6(L, 0, 1) INST6(L, 0, 2)
 #define INST_B16(L) INST6(L, 2, 2) INST3(L, 2, 4)
 INST_B8(8)
 INST_B8(1)
-INST_B8_HALF(8)
-INST_B8_HALF(1)
+INST_B8_PAIRS(8)
+INST_B8_PAIRS(1)
 INST_B16(16)
 INST_B16(1)
 
@@ -153,10 +169,11 @@ static const pass_fn tiles8[2][4][8] = {
     {{ROW8(8, 1, 1)}, {ROW6(8, 1, 2)}, {ROW4(8, 1, 3)}, {ROW3(8, 1, 4)}},
     {{ROW8(1, 1, 1)}, {ROW6(1, 1, 2)}, {ROW4(1, 1, 3)}, {ROW3(1, 1, 4)}},
 };
-/* the passes of 5..8 blocks (3 pixels): [blocked, NCHW][blocks - 2][npix - 1] */
-static const pass_fn halves8[2][3][3] = {
-    {{ROW3(8, 0, 2)}, {ROW3(8, 0, 3)}, {ROW3(8, 0, 4)}},
-    {{ROW3(1, 0, 2)}, {ROW3(1, 0, 3)}, {ROW3(1, 0, 4)}},
+/* the passes of 2 (and a last 1) blocks x 6 pixels of 4..8 blocks:
+ * [blocked, NCHW][blocks - 1][npix - 1] */
+static const pass_fn pairs8[2][2][6] = {
+    {{ROW6(8, 0, 1)}, {ROW6(8, 0, 2)}},
+    {{ROW6(1, 0, 1)}, {ROW6(1, 0, 2)}},
 };
 static const pass_fn passes16[2][2][6] = {
     {{ROW6(16, 2, 2)}, {ROW3(16, 2, 4)}},
@@ -166,25 +183,36 @@ static const pass_fn passes16[2][2][6] = {
 void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z) {
     const int nchw = kp->lanes == 1, nob = kp->nob;
-    if (nob <= 4) {
+    if (nob <= 3 || (nob == 4 && npix <= 3)) {
         tiles8[nchw][nob - 1][npix - 1](kp, xp, kp->w, kp->bias, y, z);
         return;
     }
-    /* 5..8 blocks (3 pixels): two passes of near-equal size */
-    const int first = (nob + 1) / 2;
-    halves8[nchw][first - 2][npix - 1](kp, xp, kp->w, kp->bias, y, z);
-    halves8[nchw][nob - first - 2][npix - 1](kp, xp, kp->w + 8 * first, kp->bias ? kp->bias + 8 * first : NULL,
-                                             y + first * kp->y_ob, z ? z + first * kp->y_ob : NULL);
+    /* 4 blocks of up to 6 pixels, 5..8 blocks: passes of 2 blocks (the
+     * last of an odd nob: 1), each prefetching its share of kp->pf */
+    onyx_nchwc_kparams k2 = *kp;
+    const int np = (nob + 1) / 2;
+    const size_t pf_bytes = kp->pf && kp->pf < kp->pf_end ? (size_t)(kp->pf_end - kp->pf) : 0;
+    for (int o0 = 0, i = 0; o0 < nob; o0 += 2, i++) {
+        const int sob = nob - o0 >= 2 ? 2 : 1;
+        if (pf_bytes) {
+            k2.pf = kp->pf + (pf_bytes * (size_t)i / (size_t)np & ~(size_t)63);
+            k2.pf_end = i == np - 1 ? kp->pf_end : kp->pf + (pf_bytes * (size_t)(i + 1) / (size_t)np & ~(size_t)63);
+        }
+        pairs8[nchw][sob - 1][npix - 1](&k2, xp, kp->w + 8 * o0, kp->bias ? kp->bias + 8 * o0 : NULL,
+                                        y + o0 * kp->y_ob, z ? z + o0 * kp->y_ob : NULL);
+    }
 }
 
 void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                           const float *z) {
     const int nchw = kp->lanes == 1, nob = kp->nob;
+    onyx_nchwc_kparams k2 = *kp;   /* the prefetches of kp->pf in the first pass */
     for (int o0 = 0; o0 < nob; o0 += 2) {
         const int sob = nob - o0 >= 2 ? 2 : 1;
+        if (o0 > 0) k2.pf = k2.pf_end = NULL;
         /* the table gives 3 pixels per tile for nob >= 2; a lone block of
          * a wider group runs the same pixels */
-        passes16[nchw][sob - 1][npix - 1](kp, xp, kp->w + 16 * o0, kp->bias ? kp->bias + 16 * o0 : NULL,
+        passes16[nchw][sob - 1][npix - 1](&k2, xp, kp->w + 16 * o0, kp->bias ? kp->bias + 16 * o0 : NULL,
                                           y + o0 * kp->y_ob, z ? z + o0 * kp->y_ob : NULL);
     }
 }

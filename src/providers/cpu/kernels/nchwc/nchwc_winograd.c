@@ -24,6 +24,7 @@
 #include <string.h>
 #include "core/checked.h"
 #include "providers/cpu/gemm/gemm.h"
+#include "providers/cpu/kernels/nchwc/nchwc_conv.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 #include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 
@@ -340,7 +341,7 @@ static void wino_range(void *arg, size_t begin, size_t end) {
 static void plan_items(wino_plan *pl, int threads) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t tile_bytes = (int64_t)NE * sizeof(float) * (g->Cb * g->blk + ONYX_NCHWC_GROUP_CHANNELS);
-    int64_t Tb = BLOCK_BYTES / tile_bytes;
+    int64_t Tb = onyx_nchwc_l2_budget(BLOCK_BYTES) / tile_bytes;
     if (Tb > MAX_TILES) Tb = MAX_TILES;
     if (Tb < MIN_TILES) Tb = MIN_TILES;
     int64_t nblocks = (pl->T + Tb - 1) / Tb;
