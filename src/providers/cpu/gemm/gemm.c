@@ -365,8 +365,10 @@ static size_t k_slice(const gemm_job *job, size_t panels, size_t kc) {
 /* The micro-kernel over the packed A panels of rows [ic, ic1) (ablock, kc
  * x MR each) and a block of B strips: strip outer, panels inner, so each
  * strip is read from L1 by all the panels. With several panels, the next
- * packed strip is prefetched into L2 a slice per kernel call: the first
- * panel to use it would otherwise wait for L3 once per cache line. Not
+ * packed strip is prefetched into L2 a slice per kernel call (by the
+ * driver before the call, or where the ISA says so by the kernel during
+ * it): the first panel to use it would otherwise wait for L3 once per
+ * cache line. Not
  * inlined: run_tile calls it per K slice, and inlined there it cost the
  * minimal library (which compiles this file) a 4 KiB step. */
 __attribute__((noinline)) static void run_block(const gemm_job *job, const float *ablock, const float *bblock,
@@ -401,8 +403,16 @@ __attribute__((noinline)) static void run_block(const gemm_job *job, const float
         const char *next = jr + NR < nc ? (const char *)(ka.b + strip_stride) : NULL;
         size_t line = 0;
         for (size_t ir = ic; ir < ic1; ir += MR) {
-            for (size_t e = 0; next && e < lines_per_call && line < lines; e++, line++)
-                __builtin_prefetch(next + line * 64, 0, 2);
+            /* this call's share of the next strip */
+            const char *share = NULL;
+            size_t share_lines = 0;
+            if (next && line < lines) {
+                share = next + line * 64;
+                share_lines = lines - line < lines_per_call ? lines - line : lines_per_call;
+                line += share_lines;
+            }
+            if (!isa->strip_pf)
+                for (size_t e = 0; e < share_lines; e++) __builtin_prefetch(share + e * 64, 0, 2);
             ka.a = ablock + (ir - ic) / MR * a_stride;
             ka.c = job->C + ir * job->ldc + jc + jr;
             ka.mr = ic1 - ir < MR ? ic1 - ir : MR;
@@ -412,6 +422,10 @@ __attribute__((noinline)) static void run_block(const gemm_job *job, const float
             if (ka.pf_lines) {   /* an empty cursor's p is NULL: no arithmetic on it (UBSan) */
                 pf->p += ka.pf_lines * 64;
                 pf->lines -= ka.pf_lines;
+            }
+            if (isa->strip_pf) {
+                ka.pf = share;
+                ka.pf_lines = share_lines;
             }
             isa->kernel(&ka);
         }

@@ -88,6 +88,7 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
         float *cv = crow + VL * (v);                                                      \
         __m256 x = c##i##v##0;                                                            \
         if (load_c) x = _mm256_add_ps(x, full ? _mm256_loadu_ps(cv) : _mm256_maskload_ps(cv, mask)); \
+        if (bcol) x = _mm256_add_ps(x, (v) ? bias1 : bias0);                               \
         if (full) _mm256_storeu_ps(cv, x);                                                \
         else _mm256_maskstore_ps(cv, mask, x);                                            \
     }
@@ -126,6 +127,17 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
         }
 #endif
     size_t p = ka->kc;
+    /* the next B strip's lines for this call (strip_pf): one per loop
+     * iteration from the start, so they arrive spread over the call
+     * rather than in a burst before it */
+    const char *pf = ka->pf;
+    size_t pf_lines = ka->pf_lines;
+#define PF_NEXT                                            \
+    if (pf_lines) {                                        \
+        _mm_prefetch(pf, _MM_HINT_T1);                     \
+        pf += 64;                                          \
+        pf_lines--;                                        \
+    }
     /* 4 steps per iteration: the loop's pointer and counter updates compete
      * with the FMAs for ports 0 and 1 (only in the full tile: the edge
      * tiles are few, and the unrolled copy costs library size; not at all in
@@ -133,6 +145,7 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
 #ifndef ONYX_MINIMAL_SIZE
     if (packed)
         for (; p >= 4; p -= 4) {
+            PF_NEXT
             STEP(0)
             STEP(0)
             STEP(0)
@@ -140,22 +153,28 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
         }
 #endif
     for (; p >= sets; p -= sets) {
+        PF_NEXT
         STEP(0)
         if (sets > 1) STEP(1)
     }
     for (; p; p--) STEP(0)
+#undef PF_NEXT
     ALL_ROWS(SUM_ROW)
     /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
-     * bias or activation yet); anything else out of line, one copy for all
-     * the kernels. Minimal builds store every tile out of line: store_vec
-     * does the same adds in the same order, so the results are the same. */
+     * bias or activation yet; the full packed tile also with a column bias,
+     * the QKV projection's last K block); anything else out of line, one
+     * copy for all the kernels. The sums are in store_vec's order. Minimal
+     * builds store every tile out of line: store_vec does the same adds in
+     * the same order, so the results are the same. */
 #ifndef ONYX_MINIMAL_SIZE
+    const float *const bcol = packed && ka->last ? ka->bias_col : NULL;
     if (ka->alpha == 1.0f && (!ka->load_c || ka->beta == 1.0f) &&
-        (!ka->last || (!ka->bias_row && !ka->bias_col && ka->act == ONYX_GEMM_ACT_NONE))) {
+        (!ka->last || (!ka->bias_row && (!ka->bias_col || bcol) && ka->act == ONYX_GEMM_ACT_NONE))) {
         /* read once: the stores to C could alias *ka */
         const bool load_c = ka->load_c;
         float *const c = ka->c;
         const size_t ldc = ka->ldc;
+        const __m256 bias0 = bcol ? _mm256_loadu_ps(bcol) : z, bias1 = bcol ? _mm256_loadu_ps(bcol + VL) : z;
         ALL_ROWS(PLAIN_ROW)
     } else
 #endif
@@ -224,22 +243,36 @@ TARGET void onyx_gemm_transpose8_avx2(const float *src, size_t ld, size_t n, flo
         for (size_t r = 0; r < 8; r++) dst[c * dst_ld + r] = src[r * ld + c];
 }
 
-/* A panel of MR = 6 rows: 8 steps at a time through the 8 x 8 transpose
- * (rows 6 and 7 zero), each step's 6 values stored as a whole vector whose
- * last 2 lanes the next step's store overwrites (the panel's last step
- * masked, so nothing past the panel is written). */
+/* A panel of MR = 6 rows, 8 steps at a time: in each 128-bit lane (steps
+ * p..p+3 low, p+4..p+7 high) rows 0-3 go through a 4 x 4 transpose and
+ * rows 4-5 through one unpack, then shuffles interleave them into the
+ * lane's 24 output floats (4 steps x 6 rows) and the two lanes' halves are
+ * stored as 6 whole vectors. Half the shuffles of an 8 x 8 transpose with
+ * two zero rows, and no overlapping stores across cache lines: about 2x
+ * faster on Zen 3 (0.15 against 0.29 ns a float, hot). */
 TARGET static void pack_a6_avx2(const float *src, size_t ld, size_t kc, float *dst) {
-    const __m256i six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
     size_t p = 0;
     for (; p + 8 <= kc; p += 8) {
-        __m256 r[8];
-        for (int i = 0; i < MR; i++) r[i] = _mm256_loadu_ps(src + i * ld + p);
-        r[6] = r[7] = _mm256_setzero_ps();
-        transpose8x8(r);
+        const __m256 a0 = _mm256_loadu_ps(src + p), a1 = _mm256_loadu_ps(src + ld + p);
+        const __m256 a2 = _mm256_loadu_ps(src + 2 * ld + p), a3 = _mm256_loadu_ps(src + 3 * ld + p);
+        const __m256 a4 = _mm256_loadu_ps(src + 4 * ld + p), a5 = _mm256_loadu_ps(src + 5 * ld + p);
+        /* per lane, step s = 0..3 of it: rows 0-3 in c_s */
+        const __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+        const __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+        const __m256 c0 = _mm256_shuffle_ps(t0, t2, 0x44), c1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 c2 = _mm256_shuffle_ps(t1, t3, 0x44), c3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        /* rows 4-5: (s0 r4, s0 r5, s1 r4, s1 r5) and the same for s2, s3 */
+        const __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+        /* the lane's output, 4 floats at a time: c0 | s0 r4-5, s1 r0-1 | s1 r2-3, s1 r4-5 | c2 | ... */
+        const __m256 o0 = _mm256_shuffle_ps(t4, c1, 0x44), o1 = _mm256_shuffle_ps(c1, t4, 0xEE);
+        const __m256 o2 = _mm256_shuffle_ps(t5, c3, 0x44), o3 = _mm256_shuffle_ps(c3, t5, 0xEE);
         float *d = dst + p * MR;
-        for (int c = 0; c < 7; c++) _mm256_storeu_ps(d + c * MR, r[c]);
-        if (p + 8 < kc) _mm256_storeu_ps(d + 7 * MR, r[7]);
-        else _mm256_maskstore_ps(d + 7 * MR, six, r[7]);
+        _mm256_storeu_ps(d, _mm256_permute2f128_ps(c0, o0, 0x20));
+        _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(o1, c2, 0x20));
+        _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(o2, o3, 0x20));
+        _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(c0, o0, 0x31));
+        _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(o1, c2, 0x31));
+        _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(o2, o3, 0x31));
     }
     for (; p < kc; p++)
         for (size_t i = 0; i < MR; i++) dst[p * MR + i] = src[i * ld + p];
@@ -249,7 +282,8 @@ TARGET static void pack_a6_avx2(const float *src, size_t ld, size_t kc, float *d
  * 192 KiB at KC 256) stream from L2, so per step the kernel reads 24 bytes
  * of A from L2 instead of 64 of B (measured 10-20% faster on the BERT and
  * GPT-2 shapes than one panel against the whole B block). */
-const onyx_gemm_isa onyx_gemm_isa_avx2 = {"avx2", MR, NV * VL, kernel_avx2,
-                                          onyx_gemm_transpose8_avx2, 32, pack_a6_avx2};
+const onyx_gemm_isa onyx_gemm_isa_avx2 = {.name = "avx2", .mr = MR, .nr = NV * VL, .kernel = kernel_avx2,
+                                          .transpose8 = onyx_gemm_transpose8_avx2, .a_panels = 32,
+                                          .pack_a = pack_a6_avx2, .strip_pf = true};
 
 #endif

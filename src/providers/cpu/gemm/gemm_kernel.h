@@ -33,7 +33,8 @@ typedef struct onyx_gemm_kargs {
     /* Lines of the next B block to bring into L2 during this call, one per
      * two K steps (gemm.c, b_prefetch): the packed weights stream from
      * memory behind the arithmetic instead of in a burst when the next
-     * block starts. Kernels may ignore them. */
+     * block starts. Kernels may ignore them. With onyx_gemm_isa.strip_pf
+     * they are this call's share of the next B strip instead. */
     const char *pf;
     size_t pf_lines;
 } onyx_gemm_kargs;
@@ -65,6 +66,12 @@ typedef struct onyx_gemm_isa {
      * once per panel (gemm.c, run_block). Every other call slices K the
      * same way, so that a row's sum does not depend on the batch (k_slice). */
     size_t strip_k;
+    /* The kernel prefetches the next packed B strip itself: where several
+     * panels run against each strip, the driver passes each kernel call its
+     * share of the next strip's lines in pf / pf_lines (and no next-block
+     * lines), and the kernel spreads them over its K loop instead of the
+     * driver issuing them in a burst before the call. */
+    bool strip_pf;
 } onyx_gemm_isa;
 
 extern const onyx_gemm_isa onyx_gemm_isa_generic;
