@@ -218,8 +218,12 @@ static void test_blocks(onyx_threadpool *tp) {
  * splits a batch, gets bit for bit what one request alone gets. So every tile
  * shape a row can land in (full panels, the last short panel, one row) must
  * sum K in the same order. Rows of one call are compared with the same rows
- * run alone and in small groups, plain and with B packed, 1 and 2 threads. */
-static void test_row_invariance(onyx_threadpool *tp) {
+ * run alone and in small groups, plain and with B packed, 1 and 2 threads.
+ * Likewise a column: with every column of B equal, every element of a row of
+ * C must be equal, whichever column tile (whole or the last, short one) it is
+ * in (the model zoo's light models have such layers and expect a softmax
+ * over exactly equal logits). */
+static void test_invariance(onyx_threadpool *tp) {
     /* N over one NC block (600): A packed once for the call even on one thread (share_a) */
     static const size_t shapes[][2] = {{10, 64}, {16, 300}, {33, 37}, {100, 1030}, {512, 64}, {600, 300}};
     const size_t M = 37;
@@ -257,6 +261,21 @@ static void test_row_invariance(onyx_threadpool *tp) {
                             break;
                         }
                 }
+        }
+        /* equal columns: B's first column copied into all of them */
+        for (size_t k = 0; k < K; k++)
+            for (size_t j = 1; j < N; j++) B[k * N + j] = B[k * N];
+        for (int threaded = 0; threaded < 2; threaded++) {
+            CHECK_OK(onyx_sgemm(false, false, M, N, K, 1.0f, A, K, B, N, 0.0f, full, N, threaded ? tp : NULL));
+            for (size_t r = 0; r < M; r++)
+                for (size_t j = 1; j < N; j++)
+                    if (memcmp(full + r * N + j, full + r * N, sizeof(float)) != 0) {
+                        if (bad++ < 5)
+                            fprintf(stderr, "  %s: %zu x %zu x %zu with equal columns: C[%zu][%zu] differs from "
+                                    "C[%zu][0]\n", onyx_gemm_isa_name(), M, N, K, r, j, r);
+                        j = N;
+                        r = M;
+                    }
         }
         onyx_packed_mat_free(pb);
         free(A);
@@ -1088,7 +1107,7 @@ int main(int argc, char **argv) {
         test_sizes(NULL);   /* too small for threads; test_blocks covers those */
         test_blocks(tp);
         test_epilogues(tp);
-        test_row_invariance(tp);
+        test_invariance(tp);
     }
     CHECK(onyx_cpu_force_isa(default_isa));
     if (do_bench) {

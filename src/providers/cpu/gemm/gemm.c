@@ -355,7 +355,7 @@ static size_t a_block_panels(const onyx_gemm_isa *isa) { return isa->a_panels ? 
  * the same way, however many rows it has and however A reaches the kernel:
  * a slice ends with C stored and the next one adds to it, which rounds
  * differently from one sum over the block, and a row of C must come out bit
- * for bit the same in any batch (test_gemm's test_row_invariance). */
+ * for bit the same in any batch (test_gemm's test_invariance). */
 static size_t k_slice(const gemm_job *job, size_t panels, size_t kc) {
     (void)panels;
     size_t sk = job->isa->strip_k;

@@ -45,14 +45,16 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, 
     else _mm256_maskstore_ps(c, m, x);
 }
 
-/* Accumulator sets: a tile of one vector column (the last 1-8 columns of C)
- * would wait on the 4-cycle FMA latency, so consecutive K steps alternate
- * between 2 sets, summed at the end. The count depends on the columns only,
- * never on the rows: a row of C must come out bit for bit the same whether
- * it sits in a full panel, in the short last panel or alone (batch
- * invariance, test_gemm's test_row_invariance), so every row tile sums K in
- * one order. The short last panel of a call pays the latency instead. */
-#define SETS(mr, nv) ((nv) >= 2 ? 1 : 2)
+/* Accumulator sets: one. Every element of C sums K in one order, step by
+ * step into one accumulator, whatever tile it lands in: a row must come out
+ * bit for bit the same in any batch (a model server batching requests) and
+ * a column the same in any column tile (a layer whose output columns have
+ * equal weights gives exactly equal outputs, as the model zoo's light models
+ * expect through a softmax over huge logits), test_gemm's
+ * test_invariance. Earlier kernels gave tiles of fewer than 8 vectors up to
+ * 4 sets, summed at the end, against the 4-cycle FMA latency; those tiles
+ * (the short last panel, the last columns, single rows) now wait on it. */
+#define SETS(mr, nv) 1
 
 /* The general store of a tile spilled to acc (alpha, beta, bias, activation). */
 TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k, const __m256 acc[MR][NV],
