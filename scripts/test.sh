@@ -140,7 +140,9 @@ if [ "$(uname -m)" = x86_64 ]; then
     step aarch64-build make aarch64 JOBS="$jobs"
     if [ -x build-aarch64/onyx ]; then
         COUNT_CTEST=1 step aarch64-unit bash -c \
-            "cd build-aarch64 && ctest --output-on-failure -j $jobs -R '^unit\\.' --timeout 600"
+            "cd build-aarch64 && ctest --output-on-failure -j $jobs -R '^unit\\.' --timeout 1800"
+        # (qemu runs the kernel tests 10-50x slower: test_gemm and test_nchwc_conv each ran past
+        # 10 minutes on a busy 2-core machine; the timeout is there to catch hangs)
         step aarch64-node scripts/test_aarch64.sh node -j "$jobs"
     fi
     prune build-aarch64
