@@ -45,8 +45,8 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, 
     else _mm256_maskstore_ps(c, m, x);
 }
 
-/* Accumulator sets: one. Every element of C sums K in one order, step by
- * step into one accumulator, whatever tile it lands in: a row must come out
+/* One accumulator per vector of the tile. Every element of C sums K in one
+ * order, step by step into one accumulator, whatever tile it lands in: a row must come out
  * bit for bit the same in any batch (a model server batching requests) and
  * a column the same in any column tile (a layer whose output columns have
  * equal weights gives exactly equal outputs, as the model zoo's light models
@@ -54,8 +54,6 @@ INLINE void store_vec(const onyx_gemm_kargs *ka, float *c, __m256 x, __m256i m, 
  * test_invariance. Earlier kernels gave tiles of fewer than 8 vectors up to
  * 4 sets, summed at the end, against the 4-cycle FMA latency; those tiles
  * (the short last panel, the last columns, single rows) now wait on it. */
-#define SETS(mr, nv) 1
-
 /* The general store of a tile spilled to acc (alpha, beta, bias, activation). */
 TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k, const __m256 acc[MR][NV],
                                                         size_t nv, bool masked, __m256i mask) {
@@ -64,31 +62,28 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
             store_vec(k, k->c + i * k->ldc + VL * v, acc[i][v], mask, !(masked && v == nv - 1), i, v);
 }
 
-#define DECL_ROW(i) __m256 c##i##0##0 = z, c##i##1##0 = z, c##i##0##1 = z, c##i##1##1 = z;
+#define DECL_ROW(i) __m256 c##i##0 = z, c##i##1 = z;
 #define LOAD_B(v) ((masked && (v) == nv - 1) ? _mm256_maskload_ps(b + VL * (v), mask) \
                                               : _mm256_loadu_ps(b + VL * (v)))
-#define FMA_ROW(i, s)                                                   \
-    if ((i) < mr) {                                                     \
-        const __m256 ai = _mm256_broadcast_ss(a + (i));                 \
-        c##i##0##s = _mm256_fmadd_ps(ai, b0, c##i##0##s);               \
-        if (nv > 1) c##i##1##s = _mm256_fmadd_ps(ai, b1, c##i##1##s);   \
+#define FMA_ROW(i)                                              \
+    if ((i) < mr) {                                             \
+        const __m256 ai = _mm256_broadcast_ss(a + (i));         \
+        c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);             \
+        if (nv > 1) c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); \
     }
-#define STEP(s)                                                 \
+#define STEP                                                    \
     {                                                           \
         const __m256 b0 = LOAD_B(0);                            \
         const __m256 b1 = nv > 1 ? LOAD_B(1) : z;               \
-        FMA_ROW(0, s) FMA_ROW(1, s) FMA_ROW(2, s) FMA_ROW(3, s) FMA_ROW(4, s) FMA_ROW(5, s) \
+        FMA_ROW(0) FMA_ROW(1) FMA_ROW(2) FMA_ROW(3) FMA_ROW(4) FMA_ROW(5) \
         a += MR;                                                \
         b += ldb;                                               \
     }
-#define SUM_SETS(i, v) \
-    if (sets > 1) c##i##v##0 = _mm256_add_ps(c##i##v##0, c##i##v##1);
-#define SUM_ROW(i) SUM_SETS(i, 0) SUM_SETS(i, 1)
 #define PLAIN_V(i, v)                                                                     \
     if ((v) < nv) {                                                                       \
         const bool full = !(masked && (v) == nv - 1);                                     \
         float *cv = crow + VL * (v);                                                      \
-        __m256 x = c##i##v##0;                                                            \
+        __m256 x = c##i##v;                                                               \
         if (load_c) x = _mm256_add_ps(x, full ? _mm256_loadu_ps(cv) : _mm256_maskload_ps(cv, mask)); \
         if (bcol) x = _mm256_add_ps(x, (v) ? bias1 : bias0);                               \
         if (full) _mm256_storeu_ps(cv, x);                                                \
@@ -101,14 +96,13 @@ TARGET __attribute__((noinline)) static void store_tile(const onyx_gemm_kargs *k
     }
 #define SPILL_ROW(i)                 \
     if ((i) < mr) {                  \
-        acc[i][0] = c##i##0##0;      \
-        acc[i][1] = c##i##1##0;      \
+        acc[i][0] = c##i##0;         \
+        acc[i][1] = c##i##1;         \
     }
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 
 INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t nv,
                         const bool masked, const bool packed) {
-    const size_t sets = SETS(mr, nv);
     const __m256 z = _mm256_setzero_ps();
     ALL_ROWS(DECL_ROW)
     const int tail = (int)(ka->nr - (nv - 1) * VL);   /* 1..8 */
@@ -148,20 +142,17 @@ INLINE void kernel_body(const onyx_gemm_kargs *ka, const size_t mr, const size_t
     if (packed)
         for (; p >= 4; p -= 4) {
             PF_NEXT
-            STEP(0)
-            STEP(0)
-            STEP(0)
-            STEP(0)
+            STEP
+            STEP
+            STEP
+            STEP
         }
 #endif
-    for (; p >= sets; p -= sets) {
+    for (; p; p--) {
         PF_NEXT
-        STEP(0)
-        if (sets > 1) STEP(1)
+        STEP
     }
-    for (; p; p--) STEP(0)
 #undef PF_NEXT
-    ALL_ROWS(SUM_ROW)
     /* C (+)= the tile inline in the common case (alpha 1, beta 0 or 1, no
      * bias or activation yet; the full packed tile also with a column bias,
      * the QKV projection's last K block); anything else out of line, one
