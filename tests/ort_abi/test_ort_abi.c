@@ -27,6 +27,9 @@ struct OrtApi {
 static const OrtApi *api;
 static int failures, checks;
 static char root[1024];
+/* the folder of the library under test: the profile goes there, never into a
+   build folder of another configuration (CI deletes `build/` before the ASan run) */
+static char lib_dir[1024];
 
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
@@ -986,7 +989,7 @@ static void test_profiling(OrtEnv *env) {
     OrtSessionOptions *o;
     OK(api->CreateSessionOptions(&o));
     char prefix[1100];
-    snprintf(prefix, sizeof prefix, "%s/build/ort_abi_profile", root);
+    snprintf(prefix, sizeof prefix, "%s/ort_abi_profile", lib_dir);
     OK(api->EnableProfiling(o, prefix));
     OrtSession *s = NULL;
     OK(api->CreateSession(env, path_of("models/digits.onnx"), o, &s));
@@ -1017,6 +1020,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     snprintf(root, sizeof root, "%s", argv[2]);
+    snprintf(lib_dir, sizeof lib_dir, "%s", argv[1]);
+    char *slash = strrchr(lib_dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(lib_dir, sizeof lib_dir, ".");
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
