@@ -216,6 +216,20 @@ static const uint8_t *prepare_a(const onyx_igemm_a *a, size_t m, size_t k, size_
     return buf;
 }
 
+/* A widened to int16 on the pool: rows in chunks of at least ~32 KB of
+ * output (each row's result is the same whichever thread widens it). */
+typedef struct widen_job {
+    const onyx_igemm_isa *isa;
+    const uint8_t *a;
+    size_t lda, kp, ld16;
+    int16_t *dst;
+} widen_job;
+
+static void widen_range(void *arg, size_t begin, size_t end) {
+    const widen_job *j = arg;
+    j->isa->widen_a(j->a + begin * j->lda, j->lda, end - begin, j->kp, j->dst + begin * j->ld16, j->ld16);
+}
+
 onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b,
                              const onyx_igemm_out *o, onyx_threadpool *tp) {
     if (m == 0 || b->n == 0) return NULL;
@@ -252,7 +266,8 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
             free(row_sum);
             return ONYX_OOM();
         }
-        isa->widen_a(ad, lda, m, b->kp, wide, ld16);
+        widen_job wj = {isa, ad, lda, b->kp, ld16, wide};
+        onyx_parallel_for(tp, m, 16384 / ld16 + 1, widen_range, &wj);
         ad = (const uint8_t *)wide;
         lda = ld16 * sizeof *wide;
     }
