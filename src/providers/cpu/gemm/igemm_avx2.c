@@ -263,9 +263,8 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
                    const onyx_igemm_tile *t, const onyx_igemm_b *pb) {
     (void)nv; /* always 1 */
     if (pb->data16) {
-        /* the driver passes int16 A (lda in bytes); b points into the int8
-         * packing at the same strip as in the int16 one */
-        size_t strip = (size_t)(b - pb->data) / (kp * ONYX_IGEMM_NR);
+        /* the driver passes int16 A (lda in bytes) and no int8 B */
+        size_t strip = t->j0 / ONYX_IGEMM_NR;
         tiles_wide[mr - 1](a, lda, (const int8_t *)(pb->data16 + strip * kp * ONYX_IGEMM_NR), kp / 2, t->acc);
     } else {
         for (size_t i = 0; i < mr; i += MR8) {
