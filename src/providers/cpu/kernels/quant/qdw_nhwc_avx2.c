@@ -45,14 +45,12 @@ TARGET static inline void requant8(__m256 acc, const onyx_qdw_params *p, int64_t
     }
 }
 
-/* NP output positions from ow x NV vectors of 8 channels from c0; np, nv:
- * the counts when NP or NV is 0 (tested in the loops: narrow rows), else
- * the constants, so the loops unroll with no tests inside. */
+/* NP output positions from ow x NV vectors of 8 channels from c0: NP and
+ * NV are constants at every call, so the loops unroll with no tests
+ * inside. */
 TARGET static inline __attribute__((always_inline)) void tile(const onyx_qdw_geom *g, const onyx_qdw_params *p,
                                                               const float *const *rows, uint8_t *yrow, int64_t ow,
-                                                              int64_t c0, const int NP, const int NV, int np, int nv) {
-    if (NP) np = NP;
-    if (NV) nv = NV;
+                                                              int64_t c0, const int np, const int nv) {
     const int64_t Cp = g->Cp, xstep = g->sw * Cp;
     __m256 acc[8][2];
 #pragma GCC unroll 8
@@ -91,18 +89,36 @@ TARGET static inline __attribute__((always_inline)) void tile(const onyx_qdw_geo
 
 TARGET static void tile_6x2(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
                             uint8_t *yrow, int64_t ow, int64_t c0) {
-    tile(g, p, rows, yrow, ow, c0, 6, 2, 6, 2);
+    tile(g, p, rows, yrow, ow, c0, 6, 2);
 }
 
 TARGET static void tile_8x1(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
                             uint8_t *yrow, int64_t ow, int64_t c0) {
-    tile(g, p, rows, yrow, ow, c0, 8, 1, 8, 1);
+    tile(g, p, rows, yrow, ow, c0, 8, 1);
 }
 
-/* Rows narrower than a full tile (small code for rare shapes). */
+/* Up to 4 positions x up to 2 vectors, the counts tested in the loops:
+ * rows narrower than a full tile (small code for rare shapes). */
 TARGET static void tile_any(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
                             uint8_t *yrow, int64_t ow, int64_t c0, int np, int nv) {
-    tile(g, p, rows, yrow, ow, c0, 0, 0, np, nv);
+    const int64_t Cp = g->Cp, xstep = g->sw * Cp;
+    __m256 acc[4][2];
+    for (int q = 0; q < np; q++)
+        for (int v = 0; v < nv; v++) acc[q][v] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < g->kh; i++) {
+        if (!rows[i]) continue;
+        for (int64_t j = 0; j < g->kw; j++) {
+            const float *xp = rows[i] + ow * xstep + j * g->dw * Cp + c0, *wp = p->w + (i * g->kw + j) * g->wt + c0;
+            for (int v = 0; v < nv; v++) {
+                const __m256 wv = _mm256_loadu_ps(wp + 8 * v);
+                for (int q = 0; q < np; q++)
+                    acc[q][v] = _mm256_fmadd_ps(_mm256_loadu_ps(xp + q * xstep + 8 * v), wv, acc[q][v]);
+            }
+        }
+    }
+    for (int q = 0; q < np; q++)
+        for (int v = 0; v < nv; v++)
+            requant8(acc[q][v], p, c0 + 8 * v, yrow + (ow + q) * g->ys + c0 + 8 * v, g->C - c0 - 8 * v);
 }
 
 /* Each group of up to 16 channels over the whole row: 6 positions at a
