@@ -209,11 +209,24 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     const onyx_igemm_b *b = jb->b;
     int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
     if (isa->range_begin) isa->range_begin();
+    /* unit begin's panel p, column group cg and row block rb (nb row
+     * blocks in p), then advanced unit by unit without divisions (they
+     * cost as much as a small-K tile) */
+    const size_t per_panel = jb->panel_blocks * jb->col_groups;
+    size_t p = begin / per_panel, r = begin % per_panel;
+    size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
+                                                                        : jb->panel_blocks;
+    size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
     for (size_t u = begin; u < end; u++) {
-        size_t per_panel = jb->panel_blocks * jb->col_groups, p = u / per_panel, r = u % per_panel;
-        size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
-                                                                            : jb->panel_blocks;
-        size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
+        if (u > begin && ++rb == p * jb->panel_blocks + nb) {   /* the panel's last row block: next column group */
+            rb = p * jb->panel_blocks;
+            if (++cg == jb->col_groups) {   /* next panel */
+                cg = 0;
+                p++;
+                rb = p * jb->panel_blocks;
+                nb = jb->row_blocks - rb < jb->panel_blocks ? jb->row_blocks - rb : jb->panel_blocks;
+            }
+        }
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
         size_t s0 = cg * isa->nv, nv = b->strips - s0 < isa->nv ? b->strips - s0 : isa->nv;
         size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
