@@ -105,6 +105,40 @@ static int compare_dequant(onyx_nbits_dequant_fn fn, const data *d, const char *
     return bad;
 }
 
+/* Weights packed into SGEMM strips (pack_b): rows [p0, p0 + kc), columns
+ * [j0, j0 + nc) of the block against the definition, bit for bit, strips
+ * of nr columns `strip` floats apart (a gap past kc * nr that must stay
+ * untouched), the last strip's padding zero. */
+static int compare_pack(onyx_nbits_pack_fn fn, const data *d, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr,
+                        const char *what) {
+    const onyx_nbits_gemv *g = &d->g;
+    size_t strips = (nc + nr - 1) / nr, strip = kc * nr + 3, total = strips * strip;
+    float *dst = malloc(total * sizeof(float));
+    for (size_t i = 0; i < total; i++) dst[i] = -1234.0f;
+    fn(g, p0, kc, j0, nc, nr, dst, strip);
+    int bad = 0;
+    for (size_t i = 0; i < total && !bad; i++) {
+        size_t s = i / strip, e = i % strip, p = e / nr, jj = s * nr + e % nr;
+        float want = -1234.0f;
+        if (e < kc * nr && jj < nc) {
+            size_t k = p0 + p, b = k / g->blk, t = k % g->blk, j = j0 + jj;
+            const uint8_t *q = g->b + (j * g->k_blocks + b) * g->blob;
+            int v = g->bits == 8 ? q[t] : t & 1 ? q[t / 2] >> 4 : q[t / 2] & 15;
+            want = ((float)v - g->zp[j * g->k_blocks + b]) * g->scales[j * g->k_blocks + b];
+        } else if (e < kc * nr) {
+            want = 0.0f;   /* padding of the last strip */
+        }
+        if (dst[i] != want) {
+            fprintf(stderr, "%s pack_b bits %d blk %zu rows %zu+%zu cols %zu+%zu nr %zu: strip %zu elem %zu = %g, "
+                            "expected %g\n", what, g->bits, g->blk, p0, kc, j0, nc, nr, s, e, (double)dst[i],
+                    (double)want);
+            bad = 1;
+        }
+    }
+    free(dst);
+    return bad;
+}
+
 /* Float32 rows streamed (f32_rows): fn against a double-precision sum for
  * k rows (4 at a time and a remainder) and n columns (vectors and a tail),
  * B with a row stride wider than n; y starts nonzero (the kernels add). */
@@ -208,6 +242,27 @@ int main(void) {
                         for (size_t m = 0; m < 6; m++) CHECK(!compare_prefill(isas[i]->prefill, &d, pf_mv[m], isas[i]->name));
                 release(&d);
             }
+    /* pack_b: aligned and unaligned row ranges (one block, across blocks, the
+     * tail of K), whole and partial groups of 8 columns, strips of 16 (the
+     * AVX2 engine's) and 6 columns (no whole groups) */
+    static const size_t pk_rows[][2] = {{0, 48}, {0, 17}, {5, 40}, {16, 32}, {3, 1}, {33, 63}, {1, 95}};
+    static const size_t pk_cols[][2] = {{0, 16}, {0, 13}, {2, 11}, {8, 5}, {0, 3}};
+    for (size_t blk = 16; blk <= 256; blk *= 2)
+        for (int bits = 4; bits <= 8; bits += 4) {
+            data d;
+            make(&d, bits, blk, 96 / blk + 1, 16);
+            for (size_t r = 0; r < 7; r++)
+                for (size_t c = 0; c < 5; c++)
+                    for (size_t nr = 6; nr <= 16; nr += 10) {
+                        CHECK(!compare_pack(gen->pack_b, &d, pk_rows[r][0], pk_rows[r][1], pk_cols[c][0], pk_cols[c][1],
+                                            nr, gen->name));
+                        for (int i = 0; i < n_isa; i++)
+                            if (isas[i]->pack_b)
+                                CHECK(!compare_pack(isas[i]->pack_b, &d, pk_rows[r][0], pk_rows[r][1], pk_cols[c][0],
+                                                    pk_cols[c][1], nr, isas[i]->name));
+                    }
+            release(&d);
+        }
     static const size_t rows_k[] = {1, 3, 4, 9, 64}, rows_n[] = {1, 7, 16, 37, 300};
     for (size_t a = 0; a < 5; a++)
         for (size_t b = 0; b < 5; b++) {

@@ -139,7 +139,9 @@ static void scatter_row(const float *src, size_t nc, size_t NR, float *dst, size
 static void pack_b_block(const onyx_gemm_isa *isa, const onyx_gemm_operand *B, size_t p0, size_t kc,
                          size_t j0, size_t nc, float *dst, size_t strip) {
     const size_t NR = isa->nr;
-    if (B->row_fn) {
+    if (B->block_fn) {
+        B->block_fn(B->row_ctx, p0, kc, j0, nc, NR, dst, strip);
+    } else if (B->row_fn) {
         size_t tail = nc % NR ? NR - nc % NR : 0;   /* zero padding of the last strip */
         for (size_t p = 0; p < kc; p++) {
             onyx_gemm_row_out out = {.p = dst + p * NR, .room = NR, .nr = NR, .jump = strip - NR};
@@ -468,7 +470,7 @@ static void run_tile(const gemm_job *job, size_t m0, size_t m1, size_t n0, size_
     const onyx_gemm_operand *A = job->A, *B = job->B;
     const size_t MR = isa->mr, NR = isa->nr;
     /* A tile of a single panel uses each B element once: read B in place. */
-    const bool b_direct = !B->packed && !B->row_fn && !B->trans && m1 - m0 <= MR;
+    const bool b_direct = B->data && !B->trans && m1 - m0 <= MR;
     for (size_t jc = n0; jc < n1; jc += job->nc_block) {
         size_t nc = n1 - jc < job->nc_block ? n1 - jc : job->nc_block;
         for (size_t pc = 0; pc < job->K; pc += job->kcb) {
@@ -618,7 +620,7 @@ static void run_tiles(void *arg, size_t begin, size_t end) {
 static double tile_cost(const gemm_job *job, size_t rows, size_t cols) {
     double k = (double)job->K, cost = (double)rows * (double)div_up(cols, 16) * k;
     /* cycles per packed element: a copy, a transpose, a generated row */
-    double b_elem = job->B->row_fn ? 1.5 : job->B->trans ? 0.5 : 0.3;
+    double b_elem = job->B->row_fn ? 1.5 : job->B->trans || job->B->block_fn ? 0.5 : 0.3;
     if (!job->B->packed) cost += b_elem * k * (double)cols;
     else if (job->B->packed->half) cost += 0.1 * k * (double)cols;   /* widening the float16 blocks */
     /* packed weights come from memory, once per tile that reads them: two
@@ -762,14 +764,14 @@ static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc,
 }
 
 static int operand_kinds(const onyx_gemm_operand *op) {
-    return (op->data != NULL) + (op->packed != NULL) + (op->row_fn != NULL);
+    return (op->data != NULL) + (op->packed != NULL) + (op->row_fn != NULL) + (op->block_fn != NULL);
 }
 
 static onyx_status *check_operands(size_t M, size_t N, size_t K, const onyx_gemm_operand *A,
                                    const onyx_gemm_operand *B, const onyx_gemm_isa **isa) {
-    if (!A || !B || operand_kinds(A) != 1 || operand_kinds(B) != 1 || A->row_fn)
-        return ONYX_INVALID_ARG("gemm: each operand needs exactly one of data, packed or row_fn "
-                                "(row_fn only for B)");
+    if (!A || !B || operand_kinds(A) != 1 || operand_kinds(B) != 1 || A->row_fn || A->block_fn)
+        return ONYX_INVALID_ARG("gemm: each operand needs exactly one of data, packed, row_fn or block_fn "
+                                "(the last two only for B)");
     *isa = current_isa();
     if (A->packed) {
         if (A->packed->is_b || A->packed->outer != M || A->packed->K != K)

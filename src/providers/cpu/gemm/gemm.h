@@ -198,8 +198,19 @@ static inline void onyx_gemm_row_zero(onyx_gemm_row_out *o, size_t n) {
  * matrix. */
 typedef void (*onyx_gemm_row_fn)(const void *ctx, size_t k, size_t n0, size_t nc, onyx_gemm_row_out *out);
 
+/* Produces a whole block of the right-hand operand in the engine's packed
+ * layout: rows [p0, p0 + kc), columns [j0, j0 + nc), element (p, j) at
+ * dst[(j - j0) / nr * strip + (p - p0) * nr + (j - j0) % nr] (strips of nr
+ * columns, `strip` >= kc * nr floats apart), the last strip zero padded to
+ * nr columns. Same threading contract as row_fn. Used by MatMulNBits:
+ * 4- and 8-bit weights are dequantised straight into the strips, with no
+ * float copy of the weights and no transposition in memory. */
+typedef void (*onyx_gemm_block_fn)(const void *ctx, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr,
+                                   float *dst, size_t strip);
+
 /* One operand: exactly one of data (a plain matrix with ld and trans),
- * packed, or row_fn (right-hand operand only) is set. */
+ * packed, row_fn or block_fn (these two right-hand only, with row_ctx as
+ * their ctx) is set. */
 typedef struct onyx_gemm_operand {
     const float *data;
     size_t ld;
@@ -207,6 +218,7 @@ typedef struct onyx_gemm_operand {
     const onyx_packed_mat *packed;
     onyx_gemm_row_fn row_fn;
     const void *row_ctx;
+    onyx_gemm_block_fn block_fn;
 } onyx_gemm_operand;
 
 /* C[M,N] = epilogue(alpha * A[M,K] * B[K,N] + beta * C). A packed operand

@@ -11,11 +11,14 @@
  * Runtime does; levels 0-3 compute in float. With several float rows
  * (prefill) the ISA's prefill kernel, where it has one (AVX-512), takes A
  * transposed once per call and dequantises slices of a few columns into L1
- * against all rows (nbits.h); elsewhere a chunk of columns is dequantised
- * once (vectorised, one float row per column, the weights' own order) and
- * the SGEMM engine multiplies it, as a transposed B, by all rows of A,
- * packed once per call. Either way the dequantisation costs about one pass
- * over the weights against M / 16 FMAs per weight.
+ * against all rows (nbits.h); elsewhere the SGEMM engine multiplies a chunk
+ * of columns by all rows of A, packed once per call, and the ISA's pack_b
+ * kernel dequantises each block of B the engine asks for straight into its
+ * packed strips (AVX2: 8 columns a register, no float copy of the weights,
+ * no transposition in memory); a table without one dequantises the chunk
+ * into float rows (one per column) for the engine to take as a transposed
+ * B. Either way the dequantisation costs about one pass over the weights
+ * against M / 16 FMAs per weight.
  *
  * K need not be a multiple of block_size: the last block is zero padded
  * (ONNX Runtime's layout), and its padding multiplies zeros of A. */
@@ -187,6 +190,7 @@ typedef struct nb_job {
     bool int8, sgemm;
     onyx_nbits_gemv_fn fn;
     onyx_nbits_dequant_fn dequant;
+    onyx_nbits_pack_fn pack;  /* the SGEMM engine's B blocks straight from the weights (NULL: dequant) */
     int failed;
 } nb_job;
 
@@ -210,12 +214,17 @@ static void nb_zero_points(const nb_job *j, size_t n0, size_t n, float *zp) {
     }
 }
 
-/* Columns [n0, n0 + n) for all rows of A: dequantise them into w (a row
- * per column) and run the SGEMM engine on them as a transposed B. */
+/* Columns [n0, n0 + n) for all rows of A through the SGEMM engine: it
+ * calls the ISA's pack kernel for each block of B it packs, which
+ * dequantises the weights straight into its strips; without one, they are
+ * dequantised into w (a row per column) and multiplied as a transposed B. */
 static bool nb_chunk_sgemm(const nb_job *j, const onyx_nbits_gemv *g, size_t n0, float *w) {
     const nb_shape *s = j->s;
-    j->dequant(g, w, s->kp);
-    onyx_gemm_operand a = {.packed = j->Ap}, b = {.data = w, .ld = s->kp, .trans = true};
+    onyx_gemm_operand a = {.packed = j->Ap}, b = {.block_fn = j->pack, .row_ctx = g};
+    if (!j->pack) {
+        j->dequant(g, w, s->kp);
+        b = (onyx_gemm_operand){.data = w, .ld = s->kp, .trans = true};
+    }
     onyx_status *st = onyx_sgemm_ex(j->M, g->n, (size_t)s->K, 1.0f, &a, &b, 0.0f, j->Y + n0, (size_t)s->N, NULL, NULL);
     /* the job only records that a chunk failed: free the status it does not pass on */
     bool ok = st == NULL;
@@ -271,8 +280,9 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
     float *zp = malloc(j->chunk * kb * sizeof(float));
     bool w_heap = false;
     size_t w_floats = j->prefill ? j->chunk * NB_PF_ROWS : j->chunk * s->kp;
-    float *w = j->sgemm ? onyx_scratch_acquire(1, w_floats, &w_heap) : NULL;
-    if (!zp || (j->sgemm && !w)) {
+    bool need_w = j->prefill || (j->sgemm && !j->pack);
+    float *w = need_w ? onyx_scratch_acquire(1, w_floats, &w_heap) : NULL;
+    if (!zp || (need_w && !w)) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         free(zp);
         if (w) onyx_scratch_release(w, w_heap);
@@ -324,6 +334,11 @@ static onyx_nbits_dequant_fn nb_dequant_kernel(void) {
     return k && k->dequant ? k->dequant : onyx_nbits_isa_generic.dequant;
 }
 
+static onyx_nbits_pack_fn nb_pack_kernel(void) {
+    const onyx_nbits_isa *k = onyx_cpu()->nbits;
+    return k ? k->pack_b : onyx_nbits_isa_generic.pack_b;
+}
+
 /* ------------------------------------------------------------ compute */
 
 static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
@@ -362,6 +377,7 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     j.Ap = Ap;
     j.fn = nb_kernel(int8);
     j.dequant = nb_dequant_kernel();
+    j.pack = nb_pack_kernel();
     /* 96 columns: whole register strips of the SGEMM kernels (48 wide on
      * AVX-512, 24 on AVX2); the panel (K = 2048: 768 KB) stays in L2 */
     j.chunk = j.sgemm ? 96 : 16;

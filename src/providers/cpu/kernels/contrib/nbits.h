@@ -68,6 +68,20 @@ typedef void (*onyx_f32_rows_fn)(const float *a, const float *B, size_t ldb, siz
  * <= 256; ct has room for n rounded up to 8 columns (zero sums past n). */
 typedef void (*onyx_nbits_prefill_fn)(const onyx_nbits_gemv *g, const float *at, size_t mv, float *ct, size_t ldct);
 
+/* Prefill through the SGEMM engine without a float copy of the weights: an
+ * onyx_gemm_block_fn (gemm.h) with ctx an onyx_nbits_gemv (its A fields
+ * unread), giving the engine the block of op(B) = W^T it asks for, rows
+ * (positions in K) [p0, p0 + kc), columns [j0, j0 + nc) of g, each weight
+ * dequantised as (q - zp) * scale (bit for bit the dequant kernel's value)
+ * straight into the engine's packed strips of nr columns, padding zero. */
+typedef void (*onyx_nbits_pack_fn)(const void *g, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr, float *dst,
+                                   size_t strip);
+
+/* The portable form of it for the block's columns [c0, nc) only (c0 counted
+ * from j0) and the zero padding: what ISA kernels leave to it. */
+void onyx_nbits_pack_cols(const onyx_nbits_gemv *g, size_t p0, size_t kc, size_t j0, size_t c0, size_t nc, size_t nr,
+                          float *dst, size_t strip);
+
 typedef struct onyx_nbits_isa {
     const char *name;
     onyx_nbits_gemv_fn gemv_f32;   /* float A */
@@ -75,7 +89,8 @@ typedef struct onyx_nbits_isa {
     onyx_nbits_gemv_fn gemv_vnni;  /* int8 A on VNNI dot products; NULL: none for this ISA */
     onyx_nbits_dequant_fn dequant; /* weights to float rows (prefill) */
     onyx_f32_rows_fn f32_rows;     /* float32 weights, one row of A (decode) */
-    onyx_nbits_prefill_fn prefill; /* NULL: prefill through dequant and the SGEMM engine */
+    onyx_nbits_prefill_fn prefill; /* NULL: prefill through the SGEMM engine (pack_b, else dequant) */
+    onyx_nbits_pack_fn pack_b;     /* NULL: the engine multiplies dequantised rows as a transposed B */
 } onyx_nbits_isa;
 
 /* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */

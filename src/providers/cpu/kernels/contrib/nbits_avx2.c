@@ -7,6 +7,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <string.h>
 #include "providers/cpu/kernels/contrib/nbits_x86.h"
 
 #define TARGET __attribute__((target("avx2,fma")))
@@ -177,7 +178,110 @@ TARGET INLINE void store_dq16(__m128i q, __m256 z, __m256 sc, float *o) {
 
 NBITS_DEQUANT(TARGET, dequant, __m256, _mm256_set1_ps, store_dq16)
 
+/* ---- prefill: weights dequantised into the SGEMM engine's strips (pack_b) ----
+ * A dword of a column holds 32 / bits consecutive weights of one block. The
+ * dwords of 8 columns at the same place go to the 8 lanes of a register (one
+ * 4 x 4 dword transpose per 128-bit half for 4 dwords of each column), and
+ * weight r of every lane is then row r of the strip: a shift, a mask, a
+ * conversion and (q - zp) * scale give 8 columns of one row, stored whole.
+ * No float copy of the weights and no float transposition. */
+
+/* Dwords t < 4 (16 bytes from each q[c] + off; wide) or t < 2 (8 bytes) of 8
+ * columns: d[t] lane c = dword t of column c. */
+TARGET INLINE void load_dwords(const uint8_t *const q[8], size_t off, bool wide, __m256i d[4]) {
+    __m256i y[4];
+    for (int i = 0; i < 4; i++) {
+        __m128i lo = wide ? _mm_loadu_si128((const __m128i *)(q[i] + off)) : _mm_loadl_epi64((const __m128i *)(q[i] + off));
+        __m128i hi = wide ? _mm_loadu_si128((const __m128i *)(q[i + 4] + off))
+                          : _mm_loadl_epi64((const __m128i *)(q[i + 4] + off));
+        y[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpackhi_epi32(y[0], y[1]);
+    __m256i t2 = _mm256_unpacklo_epi32(y[2], y[3]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    d[0] = _mm256_unpacklo_epi64(t0, t2);
+    d[1] = _mm256_unpackhi_epi64(t0, t2);
+    d[2] = _mm256_unpacklo_epi64(t1, t3);
+    d[3] = _mm256_unpackhi_epi64(t1, t3);
+}
+
+/* Weights r0..r1-1 of the lanes of d as rows of 8 floats at o, o + nr, ... */
+TARGET INLINE void put_rows(__m256i d, int bits, int r0, int r1, __m256 z, __m256 sc, float *o, size_t nr) {
+    const __m256i m = _mm256_set1_epi32((1 << bits) - 1);
+    for (int r = r0; r < r1; r++, o += nr) {
+        __m256 f = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d, r * bits), m));
+        _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_sub_ps(f, z), sc));
+    }
+}
+
+TARGET INLINE uint32_t load32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Rows [p0, p0 + kc) of 8 whole columns from `col` into o (row stride nr). */
+TARGET INLINE void pack8(const onyx_nbits_gemv *g, const int bits, size_t p0, size_t kc, size_t col, float *o,
+                         size_t nr) {
+    const size_t vpd = 32 / (size_t)bits, kb = g->k_blocks, blob = g->blob, blk = g->blk;
+    const bool wide = blob >= 16;   /* else 4-bit blocks of 16: 8 bytes */
+    const size_t step = (wide ? 4 : 2) * vpd;   /* rows per load_dwords, never across a block */
+    const uint8_t *q[8];
+    for (int i = 0; i < 8; i++) q[i] = g->b + (col + (size_t)i) * kb * blob;
+    const float *sc = g->scales + col * kb, *zp = g->zp + col * kb;
+    size_t p1 = p0 + kc, p = p0 / vpd * vpd, cur = (size_t)-1;
+    /* The engine asks for the next K block of these columns next: fetch its
+     * weights and scales now. Each column is its own stream (1 KB apart at K
+     * 2048), too many for the hardware prefetcher: without this the loads
+     * of the weight bytes waited on DRAM (a third of the kernel's time). */
+    size_t kp = kb * blk;
+    if (p1 < kp) {
+        size_t pe = p1 + kc < kp ? p1 + kc : kp, e0 = p1 * (size_t)bits / 8, e1 = pe * (size_t)bits / 8;
+        for (int i = 0; i < 8; i++) {
+            for (size_t e = e0; e < e1; e += 64) __builtin_prefetch(q[i] + e, 0, 3);
+            __builtin_prefetch(g->scales + (col + (size_t)i) * kb + p1 / blk, 0, 3);
+        }
+    }
+    __m256 z = _mm256_setzero_ps(), s = z;
+    while (p < p1) {
+        size_t b = p / blk, off = b * blob + p % blk * (size_t)bits / 8;
+        if (b != cur) {
+            cur = b;
+            s = _mm256_setr_ps(sc[b], sc[kb + b], sc[2 * kb + b], sc[3 * kb + b], sc[4 * kb + b], sc[5 * kb + b],
+                               sc[6 * kb + b], sc[7 * kb + b]);
+            z = _mm256_setr_ps(zp[b], zp[kb + b], zp[2 * kb + b], zp[3 * kb + b], zp[4 * kb + b], zp[5 * kb + b],
+                               zp[6 * kb + b], zp[7 * kb + b]);
+        }
+        if (p % step == 0 && p >= p0 && p + step <= p1) {
+            __m256i d[4];
+            load_dwords(q, off, wide, d);
+            for (size_t i = 0; i < step / vpd; i++) put_rows(d[i], bits, 0, (int)vpd, z, s, o + (p - p0 + i * vpd) * nr, nr);
+            p += step;
+        } else {   /* one dword, the rows of it inside [p0, p1) */
+            __m256i d = _mm256_setr_epi32((int)load32(q[0] + off), (int)load32(q[1] + off), (int)load32(q[2] + off),
+                                          (int)load32(q[3] + off), (int)load32(q[4] + off), (int)load32(q[5] + off),
+                                          (int)load32(q[6] + off), (int)load32(q[7] + off));
+            size_t r0 = p < p0 ? p0 - p : 0, r1 = p + vpd > p1 ? p1 - p : vpd;
+            put_rows(d, bits, (int)r0, (int)r1, z, s, o + (p + r0 - p0) * nr, nr);
+            p += vpd;
+        }
+    }
+}
+
+TARGET static void pack_b(const void *ctx, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr, float *dst,
+                          size_t strip) {
+    const onyx_nbits_gemv *g = ctx;
+    size_t c = 0;
+    if (nr % 8 == 0)
+        for (; c + 8 <= nc; c += 8) {
+            float *o = dst + c / nr * strip + c % nr;
+            if (g->bits == 4) pack8(g, 4, p0, kc, j0 + c, o, nr);
+            else pack8(g, 8, p0, kc, j0 + c, o, nr);
+        }
+    onyx_nbits_pack_cols(g, p0, kc, j0, c, nc, nr, dst, strip);   /* the last < 8 columns, the padding */
+}
+
 NBITS_F32_ROWS(TARGET, f32_rows, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps)
 
-const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2", gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni, dequant, f32_rows};
+const onyx_nbits_isa onyx_nbits_isa_avx2 = {"avx2",   gemv_f32, onyx_nbits_gemv_i8_avx2, gemv_avxvnni, dequant,
+                                            f32_rows, NULL,     pack_b};
 #endif

@@ -62,6 +62,29 @@ static void dequant(const onyx_nbits_gemv *g, float *w, size_t ldw) {
     }
 }
 
+void onyx_nbits_pack_cols(const onyx_nbits_gemv *g, size_t p0, size_t kc, size_t j0, size_t c0, size_t nc, size_t nr,
+                          float *dst, size_t strip) {
+    size_t kb = g->k_blocks;
+    for (size_t j = c0; j < nc; j++) {
+        const uint8_t *q = g->b + (j0 + j) * kb * g->blob;
+        const float *sc = g->scales + (j0 + j) * kb, *zp = g->zp + (j0 + j) * kb;
+        float *o = dst + j / nr * strip + j % nr;
+        for (size_t p = p0; p < p0 + kc; p++, o += nr) {
+            size_t b = p / g->blk, t = p % g->blk;
+            const uint8_t *qb = q + b * g->blob;
+            int v = g->bits == 8 ? qb[t] : t & 1 ? qb[t / 2] >> 4 : qb[t / 2] & 15;
+            *o = ((float)v - zp[b]) * sc[b];
+        }
+    }
+    size_t end = (nc + nr - 1) / nr * nr;   /* the last strip's padding */
+    for (size_t j = nc > c0 ? nc : c0; j < end; j++)
+        for (size_t p = 0; p < kc; p++) dst[j / nr * strip + p * nr + j % nr] = 0.0f;
+}
+
+static void pack_b(const void *g, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr, float *dst, size_t strip) {
+    onyx_nbits_pack_cols(g, p0, kc, j0, 0, nc, nr, dst, strip);
+}
+
 static void f32_rows(const float *a, const float *B, size_t ldb, size_t k, size_t n, float *y) {
     size_t t = 0;
     for (; t + 4 <= k; t += 4) {
@@ -72,4 +95,4 @@ static void f32_rows(const float *a, const float *B, size_t ldb, size_t k, size_
         for (size_t j = 0; j < n; j++) y[j] += a[t] * B[t * ldb + j];
 }
 
-const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL, dequant, f32_rows};
+const onyx_nbits_isa onyx_nbits_isa_generic = {"generic", gemv_f32, gemv_i8, NULL, dequant, f32_rows, NULL, pack_b};
