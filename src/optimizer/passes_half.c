@@ -78,18 +78,23 @@ static onyx_status *widen(const onyx_value *src, onyx_value **out) {
     /* inline conversions: a call per element took a quarter of a float16
      * ResNet-50's load (the F16C widening lives with the CPU provider, a
      * layer the optimizer does not call into) */
-    if (src->dtype == ONYX_FLOAT16) {
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, x + i * sizeof h, sizeof h);
-            y[i] = onyx_f16_to_f32_inline(h);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, x + i * sizeof h, sizeof h);
-            y[i] = onyx_bf16_to_f32_inline(h);
-        }
+    bool f16 = src->dtype == ONYX_FLOAT16;
+    /* 8 at a time through an aligned copy: a loop of a known count that
+     * gcc's cheap vectoriser (-O2) takes, which the loop over all n with a
+     * remainder is not */
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint16_t h[8];
+        memcpy(h, x + i * sizeof *h, sizeof h);
+        if (f16)
+            for (size_t j = 0; j < 8; j++) y[i + j] = onyx_f16_to_f32_inline(h[j]);
+        else
+            for (size_t j = 0; j < 8; j++) y[i + j] = onyx_bf16_to_f32_inline(h[j]);
+    }
+    for (; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, x + i * sizeof h, sizeof h);
+        y[i] = f16 ? onyx_f16_to_f32_inline(h) : onyx_bf16_to_f32_inline(h);
     }
     return NULL;
 }

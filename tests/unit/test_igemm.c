@@ -59,9 +59,11 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     if (c.small_b) CHECK(pb.pairs_safe);
     /* the int16 copy exactly when the CPU's kernel reads it */
     CHECK((pb.data16 != NULL) == (((const onyx_igemm_isa *)onyx_cpu_igemm())->widen_a != NULL));
+    /* the int8 packing goes where the int16 copy is made */
+    CHECK((pb.data == NULL) == (pb.data16 != NULL));
     if (c.no_b16) {
-        onyx_free(pb.data16);
-        pb.data16 = NULL;
+        CHECK_OK(onyx_igemm_b_drop16(&pb));
+        CHECK(pb.data && !pb.data16);
     }
     float *scol = malloc(s.n * sizeof(float)), *bias = malloc(s.n * sizeof(float));
     int32_t *bias_i = malloc(s.n * sizeof(int32_t));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "core/checked.h"
 #include "core/value.h"
+#include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/gemm/gemm_kernel.h"
 #include "providers/cpu/platform.h"
 
@@ -19,6 +20,31 @@ void onyx_igemm_b_free(onyx_igemm_b *b) {
     free(b->col_sum);
     free(b->zb);
     memset(b, 0, sizeof *b);
+}
+
+/* The int8 packing ([strip][k / 4][16][4]) from the int16 one ([strip][k /
+ * 2][16][2]): the same values, so a plain re-layout; NULL on OOM. */
+static int8_t *pack8_from16(const onyx_igemm_b *b) {
+    size_t bytes = b->strips * b->kp * ONYX_IGEMM_NR;
+    int8_t *d = onyx_alloc(bytes ? bytes : 64);
+    if (!d) return NULL;
+    for (size_t s = 0; s < b->strips; s++) {
+        const int16_t *src = b->data16 + s * b->kp * ONYX_IGEMM_NR;
+        int8_t *dst = d + s * b->kp * ONYX_IGEMM_NR;
+        for (size_t g = 0; g < b->kp / 2; g++)
+            for (size_t c = 0; c < ONYX_IGEMM_NR; c++)
+                for (size_t q = 0; q < 2; q++)
+                    dst[(g / 2) * 64 + c * 4 + (g % 2) * 2 + q] = (int8_t)src[(g * ONYX_IGEMM_NR + c) * 2 + q];
+    }
+    return d;
+}
+
+onyx_status *onyx_igemm_b_drop16(onyx_igemm_b *b) {
+    if (!b->data16) return NULL;
+    if (!b->data && !(b->data = pack8_from16(b))) return ONYX_OOM();
+    onyx_free(b->data16);
+    b->data16 = NULL;
+    return NULL;
 }
 
 static inline int32_t b_shifted(const void *b, bool b_signed, size_t i) {
@@ -93,6 +119,10 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
                     for (size_t q = 0; q < 2; q++)
                         dst[(g * ONYX_IGEMM_NR + c) * 2 + q] = src[(g / 2) * 64 + c * 4 + (g % 2) * 2 + q];
         }
+        /* the int16 copy is what the kernel reads: the int8 one goes (BERT-base int8 kept both, 2.5
+         * bytes per weight) */
+        onyx_free(out->data);
+        out->data = NULL;
     }
     return NULL;
 }
@@ -111,6 +141,7 @@ typedef struct igemm_job {
     size_t lda, m;
     const int32_t *row_sum; /* of a, when B has nonzero zero points */
     const onyx_igemm_b *b;
+    const int8_t *b8;        /* B's int8 packing (NULL when the kernel reads data16) */
     const int32_t *col_term; /* per column: K za zb - za colsum */
     const onyx_igemm_out *o;
     size_t row_blocks, col_groups;
@@ -178,18 +209,32 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     const onyx_igemm_b *b = jb->b;
     int32_t acc[16 * 16 * 8] __attribute__((aligned(64))); /* mr x 16 nv <= 2048 (AMX: 32 x 32) */
     if (isa->range_begin) isa->range_begin();
+    /* unit begin's panel p, column group cg and row block rb (nb row
+     * blocks in p), then advanced unit by unit without divisions (they
+     * cost as much as a small-K tile) */
+    const size_t per_panel = jb->panel_blocks * jb->col_groups;
+    size_t p = begin / per_panel, r = begin % per_panel;
+    size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
+                                                                        : jb->panel_blocks;
+    size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
     for (size_t u = begin; u < end; u++) {
-        size_t per_panel = jb->panel_blocks * jb->col_groups, p = u / per_panel, r = u % per_panel;
-        size_t nb = jb->row_blocks - p * jb->panel_blocks < jb->panel_blocks ? jb->row_blocks - p * jb->panel_blocks
-                                                                            : jb->panel_blocks;
-        size_t cg = r / nb, rb = p * jb->panel_blocks + r % nb;
+        if (u > begin && ++rb == p * jb->panel_blocks + nb) {   /* the panel's last row block: next column group */
+            rb = p * jb->panel_blocks;
+            if (++cg == jb->col_groups) {   /* next panel */
+                cg = 0;
+                p++;
+                rb = p * jb->panel_blocks;
+                nb = jb->row_blocks - rb < jb->panel_blocks ? jb->row_blocks - rb : jb->panel_blocks;
+            }
+        }
         size_t i0 = rb * isa->mr, mr = jb->m - i0 < isa->mr ? jb->m - i0 : isa->mr;
         size_t s0 = cg * isa->nv, nv = b->strips - s0 < isa->nv ? b->strips - s0 : isa->nv;
         size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
         if (j0 + nc > b->n) nc = b->n - j0;
         onyx_igemm_tile t = {.o = jb->o, .i0 = i0, .j0 = j0, .nc = nc, .col_term = jb->col_term + j0,
                              .zb = b->zb + j0, .row_sum = jb->row_sum ? jb->row_sum + i0 : NULL, .acc = acc};
-        isa->kernel(jb->a + i0 * jb->lda, jb->lda, mr, b->data + s0 * b->kp * ONYX_IGEMM_NR, b->kp, nv, &t, b);
+        isa->kernel(jb->a + i0 * jb->lda, jb->lda, mr, jb->b8 ? jb->b8 + s0 * b->kp * ONYX_IGEMM_NR : NULL, b->kp, nv,
+                    &t, b);
     }
     if (isa->range_end) isa->range_end();
 }
@@ -214,6 +259,20 @@ static const uint8_t *prepare_a(const onyx_igemm_a *a, size_t m, size_t k, size_
     *copy = buf;
     *lda = ld;
     return buf;
+}
+
+/* A widened to int16 on the pool: rows in chunks of at least ~32 KB of
+ * output (each row's result is the same whichever thread widens it). */
+typedef struct widen_job {
+    const onyx_igemm_isa *isa;
+    const uint8_t *a;
+    size_t lda, kp, ld16;
+    int16_t *dst;
+} widen_job;
+
+static void widen_range(void *arg, size_t begin, size_t end) {
+    const widen_job *j = arg;
+    j->isa->widen_a(j->a + begin * j->lda, j->lda, end - begin, j->kp, j->dst + begin * j->ld16, j->ld16);
 }
 
 onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, size_t m, const onyx_igemm_b *b,
@@ -242,21 +301,34 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
         row_sum[i] = (int32_t)s;
     }
     int16_t *wide = NULL;
-    if (isa->widen_a && b->data16) {
-        /* int16 rows for the VPMADDWD kernel, 32-byte aligned */
+    int8_t *b8 = NULL;   /* int8 B made from data16 for a kernel that reads int8 */
+    const bool use16 = isa->widen_a && b->data16;
+    if (!use16 && !b->data && !(b8 = pack8_from16(b))) {
+        onyx_free(copy);
+        free(col_term);
+        free(row_sum);
+        return ONYX_OOM();
+    }
+    if (use16) {
+        /* int16 rows for the VPMADDWD kernel, 32-byte aligned, in this
+         * thread's GEMM scratch (a fresh allocation per call faulted in
+         * megabytes each time: ResNet-50's 3136 x 576 A is 3.6 MB) */
         size_t ld16 = (b->kp + 15) & ~(size_t)15;
-        wide = onyx_alloc(m * ld16 * sizeof *wide + 64);
+        wide = (int16_t *)onyx_gemm_scratch(true, (m * ld16 * sizeof *wide + 64) / sizeof(float));
         if (!wide) {
+            onyx_free(b8);
             onyx_free(copy);
             free(col_term);
             free(row_sum);
             return ONYX_OOM();
         }
-        isa->widen_a(ad, lda, m, b->kp, wide, ld16);
+        widen_job wj = {isa, ad, lda, b->kp, ld16, wide};
+        onyx_parallel_for(tp, m, 16384 / ld16 + 1, widen_range, &wj);
         ad = (const uint8_t *)wide;
         lda = ld16 * sizeof *wide;
     }
-    igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b, .col_term = col_term, .o = o};
+    igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b,
+                    .b8 = use16 ? NULL : b->data ? b->data : b8, .col_term = col_term, .o = o};
     jb.row_blocks = (m + isa->mr - 1) / isa->mr;
     jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
     jb.panel_blocks = IGEMM_PANEL_BYTES / (isa->mr * lda);
@@ -266,7 +338,7 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
     size_t per = isa->mr * isa->nv * ONYX_IGEMM_NR * b->kp;
     size_t grain = per >= 65536 ? 1 : 65536 / (per ? per : 1);
     onyx_parallel_for(tp, units, grain, igemm_range, &jb);
-    onyx_free(wide);
+    onyx_free(b8);
     onyx_free(copy);
     free(col_term);
     free(row_sum);

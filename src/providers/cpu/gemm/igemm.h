@@ -26,7 +26,8 @@ typedef struct onyx_igemm_b {
     size_t k, n;        /* logical shape of B */
     size_t kp;          /* k rounded up to 4 (packed rows are zero beyond k) */
     size_t strips;      /* ceil(n / 16) */
-    int8_t *data;       /* strips * kp * 16 bytes, 64-byte aligned */
+    int8_t *data;       /* strips * kp * 16 bytes, 64-byte aligned; NULL when data16 holds B (a
+                           kernel that reads int8 then gets a copy made per call from data16) */
     int32_t *col_sum;   /* per column (strips * 16): sum over k of the shifted b */
     int32_t *zb;        /* per column: zero point of the shifted b */
     bool zb_zero;       /* every zb is 0: no row sums of A needed */
@@ -37,8 +38,8 @@ typedef struct onyx_igemm_b {
     bool pairs_safe;
     /* The same B as int16 in strips of [kp / 2][16][2] (a pair of k of a
      * column in one 32-bit lane, VPMADDWD's operand), packed only when the
-     * CPU's kernel reads it (onyx_igemm_isa.widen_a: AVX2 without VNNI);
-     * NULL otherwise. */
+     * CPU's kernel reads it (onyx_igemm_isa.widen_a: AVX2 without VNNI),
+     * and then in place of the int8 packing (data NULL); NULL otherwise. */
     int16_t *data16;
 } onyx_igemm_b;
 
@@ -54,6 +55,9 @@ onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n,
 onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                        size_t n_zb, size_t k_align, onyx_igemm_b *out);
 void onyx_igemm_b_free(onyx_igemm_b *b);
+/* B's int8 packing made from its int16 copy, which is then released (the
+ * VPMADDUBSW paths of the AVX2 kernel read B so; tests force them). */
+onyx_status *onyx_igemm_b_drop16(onyx_igemm_b *b);
 
 /* A: m rows of bytes with row stride lda >= b->kp; bytes from k to kp of a
  * row are read but multiply zero. a_signed: int8 (shifted internally). */

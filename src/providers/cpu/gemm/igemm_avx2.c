@@ -185,13 +185,86 @@ TARGET static void store16(const onyx_igemm_tile *t, const int32_t *acc, size_t 
     }
 }
 
+/* The requantised 8-bit store (the CNNs' QLinearConv), two rows per step.
+ * Clamping x to [lo - zy, hi - zy] before rounding equals clamping after
+ * it (the bounds are integers; a NaN takes the lower bound, as in store16),
+ * and CVTPS2DQ rounds half to even (MXCSR default) like ROUNDPS, so
+ * round(x) + zy saturated comes out as before with no ROUNDPS and with the
+ * zero point added in int32; the values are in range, so the packs only
+ * narrow. */
+INLINE __m256i q8_row(const __m256i *acc, __m256i ct0, __m256i ct1, __m256i zb0, __m256i zb1, const int32_t *rs,
+                      __m256 s0, __m256 s1, __m256 lo, __m256 hi, __m256i zy, bool u8) {
+    __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256(acc), ct0), v1 = _mm256_add_epi32(_mm256_loadu_si256(acc + 1), ct1);
+    if (rs) {
+        const __m256i r = _mm256_set1_epi32(*rs);
+        v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(zb0, r));
+        v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(zb1, r));
+    }
+    __m256 x0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v0), s0), lo), hi);
+    __m256 x1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v1), s1), lo), hi);
+    __m256i q0 = _mm256_add_epi32(_mm256_cvtps_epi32(x0), zy), q1 = _mm256_add_epi32(_mm256_cvtps_epi32(x1), zy);
+    /* [c0-3 c8-11 | c4-7 c12-15] as int16 */
+    return u8 ? _mm256_packus_epi32(q0, q1) : _mm256_packs_epi32(q0, q1);
+}
+
+TARGET static void store16_q8(const onyx_igemm_tile *t, const int32_t *acc, size_t mr) {
+    const onyx_igemm_out *o = t->o;
+    const size_t nc = t->nc, j0 = t->j0;
+    const bool u8 = o->kind == ONYX_IGEMM_OUT_U8;
+    const __m256 scale = _mm256_set1_ps(o->scale);
+    __m256 s0 = scale, s1 = scale;
+    if (o->scale_col) {   /* scale * scale_col[j] rounded once, as the portable store */
+        const float *sp = o->scale_col + j0;
+        float sc[16] = {0};
+        if (nc < 16) {   /* readable for nc columns only */
+            memcpy(sc, sp, nc * sizeof *sc);
+            sp = sc;
+        }
+        s0 = _mm256_mul_ps(scale, _mm256_loadu_ps(sp));
+        s1 = _mm256_mul_ps(scale, _mm256_loadu_ps(sp + 8));
+    }
+    const __m256i ct0 = _mm256_loadu_si256((const __m256i *)t->col_term),
+                  ct1 = _mm256_loadu_si256((const __m256i *)(t->col_term + 8));
+    const __m256i zb0 = _mm256_loadu_si256((const __m256i *)t->zb), zb1 = _mm256_loadu_si256((const __m256i *)(t->zb + 8));
+    const __m256 lo = _mm256_set1_ps((u8 ? 0.0f : -128.0f) - (float)o->zy),
+                 hi = _mm256_set1_ps((u8 ? 255.0f : 127.0f) - (float)o->zy);
+    const __m256i zy = _mm256_set1_epi32(o->zy);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i *av = (const __m256i *)acc;
+    uint8_t *c = (uint8_t *)o->c + t->i0 * o->ldc + j0;
+    const int32_t *rs = t->row_sum;
+    size_t i = 0;
+    for (; i + 2 <= mr; i += 2) {
+        __m256i p = q8_row(av + 2 * i, ct0, ct1, zb0, zb1, rs ? rs + i : NULL, s0, s1, lo, hi, zy, u8);
+        __m256i q = q8_row(av + 2 * i + 2, ct0, ct1, zb0, zb1, rs ? rs + i + 1 : NULL, s0, s1, lo, hi, zy, u8);
+        /* dwords [r0 c0-3, r0 c8-11, r1 c0-3, r1 c8-11 | r0 c4-7, r0 c12-15, r1 c4-7, r1 c12-15] */
+        __m256i w = _mm256_permutevar8x32_epi32(u8 ? _mm256_packus_epi16(p, q) : _mm256_packs_epi16(p, q), order);
+        __m128i r0 = _mm256_castsi256_si128(w), r1 = _mm256_extracti128_si256(w, 1);
+        if (nc == 16) {
+            _mm_storeu_si128((__m128i *)(c + i * o->ldc), r0);
+            _mm_storeu_si128((__m128i *)(c + (i + 1) * o->ldc), r1);
+        } else {
+            uint8_t tmp[32];
+            _mm256_storeu_si256((__m256i *)tmp, w);
+            memcpy(c + i * o->ldc, tmp, nc);
+            memcpy(c + (i + 1) * o->ldc, tmp + 16, nc);
+        }
+    }
+    if (i < mr) {
+        __m256i p = q8_row(av + 2 * i, ct0, ct1, zb0, zb1, rs ? rs + i : NULL, s0, s1, lo, hi, zy, u8);
+        __m256i w = _mm256_permutevar8x32_epi32(u8 ? _mm256_packus_epi16(p, p) : _mm256_packs_epi16(p, p), order);
+        uint8_t tmp[32];
+        _mm256_storeu_si256((__m256i *)tmp, w);
+        memcpy(c + i * o->ldc, tmp, nc);
+    }
+}
+
 static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, size_t kp, size_t nv,
                    const onyx_igemm_tile *t, const onyx_igemm_b *pb) {
     (void)nv; /* always 1 */
     if (pb->data16) {
-        /* the driver passes int16 A (lda in bytes); b points into the int8
-         * packing at the same strip as in the int16 one */
-        size_t strip = (size_t)(b - pb->data) / (kp * ONYX_IGEMM_NR);
+        /* the driver passes int16 A (lda in bytes) and no int8 B */
+        size_t strip = t->j0 / ONYX_IGEMM_NR;
         tiles_wide[mr - 1](a, lda, (const int8_t *)(pb->data16 + strip * kp * ONYX_IGEMM_NR), kp / 2, t->acc);
     } else {
         for (size_t i = 0; i < mr; i += MR8) {
@@ -199,7 +272,8 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
             tiles8[pb->pairs_safe][r - 1](a + i * lda, lda, b, kp / 4, t->acc + i * 16);
         }
     }
-    store16(t, t->acc, mr);
+    if (t->o->kind == ONYX_IGEMM_OUT_U8 || t->o->kind == ONYX_IGEMM_OUT_S8) store16_q8(t, t->acc, mr);
+    else store16(t, t->acc, mr);
 }
 
 /* A's rows zero-extended to int16 (the bytes past kp up to ld16 are 0). */

@@ -29,4 +29,13 @@ void onyx_half_widen(const uint16_t *src, size_t n, float *dst);
  * from possibly unaligned bytes). */
 void onyx_half_widen_bytes(const void *src, size_t n, float *dst);
 
+/* The Cast kernel's float16 <-> float32 (any element count, 1 thread):
+ * vcvtph2ps / vcvtps2ph 16 values at a time under the AVX-512 table, 8
+ * (F16C) under the AVX2 one, the portable conversions otherwise, all with
+ * the same results (round to nearest even, NaN/Inf/subnormals as
+ * core/dtype_ext.h converts them). src of onyx_half_to_float may sit at
+ * any byte address; onyx_half_narrow's arrays are naturally aligned. */
+void onyx_half_to_float(const void *src, size_t n, float *dst);
+void onyx_half_narrow(const float *src, size_t n, uint16_t *dst);
+
 #endif

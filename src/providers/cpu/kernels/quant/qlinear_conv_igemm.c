@@ -256,7 +256,11 @@ static onyx_status *conv_gemm(const qconv_fast *s, const conv_geom *g, const uin
     const bool pw = is_pointwise(g);
     const size_t ld = ((size_t)g->K + 63) & ~(size_t)63;
     /* channels-last: x and y are the GEMM's A and C as they are */
-    uint8_t *xt = s->nhwc ? NULL : onyx_alloc(HW * C + 64), *col = pw ? NULL : onyx_alloc(P * ld + 64);
+    /* the im2col rows in this thread's scratch (slot 2; a fresh allocation per call faulted in up to
+     * megabytes each time) */
+    bool col_heap = false;
+    uint8_t *xt = s->nhwc ? NULL : onyx_alloc(HW * C + 64),
+            *col = pw ? NULL : (uint8_t *)onyx_scratch_acquire(2, (P * ld + 64 + 3) / 4, &col_heap);
     uint8_t *yt = s->nhwc ? NULL : onyx_alloc(P * M + 64);
     onyx_status *st = (!s->nhwc && (!xt || !yt)) || (!pw && !col) ? ONYX_OOM() : NULL;
     onyx_igemm_out o = {.kind = s->ydt == ONYX_INT8 ? ONYX_IGEMM_OUT_S8 : ONYX_IGEMM_OUT_U8, .c = yt, .ldc = M,
@@ -277,7 +281,7 @@ static onyx_status *conv_gemm(const qconv_fast *s, const conv_geom *g, const uin
         if (!st && !s->nhwc) onyx_transpose_bytes(yt, P, M, y + (size_t)n * M * P, tp);
     }
     onyx_free(xt);
-    onyx_free(col);
+    if (col) onyx_scratch_release((float *)col, col_heap);
     onyx_free(yt);
     return st;
 }

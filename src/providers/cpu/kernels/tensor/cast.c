@@ -5,6 +5,8 @@
  *     loop per type pair, generated from a type list, with the Cast rules
  *     (float -> int truncates, out of range is defined here to avoid UB;
  *     int -> int keeps the low bits; anything -> bool is x != 0);
+ *     float16 <-> float32 go through the F16C / AVX-512 conversions of
+ *     providers/cpu/gemm/sgemm_half.h where the dispatch table has them;
  *   - everything else numeric (float16, bfloat16, float8, float4, the
  *     packed int4/int2 types): blocks of elements are widened to double
  *     (or to int64 when both sides are integers, so no precision is lost)
@@ -25,6 +27,7 @@
 #include "ir/schemas/cast.h"
 #include "providers/cpu/kernels/minimal_keep.h"
 #include "providers/cpu/kernels/math/elementwise_impl.h"
+#include "providers/cpu/gemm/sgemm_half.h"
 
 /* Elements per parallel block: a multiple of 4 so packed sub-byte outputs
  * never share a byte between two threads. */
@@ -336,6 +339,16 @@ typedef struct cast_job {
 } cast_job;
 
 static void cast_range(const cast_job *j, int64_t begin, int64_t end) {
+    /* float16 <-> float32: F16C / AVX-512 conversions where the dispatch
+     * table has them (same results as the loops below) */
+    if (ONYX_KEEPS_TYPE(ONYX_FLOAT16) && j->sdt == ONYX_FLOAT16 && j->ddt == ONYX_FLOAT) {
+        onyx_half_to_float((const char *)j->src + begin * 2, (size_t)(end - begin), (float *)j->dst + begin);
+        return;
+    }
+    if (ONYX_KEEPS_TYPE(ONYX_FLOAT16) && j->sdt == ONYX_FLOAT && j->ddt == ONYX_FLOAT16) {
+        onyx_half_narrow((const float *)j->src + begin, (size_t)(end - begin), (uint16_t *)j->dst + begin);
+        return;
+    }
     const plain_cast_fn plain = plain_cast_of(j->sdt, j->ddt);
     if (plain) {
         size_t ss = onyx_dtype(j->sdt)->bits / 8, ds = onyx_dtype(j->ddt)->bits / 8;
