@@ -425,7 +425,7 @@ typedef struct direct_plan {
 } direct_plan;
 
 /* The share of tile t (of ntiles) in the `ahead` bytes at `next`. */
-static void prefetch_share(onyx_nchwc_kparams *kp, const char *next, size_t ahead, int64_t t, int64_t ntiles) {
+void onyx_nchwc_prefetch_share(onyx_nchwc_kparams *kp, const char *next, size_t ahead, int64_t t, int64_t ntiles) {
     const size_t share = ((ahead + (size_t)ntiles - 1) / (size_t)ntiles + 63) & ~(size_t)63;
     const size_t from = (size_t)t * share < ahead ? (size_t)t * share : ahead;
     kp->pf = next + from;
@@ -464,7 +464,7 @@ static void direct_item(const direct_plan *pl, int64_t q0, int64_t q1, int64_t g
         const size_t ahead = chunk < left ? chunk : left;
         int64_t q = q0, oh = q0 / g->OW, ow = q0 % g->OW;
         for (int64_t t = 0; t < ntiles; t++) {
-            prefetch_share(&kp, next, ahead, t, ntiles);
+            onyx_nchwc_prefetch_share(&kp, next, ahead, t, ntiles);
             /* balanced tiles: no lone pixel at the end */
             const int npix = (int)(n / ntiles + (t < n % ntiles));
             const float *xp[ONYX_NCHWC_MAX_PIX];

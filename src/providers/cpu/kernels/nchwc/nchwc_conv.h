@@ -102,6 +102,9 @@ void onyx_nchwc_tile_generic(const onyx_nchwc_kparams *kp, const float *const *x
  * scaled down to this CPU's L2 where that is smaller (Zen 2/3: 512 KB), so
  * that a chunk's weights and a band's input still stay in it together. */
 int64_t onyx_nchwc_l2_budget(int64_t bytes);
+/* kp->pf, pf_end: tile t's share (of ntiles, in whole lines) of the
+ * `ahead` bytes at `next`, the weights the next chunk reads. */
+void onyx_nchwc_prefetch_share(onyx_nchwc_kparams *kp, const char *next, size_t ahead, int64_t t, int64_t ntiles);
 
 #ifdef ONYX_NCHWC_X86
 /* 16-channel blocks (two ymm per block) and 8-channel blocks (one) */
