@@ -14,8 +14,10 @@ build:
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# ASan/UBSan build into build-asan/: the unit tests and the libFuzzer target (scripts/fuzz.sh
+# with FUZZ_BUILD=build-asan uses it; one build instead of two).
 asan:
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON -DONYX_FUZZ=ON -DCMAKE_C_COMPILER=clang >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
 # ThreadSanitizer build of the concurrency tests (test_concurrency, test_cancel, test_threadpool) into build-tsan/.

@@ -6,13 +6,13 @@
 #   2. Release build (`make` -> build/)
 #   3. ctest in build/: unit tests, conformance runs (tests/conformance.cmake), examples; the
 #      Python package (scripts/test_python.sh: fresh venv, pip install ./python, pytest)
-#   4. ASan/UBSan build (`make asan` -> build-asan/)
+#   4. ASan/UBSan build at -O1 with libFuzzer's coverage (`make asan` -> build-asan/)
 #   5. the unit tests (ctest entries unit.*) under ASan/UBSan
 #   6. onyx test ../shared/onnx-tests/light under ASan/UBSan, then the node, simple and pytorch
 #      suites (each test from 4 threads at once on one session) and Debian's opset-17 suite
-#   7. ThreadSanitizer build of the concurrency tests (`make tsan` -> build-tsan/) and their runs
-#   8. libFuzzer for FUZZ_SECONDS (default 300) on model loading and running, from the committed
-#      corpus fuzz/corpus/ plus seed models (scripts/fuzz.sh)
+#   7. libFuzzer for FUZZ_SECONDS (default 300) on model loading and running, from the committed
+#      corpus fuzz/corpus/ plus seed models (scripts/fuzz.sh, on build-asan's fuzz target)
+#   8. ThreadSanitizer build of the concurrency tests (`make tsan` -> build-tsan/) and their runs
 #
 # Prints the time of each step and a closing line "N passed, N failed", where N counts every
 # ctest test of steps 3 and 5 plus one for each other step; exits 1 if anything failed.
@@ -184,7 +184,11 @@ else
     failures+=("asan tests (not run: the ASan build failed)")
 fi
 
-# ---- 7. ThreadSanitizer: one session run from several threads, runs cancelled from another
+# ---- 7. fuzzing, with the ASan build's libFuzzer target (`make asan` configures ONYX_FUZZ:
+# one sanitizer build instead of two) ----
+step fuzz env FUZZ_BUILD=build-asan scripts/fuzz.sh "$fuzz_seconds"
+
+# ---- 8. ThreadSanitizer: one session run from several threads, runs cancelled from another
 # thread, and the thread pool's job hand-off with nested jobs and pools side by side
 # (tests/unit/test_concurrency.c, test_cancel.c, test_threadpool.c) ----
 prune build-asan
@@ -198,9 +202,7 @@ else
     failures+=("tsan (not run: the ThreadSanitizer build failed)")
 fi
 
-# ---- 8. fuzzing ----
 prune build-tsan
-step fuzz scripts/fuzz.sh "$fuzz_seconds"
 
 echo
 echo "==== timings"
