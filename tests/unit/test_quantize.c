@@ -14,6 +14,7 @@
 #include "format/model.h"
 #include "format/pb_wire.h"
 #include "onyx.h"
+#include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/platform.h"
 #include "quantize/quantize.h"
 #include "tools/npy.h"
@@ -153,11 +154,18 @@ static size_t file_inits(const char *path, int dtype) {
     return c;
 }
 
-static void test_dynamic(const char *model, bool per_channel, int wtype) {
+/* The quantiser's accuracy is checked on the exact kernels (portable
+ * path); the fused GEMM on every path against the unfused chain. On AVX2
+ * without VNNI, full-range int8 weights run ONNX Runtime's U8S8 step,
+ * whose int16 pair sums saturate (igemm_avx2.c): this model's Relu output
+ * Z meets them at full range (0.99 and 0.95 here), so there it is only close; with
+ * reduce_range (7-bit weights) nothing saturates and it is exact again. */
+static void test_dynamic(const char *model, bool per_channel, int wtype, bool reduce_range) {
     onyx_quant_options o;
     onyx_quant_options_init(&o);
     o.per_channel = per_channel;
     o.weight_type = wtype;
+    o.reduce_range = reduce_range;
     const char *out = path_in("dyn.onnx");
     remove(out);
     size_t n = 0;
@@ -174,7 +182,9 @@ static void test_dynamic(const char *model, bool per_channel, int wtype) {
     memset(qy, 0, sizeof qy);
     memset(qz, 0, sizeof qz);
     run_model(model, fy, fz);
+    onyx_cpu_force_isa("generic");
     run_model(out, qy, qz);
+    onyx_cpu_force_isa(onyx_cpu_isa_name(onyx_cpu_detected()));
     double cy = cosine(fy, qy, ROWS * N), cz = cosine(fz, qz, ROWS * N);
     if (cy < 0.999 || cz < 0.999)
         fprintf(stderr, "per_channel %d wtype %d: cosine %.6f %.6f\n", per_channel, wtype, cy, cz);
@@ -190,6 +200,13 @@ static void test_dynamic(const char *model, bool per_channel, int wtype) {
         if (!onyx_cpu_force_isa(isas[k])) continue;
         run_model_at(out, ONYX_OPT_EXTENDED, qy, qz);
         CHECK(last_fused == 2);
+        const onyx_igemm_isa *g = (const onyx_igemm_isa *)onyx_cpu_igemm();
+        if (wtype == ONYX_INT8 && !reduce_range && g->widen_a) { /* the saturating U8S8 step */
+            double sy = cosine(qy, ry, ROWS * N), sz = cosine(qz, rz, ROWS * N);
+            if (sy < 0.98 || sz < 0.9) fprintf(stderr, "%s U8S8: cosine to unfused %.6f %.6f\n", g->name, sy, sz);
+            CHECK(sy >= 0.98 && sz >= 0.9); /* sin() inputs sit at the range ends: a worst case */
+            continue;
+        }
         for (int i = 0; i < ROWS * N; i++) {
             if (fabsf(qy[i] - ry[i]) > 1e-5f * fabsf(ry[i]) + 1e-5f || fabsf(qz[i] - rz[i]) > 1e-5f * fabsf(rz[i]) + 1e-5f) {
                 fprintf(stderr, "%s: fused output %d: %g %g, unfused %g %g\n", isas[k], i, qy[i], qz[i], ry[i], rz[i]);
@@ -322,9 +339,10 @@ int main(void) {
     static char model[256];
     snprintf(model, sizeof model, "%s", path_in("model.onnx"));
     write_model(model);
-    test_dynamic(model, false, ONYX_INT8);
-    test_dynamic(model, true, ONYX_INT8);
-    test_dynamic(model, false, ONYX_UINT8);
+    test_dynamic(model, false, ONYX_INT8, false);
+    test_dynamic(model, true, ONYX_INT8, false);
+    test_dynamic(model, true, ONYX_INT8, true);
+    test_dynamic(model, false, ONYX_UINT8, false);
     test_exclude(model);
     test_static(model);
     test_refusals(model);

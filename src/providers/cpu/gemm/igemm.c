@@ -51,6 +51,17 @@ static inline int32_t b_shifted(const void *b, bool b_signed, size_t i) {
     return b_signed ? ((const int8_t *)b)[i] : (int32_t)((const uint8_t *)b)[i] - 128;
 }
 
+/* -1: from the environment (ONYX_U8S8=exact), else forced by a test */
+static int u8s8_exact_forced = -1;
+
+void onyx_igemm_force_u8s8_exact(int exact) { u8s8_exact_forced = exact < 0 ? -1 : exact != 0; }
+
+bool onyx_igemm_u8s8_exact(void) {
+    if (u8s8_exact_forced >= 0) return u8s8_exact_forced;
+    const char *e = getenv("ONYX_U8S8");
+    return e && strcmp(e, "exact") == 0;
+}
+
 onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                size_t n_zb, onyx_igemm_b *out) {
     return onyx_igemm_pack_b_aligned(b, b_signed, k, n, ldb, zb, n_zb, 4, out);
@@ -78,6 +89,7 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
     }
     out->zb_zero = true;
     out->pairs_safe = true;
+    out->s8_weights = b_signed && !onyx_igemm_u8s8_exact();
     for (size_t j = 0; j < n; j++) {
         int32_t z = zb && n_zb ? b_shifted(zb, b_signed, n_zb == 1 ? 0 : j) : (b_signed ? 0 : -128);
         out->zb[j] = z;
@@ -104,7 +116,7 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
         for (size_t j = 0; j < n; j++)
             if (abs(prev[j]) > 128) out->pairs_safe = false;
     free(prev);
-    if (onyx_cpu_igemm()->widen_a) {
+    if (onyx_cpu_igemm()->widen_a && !out->s8_weights) {
         /* the int16 copy: [strip][k / 2][16][2] from [strip][k / 4][16][4] */
         out->data16 = onyx_alloc(bytes ? bytes * sizeof(int16_t) : 64);
         if (!out->data16) {
