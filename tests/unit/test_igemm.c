@@ -88,7 +88,7 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     int bad = 0;
     int64_t *sat = NULL; /* per output: what VPMADDUBSW's int16 saturation took off the exact sum */
 #if defined(__x86_64__) || defined(__i386__)
-    if (isa == &onyx_igemm_isa_avx2 && pb.s8_weights && !pb.data16 && !pb.pairs_safe) {
+    if (isa == &onyx_igemm_isa_avx2 && pb.s8_weights && !c.a_signed && !pb.data16 && !pb.pairs_safe) {
         sat = calloc(s.m * s.n, sizeof *sat);
         for (size_t i = 0; i < s.m; i++)
             for (size_t j = 0; j < s.n; j++)

@@ -158,6 +158,7 @@ typedef struct igemm_job {
     const onyx_igemm_out *o;
     size_t row_blocks, col_groups;
     size_t panel_blocks;     /* row blocks per panel (see igemm_range) */
+    bool a_signed;
 } igemm_job;
 
 static inline float act_apply(float x, const onyx_igemm_out *o) {
@@ -244,7 +245,8 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         size_t j0 = s0 * ONYX_IGEMM_NR, nc = nv * ONYX_IGEMM_NR;
         if (j0 + nc > b->n) nc = b->n - j0;
         onyx_igemm_tile t = {.o = jb->o, .i0 = i0, .j0 = j0, .nc = nc, .col_term = jb->col_term + j0,
-                             .zb = b->zb + j0, .row_sum = jb->row_sum ? jb->row_sum + i0 : NULL, .acc = acc};
+                             .zb = b->zb + j0, .row_sum = jb->row_sum ? jb->row_sum + i0 : NULL, .acc = acc,
+                             .a_signed = jb->a_signed};
         isa->kernel(jb->a + i0 * jb->lda, jb->lda, mr, jb->b8 ? jb->b8 + s0 * b->kp * ONYX_IGEMM_NR : NULL, b->kp, nv,
                     &t, b);
     }
@@ -340,7 +342,8 @@ onyx_status *onyx_igemm_with(const onyx_igemm_isa *isa, const onyx_igemm_a *a, s
         lda = ld16 * sizeof *wide;
     }
     igemm_job jb = {.isa = isa, .a = ad, .lda = lda, .m = m, .row_sum = row_sum, .b = b,
-                    .b8 = use16 ? NULL : b->data ? b->data : b8, .col_term = col_term, .o = o};
+                    .b8 = use16 ? NULL : b->data ? b->data : b8, .col_term = col_term, .o = o,
+                    .a_signed = a->a_signed};
     jb.row_blocks = (m + isa->mr - 1) / isa->mr;
     jb.col_groups = (b->strips + isa->nv - 1) / isa->nv;
     jb.panel_blocks = IGEMM_PANEL_BYTES / (isa->mr * lda);

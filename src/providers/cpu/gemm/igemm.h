@@ -119,6 +119,7 @@ typedef struct onyx_igemm_tile {
     const int32_t *zb;        /* from j0 */
     const int32_t *row_sum;   /* from i0, or NULL when every zb is 0 */
     int32_t *acc;             /* scratch of 16 x 16 x 8 int32 for onyx_igemm_store_tile */
+    bool a_signed;            /* A was int8 (flipped to uint8 by the driver) */
 } onyx_igemm_tile;
 
 /* The portable store of a tile whose raw dot products are in acc (row

@@ -19,8 +19,13 @@
  * products and their pair sums fit int16 x int16 -> int32 exactly. A 6 x 16
  * tile: 12 accumulators, 2 B vectors, the broadcast A pair and a product.
  *
- * Fallback for uint8 weights without the int16 copy (a forced path on a
- * CPU whose own kernel is another): A split into its low 7 bits and its
+ * int8 A (S8S8, flipped to uint8 by the driver) stays exact: flipped, it
+ * spans 0..255 around 128, where those pair sums saturate far more often
+ * than a uint8 activation's around its zero point (and ONNX Runtime's
+ * S8S8 on AVX2 is not its U8S8 step).
+ *
+ * Fallback for int8 A with int8 weights, and for uint8 weights without the
+ * int16 copy (a forced path on a CPU whose own kernel is another): A split into its low 7 bits and its
  * top bit, each half's pair sums fit int16 (127 x 128 x 2 = 32512; 128 x
  * -128 x 2 = -32768), at two VPMADDUBSW per pair (one when pairs_safe).
  * VPMADDUBSW tiles are up to 4 x 16. */
@@ -273,7 +278,7 @@ static void kernel(const uint8_t *a, size_t lda, size_t mr, const int8_t *b, siz
     } else {
         for (size_t i = 0; i < mr; i += MR8) {
             size_t r = mr - i < MR8 ? mr - i : MR8;
-            tiles8[pb->pairs_safe || pb->s8_weights][r - 1](a + i * lda, lda, b, kp / 4, t->acc + i * 16);
+            tiles8[pb->pairs_safe || (pb->s8_weights && !t->a_signed)][r - 1](a + i * lda, lda, b, kp / 4, t->acc + i * 16);
         }
     }
     if (t->o->kind == ONYX_IGEMM_OUT_U8 || t->o->kind == ONYX_IGEMM_OUT_S8) store16_q8(t, t->acc, mr);
