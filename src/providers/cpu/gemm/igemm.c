@@ -62,13 +62,26 @@ bool onyx_igemm_u8s8_exact(void) {
     return e && strcmp(e, "exact") == 0;
 }
 
+static onyx_status *pack_b(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
+                           const void *zb, size_t n_zb, size_t k_align, onyx_igemm_b *out);
+
 onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                size_t n_zb, onyx_igemm_b *out) {
-    return onyx_igemm_pack_b_aligned(b, b_signed, k, n, ldb, zb, n_zb, 4, out);
+    return pack_b(b, b_signed, false, k, n, ldb, zb, n_zb, 4, out);
 }
 
 onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                        size_t n_zb, size_t k_align, onyx_igemm_b *out) {
+    return pack_b(b, b_signed, false, k, n, ldb, zb, n_zb, k_align, out);
+}
+
+onyx_status *onyx_igemm_pack_b_s8a(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
+                                   const void *zb, size_t n_zb, onyx_igemm_b *out) {
+    return pack_b(b, b_signed, a_signed, k, n, ldb, zb, n_zb, 4, out);
+}
+
+static onyx_status *pack_b(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
+                           const void *zb, size_t n_zb, size_t k_align, onyx_igemm_b *out) {
     memset(out, 0, sizeof *out);
     if (n_zb != 0 && n_zb != 1 && n_zb != n) return ONYX_INVALID_ARG("igemm: %zu zero points for %zu columns", n_zb, n);
     if (k > ((size_t)1 << 30) || n > ((size_t)1 << 30)) return ONYX_INVALID_ARG("igemm: B of %zu x %zu is too large", k, n);
@@ -89,7 +102,7 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
     }
     out->zb_zero = true;
     out->pairs_safe = true;
-    out->s8_weights = b_signed && !onyx_igemm_u8s8_exact();
+    out->s8_weights = b_signed && !a_signed && !onyx_igemm_u8s8_exact();
     for (size_t j = 0; j < n; j++) {
         int32_t z = zb && n_zb ? b_shifted(zb, b_signed, n_zb == 1 ? 0 : j) : (b_signed ? 0 : -128);
         out->zb[j] = z;

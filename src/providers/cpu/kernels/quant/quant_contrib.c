@@ -77,10 +77,11 @@ static onyx_status *expand_scale(const onyx_value *s, int64_t n, const char *wha
     return NULL;
 }
 
-static onyx_status *pack(const onyx_value *b, const onyx_value *zb, onyx_igemm_b *out) {
+/* a_signed: A is int8 (MatMulIntegerToFloat's S8S8), packed for the exact step. */
+static onyx_status *pack(const onyx_value *b, const onyx_value *zb, bool a_signed, onyx_igemm_b *out) {
     ONYX_TRY(check_b(b, zb));
-    return onyx_igemm_pack_b(b->data, b->dtype == ONYX_INT8, (size_t)b->dims[0], (size_t)b->dims[1],
-                             (size_t)b->dims[1], zb ? zb->data : NULL, zb ? (size_t)zb->numel : 0, out);
+    return onyx_igemm_pack_b_s8a(b->data, b->dtype == ONYX_INT8, a_signed, (size_t)b->dims[0], (size_t)b->dims[1],
+                                 (size_t)b->dims[1], zb ? zb->data : NULL, zb ? (size_t)zb->numel : 0, out);
 }
 
 static onyx_status *qmm_init(const onyx_kernel_info *info, const qmm_layout *L, void **state) {
@@ -98,7 +99,8 @@ static onyx_status *qmm_init(const onyx_kernel_info *info, const qmm_layout *L, 
     }
     qmm_state *s = calloc(1, sizeof *s);
     if (!s) return ONYX_OOM();
-    onyx_status *st = pack(b, zb, &s->b);
+    const bool a_signed = !L->dynamic && info->n_in > 0 && info->in_types[0] && info->in_types[0]->dtype == ONYX_INT8;
+    onyx_status *st = pack(b, zb, a_signed, &s->b);
     int64_t n = b->dims[1];
     const onyx_value *sc = input(c, info->n_in, L->b_scale), *bias = input(c, info->n_in, L->bias);
     if (!st && sc) {
@@ -144,7 +146,8 @@ static onyx_status *qmm_compute(onyx_kernel_ctx *ctx, const qmm_layout *L) {
     onyx_status *st = NULL;
     const onyx_igemm_b *pb = s ? &s->b : NULL;
     if (!pb) {
-        st = pack(input(ctx->in, ctx->n_in, L->b), input(ctx->in, ctx->n_in, L->b_zp), &r.tmp_b);
+        st = pack(input(ctx->in, ctx->n_in, L->b), input(ctx->in, ctx->n_in, L->b_zp),
+                  !L->dynamic && onyx_is_tensor(A) && A->dtype == ONYX_INT8, &r.tmp_b);
         pb = &r.tmp_b;
     }
     if (st) goto done;
