@@ -63,7 +63,7 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     CHECK_OK(onyx_igemm_pack_b_s8a(b, c.b_signed, a_hint, s.k, s.n, s.n, zb, nzb, &pb));
     if (c.small_b) CHECK(pb.pairs_safe);
     /* the int16 copy exactly when the CPU's kernel reads it */
-    CHECK(pb.s8_weights == (c.b_signed && !a_hint && !onyx_igemm_u8s8_exact()));
+    CHECK(pb.s8_weights == (c.b_signed && !a_hint && !onyx_cpu_u8s8_exact()));
     CHECK((pb.data16 != NULL) == (((const onyx_igemm_isa *)onyx_cpu_igemm())->widen_a != NULL && !pb.s8_weights));
     /* the int8 packing goes where the int16 copy is made */
     CHECK((pb.data == NULL) == (pb.data16 != NULL));
@@ -446,9 +446,9 @@ int main(int argc, char **argv) {
         return testlib_finish("test_igemm bench");
     }
     cross_check();            /* int8 weights on AVX2: the saturating U8S8 step */
-    onyx_igemm_force_u8s8_exact(1);
+    onyx_cpu_force_u8s8_exact(1);
     cross_check();            /* ONYX_U8S8=exact: every path exact */
-    onyx_igemm_force_u8s8_exact(-1);
+    onyx_cpu_force_u8s8_exact(-1);
     check_quantize_a();
     check_aligned_k();
     return testlib_finish("test_igemm");

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "onyx.h"
-#include "providers/cpu/gemm/igemm.h"
 #include "providers/cpu/platform.h"
 #include "testlib.h"
 
@@ -347,7 +346,7 @@ int main(void) {
     /* random full-range int8 weights and inputs against exact references:
      * the exact int16 step on AVX2 (ONNX Runtime's saturating U8S8 step,
      * the default there, is checked against its own reference in test_igemm) */
-    onyx_igemm_force_u8s8_exact(1);
+    onyx_cpu_force_u8s8_exact(1);
     char before[16];
     snprintf(before, sizeof before, "%s", onyx_cpu()->name);
     static const char *isas[] = {"avx512", "avx2", "generic"};

@@ -72,6 +72,7 @@ static const char *const names[ONYX_CPU_ISA_COUNT] = {"generic", "avx2", "avx512
 static _Atomic int detected = -1;
 static _Atomic unsigned features;
 static _Atomic int forced_block = -1;   /* -1: not read from the environment yet; 0: the table's */
+static _Atomic int forced_u8s8_exact = -1;   /* -1: not read from the environment yet */
 static _Atomic(const char *) source = "detected";
 
 #if defined(ONYX_GEMM_NEON) && defined(__linux__)
@@ -355,6 +356,22 @@ int onyx_cpu_nchwc_block(void) {
      * block applies only where the table has a fast blocked path */
     if (t->isa == ONYX_CPU_NEON) return f;
     return t->nchwc_block && f ? f : t->nchwc_block;
+}
+
+void onyx_cpu_force_u8s8_exact(int exact) { atomic_store(&forced_u8s8_exact, exact < 0 ? -1 : exact != 0); }
+
+bool onyx_cpu_u8s8_exact(void) {
+    int f = atomic_load(&forced_u8s8_exact);
+    if (f < 0) {
+        const char *env = getenv("ONYX_U8S8");
+        f = env && !strcmp(env, "exact");
+        if (env && *env && !f && strcmp(env, "saturate"))
+            fprintf(stderr, "onyx: ONYX_U8S8=%s is not one of exact, saturate; using saturate\n", env);
+        int expected = -1;
+        atomic_compare_exchange_strong(&forced_u8s8_exact, &expected, f);
+        f = atomic_load(&forced_u8s8_exact);
+    }
+    return f == 1;
 }
 
 const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block) {

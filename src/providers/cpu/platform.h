@@ -151,6 +151,14 @@ int onyx_cpu_nchwc_block(void);
 /* Force blocks of 4, 8 or 16 channels; 0 returns to the table's. False
  * (and no change) for another value. */
 bool onyx_cpu_force_nchwc_block(int block);
+/* Whether int8 weights (with uint8 A) take the exact int16 step of the
+ * AVX2 integer GEMM instead of ONNX Runtime's saturating U8S8 one
+ * (igemm_avx2.c): ONYX_U8S8=exact in the environment (read once; "" or
+ * "saturate" keep the default), or onyx_cpu_force_u8s8_exact for tests
+ * (1 exact, 0 saturating, -1 back to the environment). Read when B is
+ * packed (onyx_igemm_b.s8_weights). */
+bool onyx_cpu_u8s8_exact(void);
+void onyx_cpu_force_u8s8_exact(int exact);
 /* The fastest tile for blocks of `block` channels on the table in use: its
  * own, else the first lower ISA's that has one, else the portable tile. */
 const onyx_cpu_nchwc_tile *onyx_cpu_nchwc_tile_for(int block);

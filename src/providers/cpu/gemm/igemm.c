@@ -51,17 +51,6 @@ static inline int32_t b_shifted(const void *b, bool b_signed, size_t i) {
     return b_signed ? ((const int8_t *)b)[i] : (int32_t)((const uint8_t *)b)[i] - 128;
 }
 
-/* -1: from the environment (ONYX_U8S8=exact), else forced by a test */
-static int u8s8_exact_forced = -1;
-
-void onyx_igemm_force_u8s8_exact(int exact) { u8s8_exact_forced = exact < 0 ? -1 : exact != 0; }
-
-bool onyx_igemm_u8s8_exact(void) {
-    if (u8s8_exact_forced >= 0) return u8s8_exact_forced;
-    const char *e = getenv("ONYX_U8S8");
-    return e && strcmp(e, "exact") == 0;
-}
-
 static onyx_status *pack_b(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
                            const void *zb, size_t n_zb, size_t k_align, onyx_igemm_b *out);
 
@@ -102,7 +91,7 @@ static onyx_status *pack_b(const void *b, bool b_signed, bool a_signed, size_t k
     }
     out->zb_zero = true;
     out->pairs_safe = true;
-    out->s8_weights = b_signed && !a_signed && !onyx_igemm_u8s8_exact();
+    out->s8_weights = b_signed && !a_signed && !onyx_cpu_u8s8_exact();
     for (size_t j = 0; j < n; j++) {
         int32_t z = zb && n_zb ? b_shifted(zb, b_signed, n_zb == 1 ? 0 : j) : (b_signed ? 0 : -128);
         out->zb[j] = z;

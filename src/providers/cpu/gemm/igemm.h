@@ -42,7 +42,7 @@ typedef struct onyx_igemm_b {
      * |a0 b0 + a1 b1| > 32767, e.g. 255 x 127 x 2), for 1.5x the rate of
      * the exact int16 step on Zen 3. uint8 weights stay exact, as ONNX
      * Runtime's U8U8 GEMM is. */
-    bool s8_weights;   /* false for every B with ONYX_U8S8=exact (onyx_igemm_u8s8_exact) */
+    bool s8_weights;   /* false for every B with ONYX_U8S8=exact (onyx_cpu_u8s8_exact) */
     /* The same B as int16 in strips of [kp / 2][16][2] (a pair of k of a
      * column in one 32-bit lane, VPMADDWD's operand), packed only when the
      * CPU's kernel reads it (onyx_igemm_isa.widen_a: AVX2 without VNNI)
@@ -50,12 +50,6 @@ typedef struct onyx_igemm_b {
      * NULL); NULL otherwise. */
     int16_t *data16;
 } onyx_igemm_b;
-
-/* Whether int8 weights are packed for the exact int16 AVX2 step instead
- * of the saturating U8S8 one (s8_weights): environment ONYX_U8S8=exact, or
- * forced by tests (1 exact, 0 saturating, -1 back to the environment). */
-bool onyx_igemm_u8s8_exact(void);
-void onyx_igemm_force_u8s8_exact(int exact);
 
 /* Pack B (k x n, row stride ldb elements; b_signed: int8, else uint8) with
  * zero points zb (n_zb == 1: per tensor; n_zb == n: per column; zb NULL:
