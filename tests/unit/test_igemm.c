@@ -60,7 +60,7 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     /* half the int8-A cases say so at packing (the exact step then), the
      * others meet a B packed for uint8 A (the split step) */
     const bool a_hint = c.a_signed && (s.m + s.k) % 2 == 0;
-    CHECK_OK(onyx_igemm_pack_b_s8a(b, c.b_signed, a_hint, s.k, s.n, s.n, zb, nzb, &pb));
+    CHECK_OK(onyx_igemm_pack_b_for_a(b, c.b_signed, a_hint, s.k, s.n, s.n, zb, nzb, &pb));
     if (c.small_b) CHECK(pb.pairs_safe);
     /* the int16 copy exactly when the CPU's kernel reads it */
     CHECK(pb.s8_weights == (c.b_signed && !a_hint && !onyx_cpu_u8s8_exact()));

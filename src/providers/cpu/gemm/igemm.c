@@ -64,8 +64,8 @@ onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, s
     return pack_b(b, b_signed, false, k, n, ldb, zb, n_zb, k_align, out);
 }
 
-onyx_status *onyx_igemm_pack_b_s8a(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
-                                   const void *zb, size_t n_zb, onyx_igemm_b *out) {
+onyx_status *onyx_igemm_pack_b_for_a(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
+                                     const void *zb, size_t n_zb, onyx_igemm_b *out) {
     return pack_b(b, b_signed, a_signed, k, n, ldb, zb, n_zb, 4, out);
 }
 

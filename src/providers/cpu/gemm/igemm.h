@@ -62,12 +62,12 @@ onyx_status *onyx_igemm_pack_b(const void *b, bool b_signed, size_t k, size_t n,
  * (onyx_igemm_a.padded, lda >= kp). */
 onyx_status *onyx_igemm_pack_b_aligned(const void *b, bool b_signed, size_t k, size_t n, size_t ldb, const void *zb,
                                        size_t n_zb, size_t k_align, onyx_igemm_b *out);
-/* The same for an A known to be int8 (S8S8): int8 weights are then packed
- * for the exact step, as uint8 ones (the saturating U8S8 step is for
- * uint8 A; an int8 A meeting a B packed for it runs the slower exact
- * split step instead). */
-onyx_status *onyx_igemm_pack_b_s8a(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
-                                   const void *zb, size_t n_zb, onyx_igemm_b *out);
+/* onyx_igemm_pack_b for an A of known signedness: with a_signed (S8S8)
+ * int8 weights are packed for the exact step, as uint8 ones are (the
+ * saturating U8S8 step is for uint8 A; an int8 A meeting a B packed for
+ * uint8 A runs the slower exact split step instead). */
+onyx_status *onyx_igemm_pack_b_for_a(const void *b, bool b_signed, bool a_signed, size_t k, size_t n, size_t ldb,
+                                     const void *zb, size_t n_zb, onyx_igemm_b *out);
 void onyx_igemm_b_free(onyx_igemm_b *b);
 /* B's int8 packing made from its int16 copy, which is then released (the
  * VPMADDUBSW paths of the AVX2 kernel read B so; tests force them). */

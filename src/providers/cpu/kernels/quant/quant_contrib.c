@@ -80,8 +80,8 @@ static onyx_status *expand_scale(const onyx_value *s, int64_t n, const char *wha
 /* a_signed: A is int8 (MatMulIntegerToFloat's S8S8), packed for the exact step. */
 static onyx_status *pack(const onyx_value *b, const onyx_value *zb, bool a_signed, onyx_igemm_b *out) {
     ONYX_TRY(check_b(b, zb));
-    return onyx_igemm_pack_b_s8a(b->data, b->dtype == ONYX_INT8, a_signed, (size_t)b->dims[0], (size_t)b->dims[1],
-                                 (size_t)b->dims[1], zb ? zb->data : NULL, zb ? (size_t)zb->numel : 0, out);
+    return onyx_igemm_pack_b_for_a(b->data, b->dtype == ONYX_INT8, a_signed, (size_t)b->dims[0], (size_t)b->dims[1],
+                                   (size_t)b->dims[1], zb ? zb->data : NULL, zb ? (size_t)zb->numel : 0, out);
 }
 
 static onyx_status *qmm_init(const onyx_kernel_info *info, const qmm_layout *L, void **state) {
