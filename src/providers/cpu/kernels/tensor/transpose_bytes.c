@@ -69,11 +69,10 @@ static void few_rows_range(void *arg, size_t begin, size_t end) {
     const tr_job *j = arg;
     const size_t R = j->rows, C = j->cols;
     const uint8_t *s0 = j->src, *s1 = j->src + C, *s2 = j->src + (R > 2 ? 2 * C : 0), *s3 = j->src + (R > 3 ? 3 * C : 0);
-    const uint32_t m2 = R > 2 ? 0xff : 0, m3 = R > 3 ? 0xff : 0;
     size_t c = begin;
-    for (; c + 1 < end; c++) {
-        uint32_t v = (uint32_t)s0[c] | (uint32_t)s1[c] << 8 | (s2[c] & m2) << 16 | (s3[c] & m3) << 24;
-        memcpy(j->dst + c * R, &v, 4);
+    for (; c + 1 < end; c++) {   /* (rows past R read row 0; the next column overwrites them) */
+        const uint8_t w[4] = {s0[c], s1[c], s2[c], s3[c]};
+        memcpy(j->dst + c * R, w, 4);
     }
     for (; c < end; c++)
         for (size_t r = 0; r < R; r++) j->dst[c * R + r] = j->src[r * C + c];
