@@ -92,16 +92,64 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
  * wait on (as in the AVX-512 tile). */
 #define PF_LINES 4
 #define LANES_STEP                                                                  \
-    UNROLL                                                                          \
-    for (int l = 0; l < LANES; l++) {                                               \
-        FOR_O1(LOAD_W)                                                              \
-        FOR_PIX1(PIX_STEP)                                                          \
-        w += w_step;                                                                \
+    if (ASM_PASS) {                                                                 \
+        ASM_LANES                                                                   \
+    } else {                                                                        \
+        UNROLL                                                                      \
+        for (int l = 0; l < LANES; l++) {                                           \
+            FOR_O1(LOAD_W)                                                          \
+            FOR_PIX1(PIX_STEP)                                                      \
+            w += w_step;                                                            \
+        }                                                                           \
     }                                                                               \
     if (pf < pf_end) {                                                              \
         for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);  \
         pf += 64 * PF_LINES;                                                        \
     }
+
+/* The lanes of a pass of 2 ymm blocks x 5 or 6 pixels (the passes that
+ * run nearly all of a network's 1x1 and KxK FLOPs) in assembly, the
+ * accumulators pinned to ymm0-11 (the weights in ymm12-13, the broadcasts
+ * in ymm14-15). Compiled from C, GCC 12 kept some of the 12 accumulators
+ * and of the six input pointers on the stack across the unrolled lanes
+ * (and shuffled others between registers): store-to-load forwards in the
+ * accumulators' dependency chains. The pixels' pointers are loaded from
+ * xpp into r8-r13 in each block (a GCC asm takes at most 30 operands, the
+ * 12 accumulators count twice). Same FMAs per accumulator in the same
+ * order as the C body, so the results are bit for bit the same. */
+#if defined(__GNUC__)
+/* pixel p (its pointer in r<G>) of lane l: broadcast into ymm B, two FMAs */
+#define ASM_PIX(l, p, G, B)                                                 \
+    "vbroadcastss 4*" #l "(%%r" #G ",%[off],4), %%ymm" #B "\n\t"            \
+    "vfmadd231ps %%ymm12, %%ymm" #B ", %[c0" #p "]\n\t"                     \
+    "vfmadd231ps %%ymm13, %%ymm" #B ", %[c1" #p "]\n\t"
+#define ASM_W                                                               \
+    "vmovups (%[w]), %%ymm12\n\t"                                           \
+    "vmovups 32(%[w]), %%ymm13\n\t"                                         \
+    "add %[ws], %[w]\n\t"
+#define ASM_LANE5(l) ASM_W ASM_PIX(l, 0, 8, 14) ASM_PIX(l, 1, 9, 15) ASM_PIX(l, 2, 10, 14) \
+                     ASM_PIX(l, 3, 11, 15) ASM_PIX(l, 4, 12, 14)
+#define ASM_LANE6(l) ASM_LANE5(l) ASM_PIX(l, 5, 13, 15)
+#define ASM_LOAD_X5 "mov (%[xs]), %%r8\n\t" "mov 8(%[xs]), %%r9\n\t" "mov 16(%[xs]), %%r10\n\t" \
+                    "mov 24(%[xs]), %%r11\n\t" "mov 32(%[xs]), %%r12\n\t"
+#define ASM_LOAD_X6 ASM_LOAD_X5 "mov 40(%[xs]), %%r13\n\t"
+#define ASM_LANES8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ASM_ACC5 [c00] "+x"(c00), [c01] "+x"(c01), [c02] "+x"(c02), [c03] "+x"(c03), [c04] "+x"(c04), \
+                 [c10] "+x"(c10), [c11] "+x"(c11), [c12] "+x"(c12), [c13] "+x"(c13), [c14] "+x"(c14), \
+                 [w] "+r"(w)
+#define ASM_ACC6 ASM_ACC5, [c05] "+x"(c05), [c15] "+x"(c15)
+#define ASM_IN [xs] "r"(xpp), [off] "r"(off), [ws] "r"(4 * w_step)
+#define ASM_CLOBBER "r8", "r9", "r10", "r11", "r12", "r13", "xmm12", "xmm13", "xmm14", "xmm15", "memory"
+#define ASM_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && (LANES == 8 || LANES == 1))
+#define ASM_LANES                                                                                         \
+    if (NPIX == 6 && LANES == 8) __asm__(ASM_LOAD_X6 ASM_LANES8(ASM_LANE6) : ASM_ACC6 : ASM_IN : ASM_CLOBBER); \
+    if (NPIX == 5 && LANES == 8) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
+    if (NPIX == 6 && LANES == 1) __asm__(ASM_LOAD_X6 ASM_LANE6(0) : ASM_ACC6 : ASM_IN : ASM_CLOBBER);          \
+    if (NPIX == 5 && LANES == 1) __asm__(ASM_LOAD_X5 ASM_LANE5(0) : ASM_ACC5 : ASM_IN : ASM_CLOBBER);
+#else
+#define ASM_PASS 0
+#define ASM_LANES
+#endif
 
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
  * and z point at the pass's first ymm block; a lane's weights are the
