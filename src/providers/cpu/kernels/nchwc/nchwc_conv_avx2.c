@@ -30,6 +30,7 @@
 
 #ifdef ONYX_NCHWC_X86
 #include <immintrin.h>
+#include <math.h>
 
 #define TARGET __attribute__((target("avx2,fma")))
 #define INLINE TARGET static inline __attribute__((always_inline))
@@ -76,14 +77,30 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
         const __m256 xv = _mm256_broadcast_ss(x##p + off + l);  \
         FOR_O(FMA, p)                                           \
     }
-#define STORE_ACC(o, p)                                                             \
+/* The last chunk's store with the flags in registers (read before the
+ * first store, which the compiler must assume could change *kp) and
+ * Relu, Clip and no activation as one min(hi, max(lo, v)): no branch per
+ * accumulator. max(lo, v) keeps v where v is NaN (the second operand), as
+ * activate() does; with lo = -inf, hi = +inf it is v. */
+#define STORE_PLAIN(o, p) if ((o) < NV && (p) < NPIX) _mm256_storeu_ps(y + AT(o, p), c##o##p);
+#define STORE_LAST(o, p)                                                            \
     if ((o) < NV && (p) < NPIX) {                                                   \
         __m256 v = c##o##p;                                                         \
-        if (kp->last) {                                                             \
-            if (kp->has_z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + AT(o, p)));     \
-            v = activate(v, &kp->act);                                              \
-        }                                                                           \
+        if (has_z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + AT(o, p)));             \
+        v = leaky ? activate(v, &act) : _mm256_min_ps(hi, _mm256_max_ps(lo, v));    \
         _mm256_storeu_ps(y + AT(o, p), v);                                          \
+    }
+#define STORE_ALL                                                                   \
+    if (!kp->last) {                                                                \
+        FOR_ALL(STORE_PLAIN)                                                        \
+    } else {                                                                        \
+        const onyx_nchwc_act act = kp->act;                                         \
+        const bool has_z = kp->has_z, leaky = act.kind == ONYX_GEMM_ACT_LEAKY_RELU; \
+        const __m256 lo = _mm256_set1_ps(act.kind == ONYX_GEMM_ACT_RELU ? 0.0f      \
+                                         : act.kind == ONYX_GEMM_ACT_CLIP ? act.a   \
+                                                                          : -INFINITY); \
+        const __m256 hi = _mm256_set1_ps(act.kind == ONYX_GEMM_ACT_CLIP ? act.b : INFINITY); \
+        FOR_ALL(STORE_LAST)                                                         \
     }
 
 /* The lanes of one input channel (block) and tap at input offset off,
@@ -180,7 +197,7 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
             for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
                 for (int64_t kw = 0, off = xr; kw < KW; kw++, off += x_kw) { LANES_STEP }
     }
-    FOR_ALL(STORE_ACC)
+    STORE_ALL
 }
 
 typedef void (*pass_fn)(const onyx_nchwc_kparams *kp, const float *const *xp, const float *w, const float *bias,
