@@ -125,7 +125,7 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     }
 
 /* The lanes of a pass of 2 ymm blocks x 5 or 6 pixels (the passes that
- * run nearly all of a network's 1x1 and KxK FLOPs) in assembly, the
+ * run nearly all of a network's 1x1 and KxK FLOPs), and of 3 x 4, in assembly, the
  * accumulators pinned to ymm0-11 (the weights in ymm12-13, the broadcasts
  * in ymm14-15). Compiled from C, GCC 12 kept some of the 12 accumulators
  * and of the six input pointers on the stack across the unrolled lanes
@@ -157,12 +157,33 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
 #define ASM_ACC6 ASM_ACC5, [c05] "+x"(c05), [c15] "+x"(c15)
 #define ASM_IN [xs] "r"(xpp), [off] "r"(off), [ws] "r"(4 * w_step)
 #define ASM_CLOBBER "r8", "r9", "r10", "r11", "r12", "r13", "xmm12", "xmm13", "xmm14", "xmm15", "memory"
-#define ASM_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && (LANES == 8 || LANES == 1))
+/* 3 ymm blocks x 4 pixels (groups of 3 blocks: 24-channel outputs): the
+ * weights in ymm12-14, the broadcast in ymm15 */
+#define ASM_PIX3(l, p, G)                                                   \
+    "vbroadcastss 4*" #l "(%%r" #G ",%[off],4), %%ymm15\n\t"                \
+    "vfmadd231ps %%ymm12, %%ymm15, %[c0" #p "]\n\t"                         \
+    "vfmadd231ps %%ymm13, %%ymm15, %[c1" #p "]\n\t"                         \
+    "vfmadd231ps %%ymm14, %%ymm15, %[c2" #p "]\n\t"
+#define ASM_LANE34(l)                                                       \
+    "vmovups (%[w]), %%ymm12\n\t"                                           \
+    "vmovups 32(%[w]), %%ymm13\n\t"                                         \
+    "vmovups 64(%[w]), %%ymm14\n\t"                                         \
+    "add %[ws], %[w]\n\t"                                                   \
+    ASM_PIX3(l, 0, 8) ASM_PIX3(l, 1, 9) ASM_PIX3(l, 2, 10) ASM_PIX3(l, 3, 11)
+#define ASM_LOAD_X4 "mov (%[xs]), %%r8\n\t" "mov 8(%[xs]), %%r9\n\t" "mov 16(%[xs]), %%r10\n\t" \
+                    "mov 24(%[xs]), %%r11\n\t"
+#define ASM_ACC34 [c00] "+x"(c00), [c01] "+x"(c01), [c02] "+x"(c02), [c03] "+x"(c03),            \
+                  [c10] "+x"(c10), [c11] "+x"(c11), [c12] "+x"(c12), [c13] "+x"(c13),            \
+                  [c20] "+x"(c20), [c21] "+x"(c21), [c22] "+x"(c22), [c23] "+x"(c23), [w] "+r"(w)
+#define ASM_PASS ((NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6)) || (NV == 3 && R == 1 && NPIX == 4)) && \
+                 (LANES == 8 || LANES == 1)
 #define ASM_LANES                                                                                         \
-    if (NPIX == 6 && LANES == 8) __asm__(ASM_LOAD_X6 ASM_LANES8(ASM_LANE6) : ASM_ACC6 : ASM_IN : ASM_CLOBBER); \
-    if (NPIX == 5 && LANES == 8) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
-    if (NPIX == 6 && LANES == 1) __asm__(ASM_LOAD_X6 ASM_LANE6(0) : ASM_ACC6 : ASM_IN : ASM_CLOBBER);          \
-    if (NPIX == 5 && LANES == 1) __asm__(ASM_LOAD_X5 ASM_LANE5(0) : ASM_ACC5 : ASM_IN : ASM_CLOBBER);
+    if (NV == 2 && NPIX == 6 && LANES == 8) __asm__(ASM_LOAD_X6 ASM_LANES8(ASM_LANE6) : ASM_ACC6 : ASM_IN : ASM_CLOBBER); \
+    if (NV == 2 && NPIX == 5 && LANES == 8) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
+    if (NV == 2 && NPIX == 6 && LANES == 1) __asm__(ASM_LOAD_X6 ASM_LANE6(0) : ASM_ACC6 : ASM_IN : ASM_CLOBBER);          \
+    if (NV == 2 && NPIX == 5 && LANES == 1) __asm__(ASM_LOAD_X5 ASM_LANE5(0) : ASM_ACC5 : ASM_IN : ASM_CLOBBER);          \
+    if (NV == 3 && LANES == 8) __asm__(ASM_LOAD_X4 ASM_LANES8(ASM_LANE34) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);            \
+    if (NV == 3 && LANES == 1) __asm__(ASM_LOAD_X4 ASM_LANE34(0) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);
 #else
 #define ASM_PASS 0
 #define ASM_LANES
