@@ -184,9 +184,38 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     if (NV == 2 && NPIX == 5 && LANES == 1) __asm__(ASM_LOAD_X5 ASM_LANE5(0) : ASM_ACC5 : ASM_IN : ASM_CLOBBER);          \
     if (NV == 3 && LANES == 8) __asm__(ASM_LOAD_X4 ASM_LANES8(ASM_LANE34) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);            \
     if (NV == 3 && LANES == 1) __asm__(ASM_LOAD_X4 ASM_LANE34(0) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);
+/* A whole kernel row of taps on plain NCHW input (the first layer: one
+ * lane per tap, so per-tap blocks would reload the six pixel pointers and
+ * run the C loop for every 12 FMAs): row = {weight step in bytes, floats
+ * between taps, taps}, the tap offset in rax, the count in rcx. */
+#define ASM_ROW_STEP(P)                                                     \
+    "vmovups (%[w]), %%ymm12\n\t"                                           \
+    "vmovups 32(%[w]), %%ymm13\n\t"                                         \
+    "add (%[row]), %[w]\n\t"                                                \
+    ASM_ROW_PIX(0, 8, 14) ASM_ROW_PIX(1, 9, 15) ASM_ROW_PIX(2, 10, 14)      \
+    ASM_ROW_PIX(3, 11, 15) ASM_ROW_PIX(4, 12, 14) P                         \
+    "add 8(%[row]), %%rax\n\t"                                              \
+    "dec %%rcx\n\t"                                                         \
+    "jnz 1b\n\t"
+#define ASM_ROW_PIX(p, G, B)                                                \
+    "vbroadcastss (%%r" #G ",%%rax,4), %%ymm" #B "\n\t"                     \
+    "vfmadd231ps %%ymm12, %%ymm" #B ", %[c0" #p "]\n\t"                     \
+    "vfmadd231ps %%ymm13, %%ymm" #B ", %[c1" #p "]\n\t"
+#define ASM_ROW_IN(xr) [xs] "r"(xpp), [off] "r"(xr), [row] "r"(row)
+#define ASM_ROW_CLOBBER "rax", "rcx", "cc", ASM_CLOBBER
+#define ASM_ROW_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 1)
+#define ASM_ROW(xr)                                                                                      \
+    if (NPIX == 6)                                                                                       \
+        __asm__ volatile(ASM_LOAD_X6 "mov %[off], %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t"        \
+                         ASM_ROW_STEP(ASM_ROW_PIX(5, 13, 15)) : ASM_ACC6 : ASM_ROW_IN(xr) : ASM_ROW_CLOBBER); \
+    else                                                                                                 \
+        __asm__ volatile(ASM_LOAD_X5 "mov %[off], %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t"        \
+                         ASM_ROW_STEP() : ASM_ACC5 : ASM_ROW_IN(xr) : ASM_ROW_CLOBBER);
 #else
 #define ASM_PASS 0
 #define ASM_LANES
+#define ASM_ROW_PASS 0
+#define ASM_ROW(xr)
 #endif
 
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
@@ -213,6 +242,16 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
                 off += x_c;
             }
         for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
+    } else if (ASM_ROW_PASS) {   /* NCHW input: a kernel row per asm block */
+        const int64_t row[3] = {4 * w_step, x_kw, KW};
+        for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
+            for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh) {
+                ASM_ROW(xr)
+                for (int64_t t = 0; t < KW && pf < pf_end; t++) {
+                    for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);
+                    pf += 64 * PF_LINES;
+                }
+            }
     } else {
         for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
             for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
