@@ -135,11 +135,13 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
  * 12 accumulators count twice). Same FMAs per accumulator in the same
  * order as the C body, so the results are bit for bit the same. */
 #if defined(__GNUC__)
-/* pixel p (its pointer in r<G>) of lane l: broadcast into ymm B, two FMAs */
-#define ASM_PIX(l, p, G, B)                                                 \
-    "vbroadcastss 4*" #l "(%%r" #G ",%[off],4), %%ymm" #B "\n\t"            \
+/* pixel p's input at ADDR broadcast into ymm B, two FMAs */
+#define ASM_BCAST_FMA2(ADDR, p, B)                                          \
+    "vbroadcastss " ADDR ", %%ymm" #B "\n\t"                                \
     "vfmadd231ps %%ymm12, %%ymm" #B ", %[c0" #p "]\n\t"                     \
     "vfmadd231ps %%ymm13, %%ymm" #B ", %[c1" #p "]\n\t"
+/* pixel p (its pointer in r<G>) of lane l */
+#define ASM_PIX(l, p, G, B) ASM_BCAST_FMA2("4*" #l "(%%r" #G ",%[off],4)", p, B)
 #define ASM_W                                                               \
     "vmovups (%[w]), %%ymm12\n\t"                                           \
     "vmovups 32(%[w]), %%ymm13\n\t"                                         \
@@ -175,13 +177,12 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
 #define ASM_ACC34 [c00] "+x"(c00), [c01] "+x"(c01), [c02] "+x"(c02), [c03] "+x"(c03),            \
                   [c10] "+x"(c10), [c11] "+x"(c11), [c12] "+x"(c12), [c13] "+x"(c13),            \
                   [c20] "+x"(c20), [c21] "+x"(c21), [c22] "+x"(c22), [c23] "+x"(c23), [w] "+r"(w)
-#define ASM_PASS ((NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6)) || (NV == 3 && R == 1 && NPIX == 4)) && \
-                 (LANES == 8 || LANES == 1)
+/* (2 x 5-6 on NCHW input, LANES 1, runs whole kernel rows: ASM_ROW below) */
+#define ASM_PASS ((NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 8) || \
+                  (NV == 3 && R == 1 && NPIX == 4 && (LANES == 8 || LANES == 1)))
 #define ASM_LANES                                                                                         \
-    if (NV == 2 && NPIX == 6 && LANES == 8) __asm__(ASM_LOAD_X6 ASM_LANES8(ASM_LANE6) : ASM_ACC6 : ASM_IN : ASM_CLOBBER); \
-    if (NV == 2 && NPIX == 5 && LANES == 8) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
-    if (NV == 2 && NPIX == 6 && LANES == 1) __asm__(ASM_LOAD_X6 ASM_LANE6(0) : ASM_ACC6 : ASM_IN : ASM_CLOBBER);          \
-    if (NV == 2 && NPIX == 5 && LANES == 1) __asm__(ASM_LOAD_X5 ASM_LANE5(0) : ASM_ACC5 : ASM_IN : ASM_CLOBBER);          \
+    if (NV == 2 && NPIX == 6) __asm__(ASM_LOAD_X6 ASM_LANES8(ASM_LANE6) : ASM_ACC6 : ASM_IN : ASM_CLOBBER); \
+    if (NV == 2 && NPIX == 5) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
     if (NV == 3 && LANES == 8) __asm__(ASM_LOAD_X4 ASM_LANES8(ASM_LANE34) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);            \
     if (NV == 3 && LANES == 1) __asm__(ASM_LOAD_X4 ASM_LANE34(0) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);
 /* A whole kernel row of taps on plain NCHW input (the first layer: one
@@ -197,10 +198,7 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     "add 8(%[row]), %%rax\n\t"                                              \
     "dec %%rcx\n\t"                                                         \
     "jnz 1b\n\t"
-#define ASM_ROW_PIX(p, G, B)                                                \
-    "vbroadcastss (%%r" #G ",%%rax,4), %%ymm" #B "\n\t"                     \
-    "vfmadd231ps %%ymm12, %%ymm" #B ", %[c0" #p "]\n\t"                     \
-    "vfmadd231ps %%ymm13, %%ymm" #B ", %[c1" #p "]\n\t"
+#define ASM_ROW_PIX(p, G, B) ASM_BCAST_FMA2("(%%r" #G ",%%rax,4)", p, B)
 #define ASM_ROW_IN(xr) [xs] "r"(xpp), [off] "r"(xr), [row] "r"(row)
 #define ASM_ROW_CLOBBER "rax", "rcx", "cc", ASM_CLOBBER
 #define ASM_ROW_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 1)
