@@ -43,6 +43,10 @@ typedef struct onyx_provider_vtable {
     /* Optional: the kernel keeps its own copy of constant input `input`
      * (packed weights), so the graph's copy may be freed. */
     bool (*kernel_owns_input)(const onyx_provider *p, const onyx_kernel *k, size_t input);
+    /* Optional: the input whose bytes output 0 may take when no later node
+     * reads that input (the kernel then finds the two at one address and
+     * must read each element before writing it), -1 none. */
+    int (*output_shares_input)(const onyx_provider *p, const onyx_kernel *k);
     /* Run one node: ctx->in/out are values in the provider's memory (host
      * values for the inputs host_inputs names). */
     onyx_status *(*run)(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx);

@@ -10,7 +10,14 @@
  * Values live on the device of the provider that made them: each device
  * gets an arena of its own, allocated with that device's allocator, and the
  * values recorded on it are placed there the same way (never sharing bytes
- * with another device's values). */
+ * with another device's values).
+ *
+ * A kernel may write its output over one input it reads element by
+ * element (ONNX Runtime's "may in place": the NCHWc Conv over its residual
+ * Sum, which then reads and writes each output line once instead of
+ * reading Z and filling a separate Y). Where that input dies at the node,
+ * the output takes the input's bytes: the two become one item, alive from
+ * the input's producer to the output's last use. */
 #include <stdlib.h>
 #include <string.h>
 #include "session/memplan.h"
@@ -212,21 +219,58 @@ static onyx_status *arena_index(onyx_memplan *mp, const onyx_device_mem *d, uint
 
 onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
                                  size_t sig_len, onyx_memplan **out) {
-    return onyx_memplan_build_devices(g, recorded, NULL, sig, sig_len, out);
+    return onyx_memplan_build_devices(g, recorded, NULL, NULL, sig, sig_len, out);
+}
+
+/* Whether value v is placed by the plan (an intermediate recorded here). */
+static bool planned_value(const onyx_graph *g, const size_t *recorded, size_t v) {
+    const onyx_graph_value *gv = &g->values[v];
+    return recorded[v] && !gv->is_output && gv->source == ONYX_VAL_INTERMEDIATE && gv->producer >= 0;
+}
+
+/* root[v]: the value whose bytes v takes (v itself unless a node writes v
+ * over its input, see the top of the file); last[root]: the group's last
+ * use. An input is taken only where the node reads it through no other
+ * input and no later node reads it. */
+static void share_inputs(const onyx_graph *g, const size_t *recorded, const int8_t *shares,
+                         const uint8_t *arena_of, int32_t *root, int32_t *last) {
+    for (size_t v = 0; v < g->n_values; v++) {
+        const onyx_graph_value *gv = &g->values[v];
+        root[v] = (int32_t)v;
+        last[v] = gv->last_use >= gv->producer ? gv->last_use : gv->producer;
+    }
+    for (size_t n = 0; shares && n < g->n_nodes; n++) {
+        const onyx_node *node = &g->nodes[n];
+        if (shares[n] < 0 || (size_t)shares[n] >= node->n_in || node->n_out < 1) continue;
+        const int32_t z = node->in[shares[n]], y = node->out[0];
+        if (z < 0 || y < 0 || z == y || !planned_value(g, recorded, (size_t)z) ||
+            !planned_value(g, recorded, (size_t)y) || recorded[z] != recorded[y] || arena_of[z] != arena_of[y] ||
+            g->values[z].last_use != (int32_t)n)
+            continue;
+        size_t reads = 0;
+        for (size_t k = 0; k < node->n_in; k++) reads += node->in[k] == z;
+        if (reads != 1) continue;
+        const int32_t r = root[z];
+        root[y] = r;
+        if (last[y] > last[r]) last[r] = last[y];
+    }
 }
 
 onyx_status *onyx_memplan_build_devices(const onyx_graph *g, const size_t *recorded,
-                                        const onyx_device_mem *const *device, int64_t *sig, size_t sig_len,
-                                        onyx_memplan **out) {
+                                        const onyx_device_mem *const *device, const int8_t *shares, int64_t *sig,
+                                        size_t sig_len, onyx_memplan **out) {
     item *items = malloc((g->n_values + 1) * sizeof *items);
+    int32_t *root = malloc((g->n_values + 1) * sizeof *root), *last = malloc((g->n_values + 1) * sizeof *last);
     onyx_memplan *mp = calloc(1, sizeof *mp);
     if (mp) {
         mp->offset = malloc((g->n_values + 1) * sizeof *mp->offset);
         mp->size = calloc(g->n_values + 1, sizeof *mp->size);
         mp->arena_of = calloc(g->n_values + 1, 1);
     }
-    if (!items || !mp || !mp->offset || !mp->size || !mp->arena_of) {
+    if (!items || !root || !last || !mp || !mp->offset || !mp->size || !mp->arena_of) {
         free(items);
+        free(root);
+        free(last);
         onyx_memplan_free(mp);
         free(sig);
         return ONYX_OOM();
@@ -237,23 +281,24 @@ onyx_status *onyx_memplan_build_devices(const onyx_graph *g, const size_t *recor
     onyx_status *st = arena_index(mp, NULL, &host);   /* arena 0: the host's */
     for (size_t v = 0; !st && v < g->n_values; v++) {
         mp->offset[v] = SIZE_MAX;
-        const onyx_graph_value *gv = &g->values[v];
-        if (recorded[v] && !gv->is_output && gv->source == ONYX_VAL_INTERMEDIATE && gv->producer >= 0)
-            st = arena_index(mp, device ? device[v] : NULL, &mp->arena_of[v]);
+        if (planned_value(g, recorded, v)) st = arena_index(mp, device ? device[v] : NULL, &mp->arena_of[v]);
     }
+    if (!st) share_inputs(g, recorded, shares, mp->arena_of, root, last);
     for (size_t k = 0; !st && k < mp->n_arenas; k++) {
         size_t n = 0;
-        for (size_t v = 0; v < g->n_values; v++) {
-            const onyx_graph_value *gv = &g->values[v];
-            if (!recorded[v] || gv->is_output || gv->source != ONYX_VAL_INTERMEDIATE || gv->producer < 0 ||
-                mp->arena_of[v] != k)
-                continue;
-            int32_t last = gv->last_use >= gv->producer ? gv->last_use : gv->producer;
-            items[n++] = (item){(int32_t)v, round_up(recorded[v]), gv->producer, last};
-        }
+        for (size_t v = 0; v < g->n_values; v++)   /* one item per group, as its root */
+            if (planned_value(g, recorded, v) && mp->arena_of[v] == k && root[v] == (int32_t)v)
+                items[n++] = (item){(int32_t)v, round_up(recorded[v]), g->values[v].producer, last[v]};
         st = place_items(g, items, n, mp, &mp->bytes[k]);
     }
+    for (size_t v = 0; !st && v < g->n_values; v++)
+        if (root[v] != (int32_t)v) {   /* roots come first in node order: placed */
+            mp->offset[v] = mp->offset[root[v]];
+            mp->size[v] = mp->size[root[v]];
+        }
     free(items);
+    free(root);
+    free(last);
     if (st) {
         onyx_memplan_free(mp);
         return st;

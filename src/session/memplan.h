@@ -31,10 +31,12 @@ bool onyx_memplan_matches(const onyx_memplan *mp, const int64_t *sig, size_t len
 onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
                                 size_t sig_len, onyx_memplan **out);
 /* The same, with the device each value was recorded on (per value id,
- * NULL = host; a NULL array = all host): one arena per device. */
+ * NULL = host; a NULL array = all host): one arena per device. shares[n]
+ * (per node; NULL = none): the input whose bytes node n's output 0 may
+ * take, -1 none (memplan.c tells when it does). */
 onyx_status *onyx_memplan_build_devices(const onyx_graph *g, const size_t *recorded,
-                                        const onyx_device_mem *const *device, int64_t *sig, size_t sig_len,
-                                        onyx_memplan **out);
+                                        const onyx_device_mem *const *device, const int8_t *shares, int64_t *sig,
+                                        size_t sig_len, onyx_memplan **out);
 void onyx_memplan_free(onyx_memplan *mp);
 /* The device arenas of a plan (index k >= 1; [0] unused), each allocated
  * with its device's allocator; *out NULL when the plan has none. Fails

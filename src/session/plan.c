@@ -146,6 +146,7 @@ static onyx_status *create_kernels(onyx_plan *plan, const_tracker *t) {
             return onyx_error_wrap(st, "%s: ", onyx_node_describe(&g->nodes[i], d, sizeof d));
         }
         tracker_node_done(plan, t, i);
+        plan->shares_input[i] = p->vt->output_shares_input ? p->vt->output_shares_input(p, &plan->kernels[i]) : -1;
     }
     return NULL;
 }
@@ -162,8 +163,9 @@ onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *provide
     }
     plan->kernels = calloc(g->n_nodes + 1, sizeof *plan->kernels);
     plan->node_provider = calloc(g->n_nodes + 1, sizeof *plan->node_provider);
+    plan->shares_input = malloc(g->n_nodes + 1);
     onyx_status *st = NULL;
-    if (!plan->kernels || !plan->node_provider) st = ONYX_OOM();
+    if (!plan->kernels || !plan->node_provider || !plan->shares_input) st = ONYX_OOM();
     if (!st) st = assign_providers(plan, providers, n_providers);
     const_tracker t = {0};
     if (!st) st = tracker_init(g, &t);
@@ -191,5 +193,6 @@ void onyx_plan_free(onyx_plan *plan) {
     free(plan->release_vals);
     free(plan->outer_copy_src);
     free(plan->outer_copy_keep);
+    free(plan->shares_input);
     free(plan);
 }

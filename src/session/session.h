@@ -91,6 +91,9 @@ typedef struct onyx_plan {
      * when the graph has none. */
     int32_t *outer_copy_src;
     uint8_t *outer_copy_keep;
+    /* per node: the input whose bytes its output 0 may take (the provider's
+     * output_shares_input), -1 none; for the memory plan */
+    int8_t *shares_input;
 } onyx_plan;
 
 onyx_status *onyx_plan_create(const onyx_graph *g, onyx_provider *const *providers,

@@ -258,7 +258,8 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     onyx_outer_copies_free(&rs);   /* its own bodies' copies of its values */
     onyx_memplan *made = NULL;
     if (record && !st && rs.recorded && rs.recorded_device) {
-        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sig, sig_len, &made);
+        onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sg->plan->shares_input, sig,
+                                                       sig_len, &made);
         sig = NULL;   /* owned (or freed) by onyx_memplan_build */
         onyx_status_free(bst);
     }

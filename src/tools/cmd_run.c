@@ -1,4 +1,5 @@
-/* onyx run MODEL: run once, print each output, optionally save them. */
+/* onyx run MODEL: run once (or --runs N times), print each output,
+ * optionally save them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ typedef struct run_opts {
     const char *output_npz;
     const char *dump_dir;
     int show; /* values printed per output */
+    int runs;
 } run_opts;
 
 static bool parse_run_args(int argc, char **argv, run_opts *o) {
@@ -26,6 +28,8 @@ static bool parse_run_args(int argc, char **argv, run_opts *o) {
             o->dump_dir = a.value;
         else if (cli_flag(&a, "--show", true))
             cli_flag_int(&a, 0, 1 << 20, &o->show);
+        else if (cli_flag(&a, "--runs", true))
+            cli_flag_int(&a, 1, 1 << 20, &o->runs);
         else if (cli_flag(&a, "-h", false) || cli_flag(&a, "--help", false)) {
             cli_print_help(stdout, "run");
             exit(CLI_EXIT_OK);
@@ -84,15 +88,17 @@ static onyx_status *run_model(const run_opts *o, cli_runner *r) {
     printf("model: %s (loaded in %.1f ms)\n", o->model, r->load_ms);
     ONYX_TRY(runner_prepare_inputs(r, &o->m));
     print_inputs(r);
-    double t0 = cli_now_ms();
-    ONYX_TRY(runner_run(r));
-    printf("run: %.3f ms\n", cli_now_ms() - t0);
+    for (int i = 0; i < o->runs; i++) {
+        double t0 = cli_now_ms();
+        ONYX_TRY(runner_run(r));
+        printf("run: %.3f ms\n", cli_now_ms() - t0);
+    }
     print_outputs(r, o->show);
     return save_outputs(r, o);
 }
 
 int cmd_run(int argc, char **argv) {
-    run_opts o = {.show = 8};
+    run_opts o = {.show = 8, .runs = 1};
     if (!parse_run_args(argc, argv, &o)) {
         cli_model_opts_free(&o.m);
         return CLI_EXIT_USAGE;

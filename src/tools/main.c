@@ -47,6 +47,8 @@ static const char *const run_help =
     "                        takes the rest; one that cannot start is skipped with a warning);\n"
     "                        options as NAME:KEY=VALUE, e.g. cuda:device_id=0:use_tf32=1\n"
     "  --show N              values to print per output (default 8)\n"
+    "  --runs N              run N times, printing and saving the last run's outputs (runs\n"
+    "                        after the first take the memory plan the first recorded)\n"
     "  --timeout S           terminate the run after S seconds (exit status 1, 'terminated')\n"
     "  -S SEED               seed for generated inputs (default 0)\n"
     "Inputs not given are generated: floats uniform in [-1,1), integers 0..9 (1 for *mask*\n"

@@ -107,6 +107,11 @@ static bool cpu_kernel_owns_input(const onyx_provider *p, const onyx_kernel *k, 
     return d && d->consumes_const_input && k->state && d->consumes_const_input(k->state, input);
 }
 
+static int cpu_output_shares_input(const onyx_provider *p, const onyx_kernel *k) {
+    const onyx_op_def *d = k->impl;
+    return d && d->output_shares_input && k->state ? d->output_shares_input(k->state) : -1;
+}
+
 static onyx_status *cpu_run(const onyx_provider *p, const onyx_kernel *k, onyx_kernel_ctx *ctx) {
     const onyx_op_def *d = k->impl;
     ctx->state = k->state;
@@ -160,6 +165,7 @@ static const onyx_provider_vtable cpu_vtable = {
     .create_kernel = cpu_create_kernel,
     .free_kernel = cpu_free_kernel,
     .kernel_owns_input = cpu_kernel_owns_input,
+    .output_shares_input = cpu_output_shares_input,
     .run = cpu_run,
     .destroy = cpu_destroy,
     .layout_block = cpu_layout_block,

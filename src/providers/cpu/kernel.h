@@ -59,6 +59,9 @@ typedef struct onyx_op_def {
      * reads that input's data. The session then frees the constant's bytes
      * (only its shape stays), so weights are not held twice. */
     bool (*consumes_const_input)(const void *state, size_t k);
+    /* Optional: the input whose bytes output 0 may take (provider.h's
+     * output_shares_input), -1 none. */
+    int (*output_shares_input)(const void *state);
 } onyx_op_def;
 
 #define ONYX_OPSET_LATEST INT_MAX

@@ -396,6 +396,14 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
     return NULL;
 }
 
+/* Y may be written over Z (input 3) where only direct tiles run, which
+ * read each element of Z just before they store that element of Y (the
+ * 1x1 kernels: never Winograd; not depthwise or bfloat16). */
+static int nconv_shares(const void *state) {
+    const nconv_state *st = state;
+    return st->wdims[2] == 1 && st->wdims[3] == 1 && !st->depthwise && !st->w_bf16 ? 3 : -1;
+}
+
 /* W and a constant B are held packed: compute never reads their data. */
 static bool nconv_consumes(const void *state, size_t k) {
     const nconv_state *st = state;
@@ -499,13 +507,15 @@ static void direct_range(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* Channel chunks and pixel bands for the caches and the threads. */
-static void plan_blocking(direct_plan *pl, int threads) {
+/* Channel chunks and pixel bands for the caches and the threads. One
+ * chunk where Y is written over Z: a chunk's partial sums in Y would
+ * overwrite Z before the last chunk adds it. */
+static void plan_blocking(direct_plan *pl, int threads, bool one_chunk) {
     const onyx_nchwc_geom *g = pl->g;
     const int64_t K = g->KH * g->KW, L = pl->lanes, P = g->OH * g->OW;
     /* chunk: the weights of a full group for cc units fit CHUNK_WEIGHT_BYTES */
     int64_t unit_bytes = K * L * ONYX_NCHWC_GROUP_CHANNELS * (int64_t)sizeof(float);
-    int64_t cc = onyx_nchwc_l2_budget(CHUNK_WEIGHT_BYTES) / unit_bytes;
+    int64_t cc = one_chunk ? pl->units : onyx_nchwc_l2_budget(CHUNK_WEIGHT_BYTES) / unit_bytes;
     if (cc < 1) cc = 1;
     pl->nchunks = (pl->units + cc - 1) / cc;
     pl->cc = (pl->units + pl->nchunks - 1) / pl->nchunks;
@@ -595,7 +605,7 @@ static onyx_status *conv_direct(const onyx_nchwc_geom *g, int lanes, const float
     direct_plan pl = {.g = g, .tile = pick_tile(g->blk), .lanes = lanes, .units = lanes > 1 ? g->Cb : g->C,
                       .w = w, .bias = bias, .act = act, .bg = onyx_nchwc_make_groups(g->Mb, g->blk)};
     const int threads = onyx_threadpool_threads(tp);
-    plan_blocking(&pl, threads);
+    plan_blocking(&pl, threads, z && z == y);
     const int64_t w_floats = g->Mb * g->blk * pl.units * lanes * g->KH * g->KW;   /* packed: fits memory */
     if (w_floats * (int64_t)sizeof(float) > onyx_nchwc_l2_budget(PREFETCH_WEIGHT_BYTES)) pl.w_end = w + w_floats;
     const int64_t in_img = pl.units * g->IH * g->IW * lanes, out_img = g->Mb * g->OH * g->OW * g->blk;
@@ -730,5 +740,6 @@ static onyx_status *nconv_compute(onyx_kernel_ctx *ctx) {
 
 /* [N, ceil(M/blk), OH, OW, blk] when X's spatial dims and W are known. */
 const onyx_op_def onyx_ops_nchwc_conv[] = {
-    {ONYX_NCHWC_DOMAIN, "Conv", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, nconv_init, nconv_free, nconv_compute, nconv_consumes},
+    {ONYX_NCHWC_DOMAIN, "Conv", 1, ONYX_OPSET_LATEST, ONYX_T(ONYX_FLOAT), 0, nconv_init, nconv_free, nconv_compute, nconv_consumes,
+     nconv_shares},
     {0},};
