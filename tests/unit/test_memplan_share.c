@@ -4,13 +4,15 @@
  * every planned run gives the same bits as the recording run and as a
  * session without a plan, at 1 and 2 threads, batch 1 and 3.
  * tests/data/residual_chain.onnx (make_residual_model.py) holds the cases:
- * two bottleneck blocks and a Conv over 1040 channels (more than one chunk
- * of weights: in place it must run as one) share; a Z that is also the
+ * two bottleneck blocks, a Conv over 1040 channels (more than one chunk of
+ * weights: in place it must run as one) and a basic block's second 3x3
+ * Conv (direct tiles, then Winograd forced) share; a Z that is also the
  * Conv's X and a Z read again later do not. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "onyx.h"
+#include "providers/cpu/kernels/nchwc/nchwc_winograd.h"
 #include "providers/cpu/platform.h"
 #include "session/session.h"
 #include "testlib.h"
@@ -86,9 +88,9 @@ static void test_shared(int threads, int64_t batch) {
     count_shared(s, &offered, &shared);
     CHECK(s->memplan != NULL);
     if (onyx_cpu_nchwc_block()) {
-        /* the five 1x1 Convs with a Z; three of them share */
-        if (offered != 5 || shared != 3) fprintf(stderr, "offered %zu, shared %zu\n", offered, shared);
-        CHECK(offered == 5 && shared == 3);
+        /* the six Convs with a Z; four of them share */
+        if (offered != 6 || shared != 4) fprintf(stderr, "offered %zu, shared %zu\n", offered, shared);
+        CHECK(offered == 6 && shared == 4);
     } else {   /* no blocked layout (generic): no kernel offers */
         CHECK(offered == 0 && shared == 0);
     }
@@ -105,6 +107,9 @@ int main(void) {
     testlib_seed(7);
     test_shared(1, 1);
     test_shared(2, 3);
+    onyx_nchwc_wino_force(1);   /* every 3x3 stride-1 Conv through Winograd */
+    test_shared(2, 2);
+    onyx_nchwc_wino_force(0);
     onyx_env_free(env);
     return testlib_finish("test_memplan_share");
 }

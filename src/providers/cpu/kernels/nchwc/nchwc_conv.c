@@ -396,12 +396,14 @@ static onyx_status *nconv_init(const onyx_kernel_info *info, void **state) {
     return NULL;
 }
 
-/* Y may be written over Z (input 3) where only direct tiles run, which
- * read each element of Z just before they store that element of Y (the
- * 1x1 kernels: never Winograd; not depthwise or bfloat16). */
+/* Y may be written over Z (input 3): the direct tiles' last store and
+ * Winograd's output transform read each element of Z just before they
+ * store that element of Y, and the direct convolution then runs its input
+ * channels as one chunk (plan_blocking). Not offered by the depthwise and
+ * bfloat16 paths. */
 static int nconv_shares(const void *state) {
     const nconv_state *st = state;
-    return st->wdims[2] == 1 && st->wdims[3] == 1 && !st->depthwise && !st->w_bf16 ? 3 : -1;
+    return !st->depthwise && !st->w_bf16 ? 3 : -1;
 }
 
 /* W and a constant B are held packed: compute never reads their data. */
