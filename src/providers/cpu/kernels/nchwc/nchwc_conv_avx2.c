@@ -177,7 +177,7 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
 #define ASM_ACC34 [c00] "+x"(c00), [c01] "+x"(c01), [c02] "+x"(c02), [c03] "+x"(c03),            \
                   [c10] "+x"(c10), [c11] "+x"(c11), [c12] "+x"(c12), [c13] "+x"(c13),            \
                   [c20] "+x"(c20), [c21] "+x"(c21), [c22] "+x"(c22), [c23] "+x"(c23), [w] "+r"(w)
-/* (2 x 5-6 on NCHW input, LANES 1, runs whole kernel rows: ASM_ROW below) */
+/* (2 x 5-6 on NCHW input, LANES 1, runs a channel's whole window: ASM_WINDOW below) */
 #define ASM_PASS ((NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 8) || \
                   (NV == 3 && R == 1 && NPIX == 4 && (LANES == 8 || LANES == 1)))
 #define ASM_LANES                                                                                         \
@@ -185,10 +185,10 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     if (NV == 2 && NPIX == 5) __asm__(ASM_LOAD_X5 ASM_LANES8(ASM_LANE5) : ASM_ACC5 : ASM_IN : ASM_CLOBBER); \
     if (NV == 3 && LANES == 8) __asm__(ASM_LOAD_X4 ASM_LANES8(ASM_LANE34) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);            \
     if (NV == 3 && LANES == 1) __asm__(ASM_LOAD_X4 ASM_LANE34(0) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);
-/* A whole kernel row of taps on plain NCHW input (the first layer: one
- * lane per tap, so per-tap blocks would reload the six pixel pointers and
- * run the C loop for every 12 FMAs): row = {weight step in bytes, floats
- * between taps, taps}, the tap offset in rax, the count in rcx. */
+/* The taps of plain NCHW input (the first layer: one lane per tap, so
+ * per-tap blocks would reload the six pixel pointers and run the C loop
+ * for every 12 FMAs): ASM_WINDOW runs a channel's KH x KW taps, the tap
+ * offset in rax, the taps left in the row in rcx. */
 #define ASM_ROW_STEP(P)                                                     \
     "vmovups (%[w]), %%ymm12\n\t"                                           \
     "vmovups 32(%[w]), %%ymm13\n\t"                                         \
@@ -199,21 +199,23 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     "dec %%rcx\n\t"                                                         \
     "jnz 1b\n\t"
 #define ASM_ROW_PIX(p, G, B) ASM_BCAST_FMA2("(%%r" #G ",%%rax,4)", p, B)
-#define ASM_ROW_IN(xr) [xs] "r"(xpp), [off] "r"(xr), [row] "r"(row)
 #define ASM_ROW_CLOBBER "rax", "rcx", "cc", ASM_CLOBBER
 #define ASM_ROW_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 1)
-#define ASM_ROW(xr)                                                                                      \
-    if (NPIX == 6)                                                                                       \
-        __asm__ volatile(ASM_LOAD_X6 "mov %[off], %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t"        \
-                         ASM_ROW_STEP(ASM_ROW_PIX(5, 13, 15)) : ASM_ACC6 : ASM_ROW_IN(xr) : ASM_ROW_CLOBBER); \
-    else                                                                                                 \
-        __asm__ volatile(ASM_LOAD_X5 "mov %[off], %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t"        \
-                         ASM_ROW_STEP() : ASM_ACC5 : ASM_ROW_IN(xr) : ASM_ROW_CLOBBER);
+/* All KH x KW taps of one input channel: rdx counts the rows, r14 holds
+ * the row's first offset; kw = {weight step in bytes, floats between taps,
+ * KW, floats between rows, KH}. */
+#define ASM_WINDOW_IN(xr) [xs] "r"(xpp), [off] "r"(xr), [row] "r"(kw)
+#define ASM_WINDOW_CLOBBER "rdx", "r14", ASM_ROW_CLOBBER
+#define ASM_WINDOW(xr, LOADX, P, ACC)                                                                    \
+    __asm__ volatile(LOADX "mov %[off], %%r14\n\t" "mov 32(%[row]), %%rdx\n\t" "2:\n\t"                 \
+                     "mov %%r14, %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t" ASM_ROW_STEP(P)       \
+                     "add 24(%[row]), %%r14\n\t" "dec %%rdx\n\t" "jnz 2b\n\t"                          \
+                     : ACC : ASM_WINDOW_IN(xr) : ASM_WINDOW_CLOBBER)
 #else
 #define ASM_PASS 0
 #define ASM_LANES
 #define ASM_ROW_PASS 0
-#define ASM_ROW(xr)
+#define ASM_WINDOW(xr, LOADX, P, ACC)
 #endif
 
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
@@ -240,16 +242,16 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
                 off += x_c;
             }
         for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
-    } else if (ASM_ROW_PASS) {   /* NCHW input: a kernel row per asm block */
-        const int64_t row[3] = {4 * w_step, x_kw, KW};
-        for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
-            for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh) {
-                ASM_ROW(xr)
-                for (int64_t t = 0; t < KW && pf < pf_end; t++) {
-                    for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);
-                    pf += 64 * PF_LINES;
-                }
+    } else if (ASM_ROW_PASS) {   /* NCHW input: a channel's whole window per asm block */
+        const int64_t kw[5] = {4 * w_step, x_kw, KW, x_kh, KH};
+        for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c) {
+            if (NPIX == 6) ASM_WINDOW(xc, ASM_LOAD_X6, ASM_ROW_PIX(5, 13, 15), ASM_ACC6);
+            else ASM_WINDOW(xc, ASM_LOAD_X5, , ASM_ACC5);
+            for (int64_t t = 0; t < KH * KW && pf < pf_end; t++) {
+                for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);
+                pf += 64 * PF_LINES;
             }
+        }
     } else {
         for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c)
             for (int64_t kh = 0, xr = xc; kh < KH; kh++, xr += x_kh)
