@@ -187,35 +187,32 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
     if (NV == 3 && LANES == 1) __asm__(ASM_LOAD_X4 ASM_LANE34(0) : ASM_ACC34 : ASM_IN : ASM_CLOBBER);
 /* The taps of plain NCHW input (the first layer: one lane per tap, so
  * per-tap blocks would reload the six pixel pointers and run the C loop
- * for every 12 FMAs): ASM_WINDOW runs a channel's KH x KW taps, the tap
- * offset in rax, the taps left in the row in rcx. */
-#define ASM_ROW_STEP(P)                                                     \
+ * for every 12 FMAs): ASM_WINDOW runs all KH x KW taps of one input
+ * channel, win = {weight step in bytes, floats between taps, KW, floats
+ * between rows, KH}; the tap offset in rax, the taps left in the row in
+ * rcx, the rows left in rdx, the row's first offset in r14. */
+#define ASM_TAP_STEP(P)                                                     \
     "vmovups (%[w]), %%ymm12\n\t"                                           \
     "vmovups 32(%[w]), %%ymm13\n\t"                                         \
-    "add (%[row]), %[w]\n\t"                                                \
-    ASM_ROW_PIX(0, 8, 14) ASM_ROW_PIX(1, 9, 15) ASM_ROW_PIX(2, 10, 14)      \
-    ASM_ROW_PIX(3, 11, 15) ASM_ROW_PIX(4, 12, 14) P                         \
-    "add 8(%[row]), %%rax\n\t"                                              \
+    "add (%[win]), %[w]\n\t"                                                \
+    ASM_TAP_PIX(0, 8, 14) ASM_TAP_PIX(1, 9, 15) ASM_TAP_PIX(2, 10, 14)      \
+    ASM_TAP_PIX(3, 11, 15) ASM_TAP_PIX(4, 12, 14) P                         \
+    "add 8(%[win]), %%rax\n\t"                                              \
     "dec %%rcx\n\t"                                                         \
     "jnz 1b\n\t"
-#define ASM_ROW_PIX(p, G, B) ASM_BCAST_FMA2("(%%r" #G ",%%rax,4)", p, B)
-#define ASM_ROW_CLOBBER "rax", "rcx", "cc", ASM_CLOBBER
-#define ASM_ROW_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 1)
-/* All KH x KW taps of one input channel: rdx counts the rows, r14 holds
- * the row's first offset; kw = {weight step in bytes, floats between taps,
- * KW, floats between rows, KH}. */
-#define ASM_WINDOW_IN(xr) [xs] "r"(xpp), [off] "r"(xr), [row] "r"(kw)
-#define ASM_WINDOW_CLOBBER "rdx", "r14", ASM_ROW_CLOBBER
-#define ASM_WINDOW(xr, LOADX, P, ACC)                                                                    \
-    __asm__ volatile(LOADX "mov %[off], %%r14\n\t" "mov 32(%[row]), %%rdx\n\t" "2:\n\t"                 \
-                     "mov %%r14, %%rax\n\t" "mov 16(%[row]), %%rcx\n\t" "1:\n\t" ASM_ROW_STEP(P)       \
-                     "add 24(%[row]), %%r14\n\t" "dec %%rdx\n\t" "jnz 2b\n\t"                          \
-                     : ACC : ASM_WINDOW_IN(xr) : ASM_WINDOW_CLOBBER)
+#define ASM_TAP_PIX(p, G, B) ASM_BCAST_FMA2("(%%r" #G ",%%rax,4)", p, B)
+#define ASM_WINDOW_PASS (NV == 2 && R == 1 && (NPIX == 5 || NPIX == 6) && LANES == 1)
+#define ASM_WINDOW(xc, LOADX, P, ACC)                                                                    \
+    __asm__ volatile(LOADX "mov %[off], %%r14\n\t" "mov 32(%[win]), %%rdx\n\t" "2:\n\t"                 \
+                     "mov %%r14, %%rax\n\t" "mov 16(%[win]), %%rcx\n\t" "1:\n\t" ASM_TAP_STEP(P)       \
+                     "add 24(%[win]), %%r14\n\t" "dec %%rdx\n\t" "jnz 2b\n\t"                          \
+                     : ACC : [xs] "r"(xpp), [off] "r"(xc), [win] "r"(win)                              \
+                     : "rax", "rcx", "rdx", "r14", "cc", ASM_CLOBBER)
 #else
 #define ASM_PASS 0
 #define ASM_LANES
-#define ASM_ROW_PASS 0
-#define ASM_WINDOW(xr, LOADX, P, ACC)
+#define ASM_WINDOW_PASS 0
+#define ASM_WINDOW(xc, LOADX, P, ACC)
 #endif
 
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
@@ -242,10 +239,10 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
                 off += x_c;
             }
         for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
-    } else if (ASM_ROW_PASS) {   /* NCHW input: a channel's whole window per asm block */
-        const int64_t kw[5] = {4 * w_step, x_kw, KW, x_kh, KH};
+    } else if (ASM_WINDOW_PASS) {   /* NCHW input: a channel's whole window per asm block */
+        const int64_t win[5] = {4 * w_step, x_kw, KW, x_kh, KH};
         for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c) {
-            if (NPIX == 6) ASM_WINDOW(xc, ASM_LOAD_X6, ASM_ROW_PIX(5, 13, 15), ASM_ACC6);
+            if (NPIX == 6) ASM_WINDOW(xc, ASM_LOAD_X6, ASM_TAP_PIX(5, 13, 15), ASM_ACC6);
             else ASM_WINDOW(xc, ASM_LOAD_X5, , ASM_ACC5);
             for (int64_t t = 0; t < KH * KW && pf < pf_end; t++) {
                 for (int i = 0; i < PF_LINES; i++) _mm_prefetch(pf + 64 * i, _MM_HINT_T1);
