@@ -217,11 +217,6 @@ static onyx_status *arena_index(onyx_memplan *mp, const onyx_device_mem *d, uint
     return NULL;
 }
 
-onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
-                                 size_t sig_len, onyx_memplan **out) {
-    return onyx_memplan_build_devices(g, recorded, NULL, NULL, sig, sig_len, out);
-}
-
 /* Whether value v is placed by the plan (an intermediate recorded here). */
 static bool planned_value(const onyx_graph *g, const size_t *recorded, size_t v) {
     const onyx_graph_value *gv = &g->values[v];

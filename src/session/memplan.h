@@ -26,12 +26,9 @@ typedef struct onyx_memplan {
 onyx_status *onyx_memplan_signature(const onyx_graph *g, onyx_value *const *slots, int64_t **sig,
                                     size_t *len);
 bool onyx_memplan_matches(const onyx_memplan *mp, const int64_t *sig, size_t len);
-/* recorded[v]: bytes of value v in the recording run (0 = not recorded).
- * Takes ownership of sig. */
-onyx_status *onyx_memplan_build(const onyx_graph *g, const size_t *recorded, int64_t *sig,
-                                size_t sig_len, onyx_memplan **out);
-/* The same, with the device each value was recorded on (per value id,
- * NULL = host; a NULL array = all host): one arena per device. shares[n]
+/* recorded[v]: bytes of value v in the recording run (0 = not recorded);
+ * device[v]: the device it was recorded on (NULL = host; a NULL array =
+ * all host): one arena per device. Takes ownership of sig. shares[n]
  * (per node; NULL = none): the input whose bytes node n's output 0 may
  * take, -1 none (memplan.c tells when it does). */
 onyx_status *onyx_memplan_build_devices(const onyx_graph *g, const size_t *recorded,

@@ -343,7 +343,7 @@ onyx_status *onyx_session_run_mode(onyx_session *s, const onyx_run_options *run_
         onyx_memplan *mp;
         onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, s->plan->shares_input, sig,
                                                        sig_len, &mp);
-        sig = NULL; /* owned (or freed) by onyx_memplan_build */
+        sig = NULL; /* owned (or freed) by onyx_memplan_build_devices */
         if (!bst) install_plan(s, mp);
         onyx_status_free(bst);
     }

@@ -260,7 +260,7 @@ onyx_status *onyx_body_run(const onyx_body *csg, onyx_kernel_ctx *ctx, const ony
     if (record && !st && rs.recorded && rs.recorded_device) {
         onyx_status *bst = onyx_memplan_build_devices(g, rs.recorded, rs.recorded_device, sg->plan->shares_input, sig,
                                                        sig_len, &made);
-        sig = NULL;   /* owned (or freed) by onyx_memplan_build */
+        sig = NULL;   /* owned (or freed) by onyx_memplan_build_devices */
         onyx_status_free(bst);
     }
     free(sig);
