@@ -244,15 +244,17 @@ int main(void) {
             }
     /* pack_b: aligned and unaligned row ranges (one block, across blocks, the
      * tail of K), whole and partial groups of 8 columns, strips of 16 (the
-     * AVX2 engine's) and 6 columns (no whole groups) */
-    static const size_t pk_rows[][2] = {{0, 48}, {0, 17}, {5, 40}, {16, 32}, {3, 1}, {33, 63}, {1, 95}};
+     * AVX2 engine's) and 6 columns (no whole groups); whole blocks of 32 and more (AVX2's 4-bit
+     * fast path: 0 + 128 is every block of K at 32, 64 and 128, 32 + 64 two blocks of 32) */
+    static const size_t pk_rows[][2] = {{0, 48}, {0, 17}, {5, 40}, {16, 32}, {3, 1}, {33, 63}, {1, 95},
+                                        {0, 128}, {32, 64}};
     static const size_t pk_cols[][2] = {{0, 16}, {0, 13}, {2, 11}, {8, 5}, {0, 3}};
     for (size_t blk = 16; blk <= 256; blk *= 2)
         for (int bits = 4; bits <= 8; bits += 4) {
             data d;
             make(&d, bits, blk, 96 / blk + 1, 16);
-            for (size_t r = 0; r < 7; r++)
-                for (size_t c = 0; c < 5; c++)
+            for (size_t r = 0; r < sizeof pk_rows / sizeof pk_rows[0]; r++)
+                for (size_t c = 0; c < 5 && pk_rows[r][0] + pk_rows[r][1] <= d.g.k_blocks * blk; c++)
                     for (size_t nr = 6; nr <= 16; nr += 10) {
                         CHECK(!compare_pack(gen->pack_b, &d, pk_rows[r][0], pk_rows[r][1], pk_cols[c][0], pk_cols[c][1],
                                             nr, gen->name));

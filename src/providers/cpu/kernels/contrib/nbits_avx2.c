@@ -219,6 +219,49 @@ TARGET INLINE uint32_t load32(const uint8_t *p) {
     return v;
 }
 
+/* The engine asks for the next K block of these columns next: fetch its
+ * weights and scales now. Each column is its own stream (1 KB apart at K
+ * 2048), too many for the hardware prefetcher: without this the loads of
+ * the weight bytes waited on DRAM (a third of the kernel's time). */
+TARGET INLINE void prefetch_next_block(const onyx_nbits_gemv *g, const uint8_t *const q[8], int bits, size_t p1,
+                                       size_t kc, size_t col) {
+    const size_t kb = g->k_blocks, kp = kb * g->blk;
+    if (p1 >= kp) return;
+    size_t pe = p1 + kc < kp ? p1 + kc : kp, e0 = p1 * (size_t)bits / 8, e1 = pe * (size_t)bits / 8;
+    for (int i = 0; i < 8; i++) {
+        for (size_t e = e0; e < e1; e += 64) __builtin_prefetch(q[i] + e, 0, 3);
+        __builtin_prefetch(g->scales + (col + (size_t)i) * kb + p1 / g->blk, 0, 3);
+    }
+}
+
+/* The common prefill case of pack8: 4-bit weights in blocks of 32 or more
+ * (16 bytes per 32 rows), whole blocks. Every count is a constant here, so
+ * the 32 rows of a load unroll with the dwords in registers, and no row
+ * position is divided by the block size. */
+TARGET INLINE void pack8_q4(const onyx_nbits_gemv *g, const uint8_t *const q[8], size_t p0, size_t kc, size_t col,
+                            float *o, size_t nr) {
+    const size_t kb = g->k_blocks, blob = g->blob, b1 = (p0 + kc) / g->blk;
+    const float *sc = g->scales + col * kb, *zp = g->zp + col * kb;
+    const __m256i m = _mm256_set1_epi32(15);
+    for (size_t b = p0 / g->blk; b < b1; b++) {
+        const __m256 s = _mm256_setr_ps(sc[b], sc[kb + b], sc[2 * kb + b], sc[3 * kb + b], sc[4 * kb + b],
+                                        sc[5 * kb + b], sc[6 * kb + b], sc[7 * kb + b]);
+        const __m256 z = _mm256_setr_ps(zp[b], zp[kb + b], zp[2 * kb + b], zp[3 * kb + b], zp[4 * kb + b],
+                                        zp[5 * kb + b], zp[6 * kb + b], zp[7 * kb + b]);
+        for (size_t off = b * blob; off < (b + 1) * blob; off += 16) {
+            __m256i d[4];
+            load_dwords(q, off, true, d);
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++)
+#pragma GCC unroll 8
+                for (int r = 0; r < 8; r++, o += nr) {
+                    __m256 f = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d[i], 4 * r), m));
+                    _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_sub_ps(f, z), s));
+                }
+        }
+    }
+}
+
 /* Rows [p0, p0 + kc) of 8 whole columns from `col` into o (row stride nr). */
 TARGET INLINE void pack8(const onyx_nbits_gemv *g, const int bits, size_t p0, size_t kc, size_t col, float *o,
                          size_t nr) {
@@ -229,17 +272,10 @@ TARGET INLINE void pack8(const onyx_nbits_gemv *g, const int bits, size_t p0, si
     for (int i = 0; i < 8; i++) q[i] = g->b + (col + (size_t)i) * kb * blob;
     const float *sc = g->scales + col * kb, *zp = g->zp + col * kb;
     size_t p1 = p0 + kc, p = p0 / vpd * vpd, cur = (size_t)-1;
-    /* The engine asks for the next K block of these columns next: fetch its
-     * weights and scales now. Each column is its own stream (1 KB apart at K
-     * 2048), too many for the hardware prefetcher: without this the loads
-     * of the weight bytes waited on DRAM (a third of the kernel's time). */
-    size_t kp = kb * blk;
-    if (p1 < kp) {
-        size_t pe = p1 + kc < kp ? p1 + kc : kp, e0 = p1 * (size_t)bits / 8, e1 = pe * (size_t)bits / 8;
-        for (int i = 0; i < 8; i++) {
-            for (size_t e = e0; e < e1; e += 64) __builtin_prefetch(q[i] + e, 0, 3);
-            __builtin_prefetch(g->scales + (col + (size_t)i) * kb + p1 / blk, 0, 3);
-        }
+    prefetch_next_block(g, q, bits, p1, kc, col);
+    if (bits == 4 && blk >= 32 && p0 % blk == 0 && p1 % blk == 0) {
+        pack8_q4(g, q, p0, kc, col, o, nr);
+        return;
     }
     __m256 z = _mm256_setzero_ps(), s = z;
     while (p < p1) {
