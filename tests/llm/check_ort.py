@@ -47,8 +47,10 @@ def main():
     bench_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "../../../shared/bench")
     passed = failed = 0
     tmp = tempfile.mkdtemp(prefix="llm-ort-")
+    # GroupQueryAttention with a head size that is not a multiple of 8: onyx runs it, ONNX Runtime's
+    # kernel refuses it ("head_size must be a multiple of 8"), so there is nothing to compare
     all_cases = [(sub, rel, os.path.join(cases_dir, sub, name)) for sub, rel in (("exact", None), ("int8", 0.01))
-                 for name in sorted(os.listdir(os.path.join(cases_dir, sub)))]
+                 for name in sorted(os.listdir(os.path.join(cases_dir, sub))) if not name.endswith("_head_tail")]
     run_all(bench_dir, [c for _, _, c in all_cases], tmp)
     for sub, rel, case in all_cases:
         name = os.path.basename(case)

@@ -340,6 +340,11 @@ def gqa_cases(root):
              window=4, softcap=1.5, smooth=True)
     gqa_case(root, "gqa_odd_sizes", 1, 7, 6, 3, 40, None, [6], 7)
     gqa_case(root, "gqa_odd_sizes_rotary", 3, 1, 6, 2, 48, 11, [9, 11, 5], 12, rotary=48)
+    # decode steps over several tiles of 64 keys, four keys scored at a time (and the last 1-3
+    # alone); a head size that leaves a tail after the 8-wide columns (ONNX Runtime's kernel takes
+    # multiples of 8 only: check_ort.py leaves the *_head_tail cases out)
+    gqa_case(root, "gqa_decode_long", 1, 1, 6, 2, 24, 130, [130], 131)
+    gqa_case(root, "gqa_decode_window_head_tail", 2, 1, 4, 1, 12, 100, [100, 66], 101, window=70, softcap=1.0)
     # prefill-sized steps (query heads per kv head x tokens >= 16): keys scored a tile at a time
     gqa_case(root, "gqa_prefill_tiles", 1, 70, 4, 2, 24, None, [69], 70)
     gqa_case(root, "gqa_prefill_tiles_past", 1, 9, 8, 2, 16, 80, [88], 89, rotary=16, window=37, softcap=2.0)

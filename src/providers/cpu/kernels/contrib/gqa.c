@@ -70,6 +70,29 @@ NN_INLINE float gqa_dot(const float *a, const float *b, int64_t n) {
  * the FMA units busy on every ISA. */
 typedef float gqa_v8 __attribute__((vector_size(32), aligned(4)));
 
+/* gqa_dot of a with the four rows b, b + ld, b + 2 ld and b + 3 ld: a
+ * decode step scores key by key, and one dot's accumulator chain waits on
+ * the FMA latency at every step; four keys at once keep four chains in
+ * flight (in vector registers: 8 columns at a time, the tail in scalars). */
+NN_INLINE void gqa_dot4(const float *a, const float *b, int64_t ld, int64_t n, float out[4]) {
+    gqa_v8 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const gqa_v8 x = *(const gqa_v8 *)(a + i);
+        c0 += x * *(const gqa_v8 *)(b + i);
+        c1 += x * *(const gqa_v8 *)(b + ld + i);
+        c2 += x * *(const gqa_v8 *)(b + 2 * ld + i);
+        c3 += x * *(const gqa_v8 *)(b + 3 * ld + i);
+    }
+    const gqa_v8 c[4] = {c0, c1, c2, c3};
+    for (int r = 0; r < 4; r++) {
+        float s = 0;
+        for (int64_t k = i; k < n; k++) s += a[k] * b[r * ld + k];
+        for (int t = 0; t < 8; t++) s += c[r][t];
+        out[r] = s;
+    }
+}
+
 /* acc = acc * corr + sum over the tile's nt keys of p[t] * v[t] (rows of H
  * floats): 32 columns at a time in four vector accumulators (four
  * independent FMA chains over the keys), then 8, then one. */
@@ -173,15 +196,32 @@ NN_INLINE void gqa_tile_scores(const float *q, const float *kt, int64_t H, float
     for (int i = 0; i < GQA_TILE / 8; i++) *(gqa_v8 *)(x + 8 * i) = c[i];
 }
 
+/* The dot products of query row qi with the keys [a, e] of the tile
+ * starting at key t0 into x[t - t0], zeros elsewhere in the tile: kt the
+ * tile transposed (many queries), else the keys' rows pk (a decode step's
+ * few queries: four keys at a time). */
+NN_INLINE void gqa_scores(const float *q, const float *kt, const float *pk, int64_t t0, int64_t a, int64_t e,
+                          int64_t H, float *x) {
+    if (kt) {
+        gqa_tile_scores(q, kt, H, x);
+        return;
+    }
+    memset(x, 0, GQA_TILE * sizeof(float));
+    int64_t t = a;
+    for (; t + 4 <= e + 1; t += 4) gqa_dot4(q, pk + t * H, H, H, x + (t - t0));
+    for (; t <= e; t++) x[t - t0] = gqa_dot(q, pk + t * H, H);
+}
+
 /* Softmax weights of query row qi over the keys [a, e] of the tile starting
- * at key t0 (kt its transpose), for the online softmax: w->p[t - t0] =
- * exp(score - *mx) for t in [a, e] and 0 elsewhere in the tile, *mx the
- * running maximum; returns their sum. All GQA_TILE scores are computed in
- * fixed-length loops (they vectorise) and the keys outside [a, e] masked. */
-NN_INLINE float gqa_tile_weights(const gqa_job *j, gqa_scratch *w, int64_t qi, const float *kt, int64_t t0,
-                                 int64_t a, int64_t e, const float *bias, int64_t H, float *mx_out) {
+ * at key t0 (scores as gqa_scores gives them), for the online softmax:
+ * w->p[t - t0] = exp(score - *mx) for t in [a, e] and 0 elsewhere in the
+ * tile, *mx the running maximum; returns their sum. All GQA_TILE scores go
+ * through fixed-length loops (they vectorise) and the keys outside [a, e]
+ * are masked. */
+NN_INLINE float gqa_tile_weights(const gqa_job *j, gqa_scratch *w, int64_t qi, const float *kt, const float *pk,
+                                 int64_t t0, int64_t a, int64_t e, const float *bias, int64_t H, float *mx_out) {
     float *x = w->p;
-    gqa_tile_scores(w->q + qi * H, kt, H, x);
+    gqa_scores(w->q + qi * H, kt, pk, t0, a, e, H, x);
     const float scale = j->scale, cap = j->softcap;
     for (int t = 0; t < GQA_TILE; t++) x[t] *= scale;
     if (cap > 0)
@@ -243,23 +283,10 @@ NN_MULTIVERSION(gqa_attend, (const gqa_job *j, int64_t b, int64_t kh, gqa_scratc
                 int64_t lo = j->window > 0 && pos - j->window + 1 > 0 ? pos - j->window + 1 : 0;
                 int64_t a = t0 > lo ? t0 : lo, e = t1 - 1 < hi ? t1 - 1 : hi;
                 if (a > e) continue;
-                const float *qv = w->q + qi * H;
                 const float *bias = j->bias ? j->bias + b * j->bias_sb + h * j->bias_sn + s * j->total_max : NULL;
-                float mx = w->m[qi], sum = 0;
-                const float *pw = w->p;   /* the weights of keys [a, e] */
-                if (kt) {
-                    sum = gqa_tile_weights(j, w, qi, kt, t0, a, e, bias, H, &mx);
-                    pw = w->p + (a - t0);
-                } else {
-                    for (int64_t t = a; t <= e; t++) {
-                        float x = j->scale * gqa_dot(qv, pk + t * H, H);
-                        if (j->softcap > 0) x = j->softcap * nn_tanhf(x / j->softcap);
-                        if (bias) x += bias[t];
-                        w->p[t - a] = x;
-                        mx = x > mx ? x : mx;
-                    }
-                    for (int64_t t = 0; t <= e - a; t++) sum += w->p[t] = nn_expf(w->p[t] - mx);
-                }
+                float mx = w->m[qi];
+                const float sum = gqa_tile_weights(j, w, qi, kt, pk, t0, a, e, bias, H, &mx);
+                const float *pw = w->p + (a - t0);   /* the weights of keys [a, e] */
                 /* every key so far masked out by attention_bias (-inf): nothing to add, and
                  * exp(-inf - -inf) would make the row NaN */
                 if (mx == -INFINITY) continue;
