@@ -55,14 +55,19 @@ static void release(data *d) {
     free(d->b), free(d->sc), free(d->zp), free(d->a), free(d->aq), free(d->asum), free(d->ascale), free(d->aqsum);
 }
 
-static int compare(onyx_nbits_gemv_fn ref, onyx_nbits_gemv_fn fn, data *d, const char *what) {
-    size_t n = d->g.n;
-    float *y0 = malloc(n * sizeof(float)), *y1 = malloc(n * sizeof(float));
+/* fold: fn takes 4-bit float A folded (onyx_nbits_isa.fold_a). */
+static int compare(onyx_nbits_gemv_fn ref, onyx_nbits_gemv_fn fn, data *d, bool fold, const char *what) {
+    size_t n = d->g.n, kp = d->g.k_blocks * d->g.blk;
+    float *y0 = malloc(n * sizeof(float)), *y1 = malloc(n * sizeof(float)), *af = malloc(kp * sizeof(float));
+    memcpy(af, d->a, kp * sizeof(float));
+    if (fold && d->g.bits == 4) onyx_nbits_fold_a(af, kp, d->g.blk);
     onyx_nbits_gemv g = d->g;
     g.y = y0;
     ref(&g);
     g.y = y1;
+    g.a = af;
     fn(&g);
+    free(af);
     int bad = 0;
     for (size_t j = 0; j < n; j++)
         if (fabsf(y0[j] - y1[j]) > 1e-4f * (1 + fabsf(y0[j]))) {
@@ -214,10 +219,10 @@ int main(void) {
             make(&d, bits, blk, 3, 13);
             CHECK(!compare_dequant(gen->dequant, &d, gen->name));
             for (int i = 0; i < n_isa; i++) {
-                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->name));
-                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, isas[i]->name));
+                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->fold_a, isas[i]->name));
+                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, false, isas[i]->name));
                 if (isas[i]->gemv_vnni && onyx_cpu_has_vnni(ids[i]))
-                    CHECK(!compare(gen->gemv_i8, isas[i]->gemv_vnni, &d, isas[i]->name));
+                    CHECK(!compare(gen->gemv_i8, isas[i]->gemv_vnni, &d, false, isas[i]->name));
                 CHECK(!compare_dequant(isas[i]->dequant, &d, isas[i]->name));
                 runs++;
             }
@@ -225,8 +230,8 @@ int main(void) {
             /* 11 blocks: the vector loops over blocks (8 at a time) and their tails */
             make(&d, bits, blk, 11, 5);
             for (int i = 0; i < n_isa; i++) {
-                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->name));
-                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, isas[i]->name));
+                CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->fold_a, isas[i]->name));
+                CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, false, isas[i]->name));
             }
             release(&d);
         }

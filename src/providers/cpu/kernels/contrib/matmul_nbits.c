@@ -130,7 +130,8 @@ static void nb_rows_free(nb_rows *r) {
     free(r->aqsum);
 }
 
-static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M, bool int8, nb_rows *r) {
+/* fold: the float kernel takes 4-bit A folded (onyx_nbits_isa.fold_a). */
+static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M, bool int8, bool fold, nb_rows *r) {
     memset(r, 0, sizeof *r);
     r->M = M;
     r->af = malloc(M * s->kp * sizeof(float));
@@ -169,6 +170,7 @@ static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M,
             r->ascale[m * s->k_blocks + b] = sc;
             r->aqsum[m * s->k_blocks + b] = sc * (float)qs;
         }
+        if (fold && s->bits == 4) onyx_nbits_fold_a(af, s->kp, blk);
     }
     return NULL;
 }
@@ -371,7 +373,8 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     } else if (j.sgemm) {
         ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));
     } else {
-        ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, &rows));
+        const onyx_nbits_isa *k = isa ? isa : &onyx_nbits_isa_generic;
+        ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, !int8 && k->fold_a && nb_kernel(false) == k->gemv_f32, &rows));
     }
     j.rows = &rows;
     j.Ap = Ap;
