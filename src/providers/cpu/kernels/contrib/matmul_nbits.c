@@ -324,9 +324,15 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
 }
 
 /* The micro-kernel for this node on the table in use. */
+/* The CPU table's MatMulNBits kernels, the portable ones where it has none. */
+static const onyx_nbits_isa *nb_isa(void) {
+    const onyx_nbits_isa *k = onyx_cpu()->nbits;
+    return k ? k : &onyx_nbits_isa_generic;
+}
+
 static onyx_nbits_gemv_fn nb_kernel(bool int8) {
     const onyx_cpu_table *t = onyx_cpu();
-    const onyx_nbits_isa *k = t->nbits ? t->nbits : &onyx_nbits_isa_generic;
+    const onyx_nbits_isa *k = nb_isa();
     if (!int8) return k->gemv_f32;
     return k->gemv_vnni && onyx_cpu_has_vnni(t->isa) ? k->gemv_vnni : k->gemv_i8;
 }
@@ -373,8 +379,7 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     } else if (j.sgemm) {
         ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));
     } else {
-        const onyx_nbits_isa *k = isa ? isa : &onyx_nbits_isa_generic;
-        ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, !int8 && k->fold_a && nb_kernel(false) == k->gemv_f32, &rows));
+        ONYX_TRY(nb_prepare_rows(&s, A->data, M, int8, !int8 && nb_isa()->fold_a, &rows));
     }
     j.rows = &rows;
     j.Ap = Ap;
