@@ -87,6 +87,10 @@ typedef struct onyx_nchwc_kparams {
     /* optional: bytes [pf, pf_end) to bring into L2 while the tile runs
      * (the weights of the next chunk; tiles that ignore it stay correct) */
     const char *pf, *pf_end;
+    /* optional: with x_pf > 0, a 1x1 tile brings each pixel's input x_pf
+     * floats ahead (the next channel block's) into L1 while it runs this
+     * block's lanes (tiles that ignore it stay correct) */
+    int64_t x_pf;
 } onyx_nchwc_kparams;
 
 /* One tile of npix (1..the table's pixels[nob - 1]) output pixels: xp[p]

@@ -215,6 +215,12 @@ INLINE __m256 activate(__m256 v, const onyx_nchwc_act *act) {
 #define ASM_WINDOW(xc, LOADX, P, ACC)
 #endif
 
+/* Pixel p's input x_pf floats ahead of this block's (kp->x_pf): past
+ * the last block it reads nothing useful, and prefetches never fault. */
+#define PF_PIX(p) if ((p) < NPIX) _mm_prefetch((const char *)(x##p + off + x_pf), _MM_HINT_T0);
+#define PREFETCH_X                                                                  \
+    if (x_pf) { FOR_PIX1(PF_PIX) }
+
 /* One pass over NV ymm blocks of output channels, NPIX pixels. w, bias, y
  * and z point at the pass's first ymm block; a lane's weights are the
  * tile's nob blocks apart: 8 * NV floats when the pass is the whole tile
@@ -231,14 +237,20 @@ INLINE void pass_body(const onyx_nchwc_kparams *kp, const float *const *xpp, con
     const int64_t x_c = kp->x_c, x_kh = kp->x_kh, x_kw = kp->x_kw, KH = kp->kh, KW = kp->kw;
     if (LANES > 1 && KH == 1 && KW == 1) {   /* (NCHW input: the first layer, KxK) */
         int64_t c = 0, off = 0;
+        const int64_t x_pf = kp->x_pf;
         if (LANES == 8)   /* two 8-lane blocks an iteration: the overhead of one per 16 lanes */
             for (; c + 2 <= kp->nc; c += 2) {
+                PREFETCH_X
                 LANES_STEP
                 off += x_c;
+                PREFETCH_X
                 LANES_STEP
                 off += x_c;
             }
-        for (; c < kp->nc; c++, off += x_c) { LANES_STEP }
+        for (; c < kp->nc; c++, off += x_c) {
+            PREFETCH_X
+            LANES_STEP
+        }
     } else if (ASM_WINDOW_PASS) {   /* NCHW input: a channel's whole window per asm block */
         const int64_t win[5] = {4 * w_step, x_kw, KW, x_kh, KH};
         for (int64_t c = 0, xc = 0; c < kp->nc; c++, xc += x_c) {
