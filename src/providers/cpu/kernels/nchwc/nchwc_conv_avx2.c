@@ -326,12 +326,15 @@ static const pass_fn passes16[2][2][6] = {
  * stores filled the store queue, so the next pass's first stores waited
  * (perf annotate's samples sat on them). Zen 3, AVX2, in-process A/B of 40
  * or 150 alternated runs: ResNet-50 0.95-0.97 at 1 thread, 0.96-0.99 at
- * 2; SqueezeNet 0.97-0.98; MobileNetV2 1.00-1.01. (Prefetches never fault:
- * past the end of a tensor they do nothing. The 16-channel AVX2 tile and
- * the AVX-512 one, where the y lines measured no gain, do not ask.) */
-__attribute__((target("avx2,fma,prfchw"))) static void prefetch_next_lines(const onyx_nchwc_kparams *kp, int npix,
-                                                                          int64_t bytes, float *y, const float *z,
-                                                                          bool write_y) {
+ * 2; SqueezeNet 0.97-0.98; MobileNetV2 1.00-1.02 (its 1x1 layers of 64-255
+ * input channels 1.00-1.03: they do not gain). Inline in the tile (the
+ * tile has PREFETCHW's target too; a no-op on CPUs without it): as a call
+ * it was 1.5% of ResNet-50's time. (Prefetches never fault: past the end
+ * of a tensor they do nothing. The 16-channel AVX2 tile and the AVX-512
+ * one, where the y lines measured no gain, do not ask.) */
+#define PF_TARGET __attribute__((target("avx2,fma,prfchw")))
+PF_TARGET static inline __attribute__((always_inline)) void
+prefetch_next_lines(const onyx_nchwc_kparams *kp, int npix, int64_t bytes, float *y, const float *z, bool write_y) {
     const bool read_z = kp->last && kp->has_z && z;
     if (!read_z && !write_y) return;
     const uintptr_t from = (uintptr_t)npix * (uintptr_t)bytes, to = from + (uintptr_t)(npix + 1) * (uintptr_t)bytes;
@@ -344,6 +347,14 @@ __attribute__((target("avx2,fma,prfchw"))) static void prefetch_next_lines(const
         }
     }
 }
+
+/* The tiles take PREFETCHW's target from these declarations (their
+ * definitions start with `void`: scripts/minimal_build.py finds the tiles
+ * by that) so that prefetch_next_lines inlines into them. */
+PF_TARGET void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                                       const float *z);
+PF_TARGET void onyx_nchwc_tile_avx2(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
+                                    const float *z);
 
 void onyx_nchwc_tile_avx2_b8(const onyx_nchwc_kparams *kp, const float *const *xp, int npix, float *y,
                              const float *z) {
