@@ -323,13 +323,13 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
     if (w) onyx_scratch_release(w, w_heap);
 }
 
-/* The micro-kernel for this node on the table in use. */
 /* The CPU table's MatMulNBits kernels, the portable ones where it has none. */
 static const onyx_nbits_isa *nb_isa(void) {
     const onyx_nbits_isa *k = onyx_cpu()->nbits;
     return k ? k : &onyx_nbits_isa_generic;
 }
 
+/* The micro-kernel for this node on the table in use. */
 static onyx_nbits_gemv_fn nb_kernel(bool int8) {
     const onyx_cpu_table *t = onyx_cpu();
     const onyx_nbits_isa *k = nb_isa();

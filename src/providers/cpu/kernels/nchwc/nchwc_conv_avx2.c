@@ -327,9 +327,9 @@ static const pass_fn passes16[2][2][6] = {
  * (perf annotate's samples sat on them). Zen 3, AVX2, in-process A/B of 40
  * or 150 alternated runs: ResNet-50 0.95-0.97 at 1 thread, 0.96-0.99 at
  * 2; SqueezeNet 0.97-0.98; MobileNetV2 1.00-1.02 (its 1x1 layers of 64-255
- * input channels 1.00-1.03: they do not gain). Inline in the tile (the
- * tile has PREFETCHW's target too; a no-op on CPUs without it): as a call
- * it was 1.5% of ResNet-50's time. (Prefetches never fault: past the end
+ * input channels 1.00-1.03: they do not gain). Inline in the tile (which
+ * takes PREFETCHW's target from its declaration below): as a call it was
+ * 1.5% of ResNet-50's time. (Prefetches never fault: past the end
  * of a tensor they do nothing. The 16-channel AVX2 tile and the AVX-512
  * one, where the y lines measured no gain, do not ask.) */
 #define PF_TARGET __attribute__((target("avx2,fma,prfchw")))
