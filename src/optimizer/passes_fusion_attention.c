@@ -68,9 +68,49 @@ static int32_t transpose_of(const fu_ctx *f, int32_t v, const int64_t *perm) {
     return t >= 0 && has_perm(&f->g->nodes[t], perm, 4) ? t : -1;
 }
 
+/* Rank of v, or -1 when unknown. */
+static int value_rank(const onyx_graph *g, int32_t v) { return v >= 0 ? fu_type(g, v)->rank : -1; }
+
+/* v is computed from tensor t by a chain that changes at most its last
+ * dim, so both have the same leading dims at run time even where shape
+ * inference lost them (a sequence length from a Slice of a constant):
+ * projections of in[0] by a 2-D weight (MatMul, MatMulInteger, the
+ * com.microsoft dynamic-quantised MatMuls), element-wise ops with an
+ * operand of rank <= 1 (a bias, a scale: broadcasting it touches only the
+ * last dim), Cast and DynamicQuantizeLinear's y. This lets the output
+ * Reshape of MultiHeadAttention take (B, S) from the projections' input,
+ * as a dynamically quantised BERT's does. */
+static bool same_leading_dims(const onyx_graph *g, int32_t v, int32_t t) {
+    for (int depth = 0; depth < 8; depth++) {
+        if (v == t) return true;
+        if (value_rank(g, v) < 2) return false;
+        int32_t p = v >= 0 ? g->values[v].producer : -1;
+        if (p < 0 || !fu_node_ok(&g->nodes[p], 1) || g->nodes[p].out[0] != v) return false;
+        const onyx_node *n = &g->nodes[p];
+        int32_t next = -1;
+        if (onyx_opt_is_op(n, "", "MatMul") || onyx_opt_is_op(n, "", "MatMulInteger") ||
+            onyx_opt_is_op(n, "com.microsoft", "DynamicQuantizeMatMul") ||
+            onyx_opt_is_op(n, "com.microsoft", "MatMulIntegerToFloat")) {
+            if (n->n_in >= 2 && value_rank(g, n->in[1]) == 2) next = n->in[0];
+        } else if (onyx_opt_is_op(n, "", "Add") || onyx_opt_is_op(n, "", "Mul") || onyx_opt_is_op(n, "", "Sub") ||
+                   onyx_opt_is_op(n, "", "Div")) {
+            for (int k = 0; k < 2 && n->n_in == 2; k++) {
+                int r = value_rank(g, n->in[1 - k]);
+                if (r >= 0 && r <= 1) next = n->in[k];
+            }
+        } else if ((onyx_opt_is_op(n, "", "Cast") || onyx_opt_is_op(n, "", "DynamicQuantizeLinear")) && n->n_in >= 1) {
+            next = n->in[0];
+        }
+        if (next < 0) return false;
+        v = next;
+    }
+    return false;
+}
+
 /* Entry e (a 1-element int64 value) of a Reshape target is the size of
  * dim `axis` of the tensors in refs[]: a constant 0 (copy) or -1 (infer)
- * where allowed, the known size, or a run-time size taken from one. */
+ * where allowed, the known size, or a run-time size taken from one (or
+ * from a tensor a ref was projected from, same_leading_dims). */
 static bool shape_entry_ok(const onyx_graph *g, int64_t c, bool is_const, int32_t e, const int32_t *refs, size_t n_refs,
                            int axis, bool allow_zero, int *minus_ones) {
     if (is_const) {
@@ -80,6 +120,11 @@ static bool shape_entry_ok(const onyx_graph *g, int64_t c, bool is_const, int32_
     }
     for (size_t i = 0; i < n_refs; i++)
         if (fu_is_dim_of(g, e, refs[i], axis)) return true;
+    int32_t t;
+    int a;
+    if (!fu_dim_source_scalar(g, e, &t, &a, true) || a != axis) return false;
+    for (size_t i = 0; i < n_refs; i++)
+        if (axis + 1 < value_rank(g, refs[i]) && same_leading_dims(g, refs[i], t)) return true;
     return false;
 }
 

@@ -397,6 +397,51 @@ def attention_causal_long_model():
     rng = saved
 
 
+def attention_dq_model():
+    """A dynamically quantised BERT layer, as `onyx quantize --mode dynamic` writes it: each
+    projection is DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(scales) -> Add(bias),
+    and x's sequence length comes from a Slice of a position table, which shape inference
+    cannot follow. The output Reshape takes (B, S) from x, not from a projection, so fusing
+    it into MultiHeadAttention needs the projections' leading dims traced back to x."""
+    global rng
+    saved, rng = rng, np.random.default_rng(7)
+    inits = shape_consts() + [const("one", 1.0), const("neg", -10000.0),
+                              numpy_helper.from_array(np.array([1], np.int64), "ax1"),
+                              numpy_helper.from_array(np.array([2], np.int64), "ax2"),
+                              numpy_helper.from_array(np.array([0], np.int64), "zero"),
+                              arr("pos", 1, 16, 8, scale=0.1)]
+    nodes = [N("Unsqueeze", ["mask", "ax1"], ["m1"], name="mask_u1"),
+             N("Unsqueeze", ["m1", "ax2"], ["m2"], name="mask_u2"),
+             N("Cast", ["m2"], ["mf"], name="mask_cast", to=F),
+             N("Sub", ["one", "mf"], ["mi"], name="mask_sub"),
+             N("Mul", ["mi", "neg"], ["madd"], name="mask_mul"),
+             N("Shape", ["x_in"], ["xin_shape"], name="xin_shape"),
+             N("Gather", ["xin_shape", "i1"], ["xin_s"], name="xin_s", axis=0),
+             N("Unsqueeze", ["xin_s", "ax0"], ["xin_su"], name="xin_su"),
+             N("Slice", ["pos", "zero", "xin_su", "ax1"], ["pos_s"], name="pos_slice"),
+             N("Add", ["x_in", "pos_s"], ["x"], name="pos_add"),
+             N("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"], name="x_dql")]
+    blk, binits = attention_block("dq", "x", "madd")
+    for p in "qkv":
+        mm = next(n for n in blk if n.name == f"dq_{p}_matmul")
+        w = next(t for t in binits if t.name == f"dq_w{p}")
+        wf = numpy_helper.to_array(w)
+        scale = np.float32(np.abs(wf).max() / 127)
+        binits.remove(w)
+        binits += [numpy_helper.from_array(np.round(wf / scale).astype(np.int8), f"dq_w{p}_i8"),
+                   const(f"dq_w{p}_scale", scale), const(f"dq_w{p}_zp", 0, np.int8)]
+        i = blk.index(mm)
+        blk[i:i + 1] = [N("MatMulInteger", ["xq", f"dq_w{p}_i8", "xzp", f"dq_w{p}_zp"], [f"dq_{p}_i32"],
+                          name=f"dq_{p}_mmi"),
+                        N("Cast", [f"dq_{p}_i32"], [f"dq_{p}_f"], name=f"dq_{p}_cast", to=F),
+                        N("Mul", ["xs", f"dq_w{p}_scale"], [f"dq_{p}_sc"], name=f"dq_{p}_scales"),
+                        N("Mul", [f"dq_{p}_f", f"dq_{p}_sc"], [f"dq_{p}mm"], name=f"dq_{p}_rescale")]
+    seq = ["batch", "seq"]
+    save("attention_dq", nodes + blk, [vi("x_in", seq + [8]), vi("mask", seq, I64)],
+         [vi("dq_out", seq + [8])], inits + binits)
+    rng = saved
+
+
 if __name__ == "__main__":
     gelu_models()
     fast_gelu_model()
@@ -408,3 +453,4 @@ if __name__ == "__main__":
     matmul_model()
     matmul_gelu_model()
     attention_causal_long_model()
+    attention_dq_model()

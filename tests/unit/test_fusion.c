@@ -182,6 +182,16 @@ static void test_attention(void) {
         CHECK(count_op(s, "Softmax", NULL) == 0);
         onyx_session_free(s);
     }
+    /* dynamically quantised projections; the output Reshape's (B, S) from x,
+     * whose sequence length inference cannot follow */
+    s = fused("tests/data/fusion_attention_dq.onnx");
+    if (s) {
+        CHECK(fired(s, "attention_fusion") == 1);
+        CHECK(count_op(s, "MultiHeadAttention", NULL) == 1);
+        CHECK(count_op(s, "Softmax", NULL) == 0 && count_op(s, "Transpose", NULL) == 0);
+        CHECK(count_domain_op(s, "com.microsoft", "DynamicQuantizeMatMul") == 3); /* the projections feed it */
+        onyx_session_free(s);
+    }
 }
 
 static void test_embed_layer_norm(void) {
