@@ -203,6 +203,37 @@ static int compare_prefill(onyx_nbits_prefill_fn fn, const data *d, size_t mv, c
     return bad;
 }
 
+/* The ISA's transposition of A for prefill against the layout's definition
+ * (nbits.h: 48-row blocks, element (m, k) at k * wb + m - m0), over all of K
+ * in one call and in two ranges, bit for bit. */
+static int compare_transpose(onyx_nbits_transpose_fn fn, size_t M, size_t K, const char *what) {
+    size_t mp = (M + 15) & ~(size_t)15, kp = (K + 31) & ~(size_t)31, kb = (K + 15) / 16;
+    float *A = malloc(M * K * sizeof *A), *want = calloc(mp * kp, sizeof *want), *got = calloc(mp * kp, sizeof *got);
+    for (size_t i = 0; i < M * K; i++) A[i] = (float)(i % 1013) - 500.5f;
+    for (size_t m = 0; m < M; m++) {
+        size_t b0 = m / 48 * 48, wb = mp - b0 < 48 ? mp - b0 : 48;
+        for (size_t k = 0; k < K; k++) want[b0 * kp + k * wb + m - b0] = A[m * K + k];
+    }
+    int bad = 0;
+    for (int split = 0; split < 2; split++) {
+        memset(got, 0xff, mp * kp * sizeof *got);   /* the caller zeroes at: the kernel leaves padding alone */
+        for (size_t m = 0; m < mp; m++)
+            for (size_t k = 0; k < kp; k++) {
+                size_t b0 = m / 48 * 48, wb = mp - b0 < 48 ? mp - b0 : 48;
+                if (m >= M || k >= K) got[b0 * kp + k * wb + m - b0] = 0.0f;
+            }
+        size_t mid = split ? kb / 2 : kb;
+        fn(A, M, K, kp, mp, 0, mid, got);
+        fn(A, M, K, kp, mp, mid, kb, got);
+        if (memcmp(want, got, mp * kp * sizeof *got)) {
+            fprintf(stderr, "%s transpose_a M %zu K %zu split %d: differs\n", what, M, K, split);
+            bad++;
+        }
+    }
+    free(A), free(want), free(got);
+    return bad;
+}
+
 int main(void) {
     const onyx_nbits_isa *gen = &onyx_nbits_isa_generic;
     const onyx_nbits_isa *isas[2] = {0};
@@ -247,6 +278,13 @@ int main(void) {
                         for (size_t m = 0; m < 6; m++) CHECK(!compare_prefill(isas[i]->prefill, &d, pf_mv[m], isas[i]->name));
                 release(&d);
             }
+    /* A transposed for prefill: rows in part of a 16-row tile or a 48-row
+     * block, K in part of a 16-column tile */
+    static const size_t tr[][2] = {{1, 5}, {4, 16}, {17, 40}, {48, 33}, {100, 300}, {128, 64}, {200, 17}};
+    for (int i = 0; i < n_isa; i++)
+        if (isas[i]->transpose_a)
+            for (size_t c = 0; c < sizeof tr / sizeof tr[0]; c++)
+                CHECK(!compare_transpose(isas[i]->transpose_a, tr[c][0], tr[c][1], isas[i]->name));
     /* pack_b: aligned and unaligned row ranges (one block, across blocks, the
      * tail of K), whole and partial groups of 8 columns, strips of 16 (the
      * AVX2 engine's) and 6 columns (no whole groups); whole blocks of 32 and more (AVX2's 4-bit

@@ -264,12 +264,17 @@ typedef struct nb_transpose_job {
     const float *A;
     float *at;
     size_t M, mp;
+    onyx_nbits_transpose_fn fn;   /* the ISA's, or NULL */
 } nb_transpose_job;
 
 /* Columns [16 kb0, 16 kb1) of A into every block of at. */
 static void nb_transpose_range(void *arg, size_t kb0, size_t kb1) {
     const nb_transpose_job *t = arg;
     size_t K = (size_t)t->s->K, kp = t->s->kp;
+    if (t->fn) {
+        t->fn(t->A, t->M, K, kp, t->mp, kb0, kb1, t->at);
+        return;
+    }
     for (size_t m0 = 0; m0 < t->M; m0 += 48) {
         size_t wb = t->mp - m0 < 48 ? t->mp - m0 : 48, m1 = m0 + 48 < t->M ? m0 + 48 : t->M;
         float *blk = t->at + m0 * kp;
@@ -281,12 +286,13 @@ static void nb_transpose_range(void *arg, size_t kb0, size_t kb1) {
 
 /* On the pool, in slices of K: a 128-token prompt's A is 1-3 MB per call,
  * and transposed on one thread it was ~4% of a 2-thread prefill. */
-static float *nb_transpose_a(const nb_shape *s, const float *A, size_t M, size_t mp, onyx_threadpool *tp) {
+static float *nb_transpose_a(const nb_shape *s, const float *A, size_t M, size_t mp, onyx_nbits_transpose_fn fn,
+                             onyx_threadpool *tp) {
     size_t n;
     if (onyx_mul_overflow_size(s->kp, mp, &n) || onyx_mul_overflow_size(n, sizeof(float), &n)) return NULL;
     float *at = onyx_alloc_zeroed(n);
     if (!at) return NULL;
-    nb_transpose_job t = {s, A, at, M, mp};
+    nb_transpose_job t = {s, A, at, M, mp, fn};
     onyx_parallel_for(tp, ((size_t)s->K + 15) / 16, 8, nb_transpose_range, &t);
     return at;
 }
@@ -402,7 +408,7 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
     if (j.sgemm && isa && isa->prefill && s.blk <= 256) {
         j.prefill = isa->prefill;
         j.mp = (M + 15) & ~(size_t)15;
-        if (!(at = nb_transpose_a(&s, A->data, M, j.mp, ctx->tp))) return ONYX_OOM();
+        if (!(at = nb_transpose_a(&s, A->data, M, j.mp, isa->transpose_a, ctx->tp))) return ONYX_OOM();
         j.at = at;
     } else if (j.sgemm) {
         ONYX_TRY(onyx_sgemm_pack_a(false, M, (size_t)s.K, A->data, (size_t)s.K, &Ap));

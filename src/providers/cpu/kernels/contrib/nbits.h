@@ -68,6 +68,14 @@ typedef void (*onyx_f32_rows_fn)(const float *a, const float *B, size_t ldb, siz
  * <= 256; ct has room for n rounded up to 8 columns (zero sums past n). */
 typedef void (*onyx_nbits_prefill_fn)(const onyx_nbits_gemv *g, const float *at, size_t mv, float *ct, size_t ldct);
 
+/* A (M x K, row-major) into the prefill kernel's layout above, for the
+ * columns [16 kb0, 16 kb1) of K: at holds kp x mp floats (mp a multiple
+ * of 16), zeroed by the caller, and rows past M and columns past K stay 0.
+ * Different column ranges touch different bytes of at, so threads may share
+ * the call. */
+typedef void (*onyx_nbits_transpose_fn)(const float *A, size_t M, size_t K, size_t kp, size_t mp, size_t kb0,
+                                        size_t kb1, float *at);
+
 /* Prefill through the SGEMM engine without a float copy of the weights: an
  * onyx_gemm_block_fn (gemm.h) with ctx an onyx_nbits_gemv (its A fields
  * unread), giving the engine the block of op(B) = W^T it asks for, rows
@@ -97,6 +105,7 @@ typedef struct onyx_nbits_isa {
      * op in seven fewer per 16 weights). The partial sums are up to 16
      * times larger, and so is their rounding, far below the 4-bit error. */
     bool fold_a;
+    onyx_nbits_transpose_fn transpose_a; /* A for prefill; NULL: the portable loop (matmul_nbits.c) */
 } onyx_nbits_isa;
 
 /* Bytes of B per group of the 4-bit A layout (the widest step of the kernels). */
