@@ -42,20 +42,32 @@ TARGET INLINE __m512 block_dot_f32(const onyx_nbits_gemv *g, const uint8_t *q, c
     return _mm512_add_ps(s0, s1);
 }
 
+/* The column's zero-point term, sum over blocks of scale x zero point x the
+ * block's sum of A, 16 blocks a vector: summed per block beside the dots it
+ * was three scalar operations in every 32 weights (2.5-4.5% of a decode
+ * step on Zen 4). */
+TARGET INLINE float zero_point_term(const float *sc, const float *zp, const float *asum, size_t kb) {
+    __m512 t = _mm512_setzero_ps();
+    for (size_t b = 0; b < kb; b += 16) {
+        __mmask16 m = kb - b >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (kb - b)) - 1);
+        t = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, sc + b), _mm512_maskz_loadu_ps(m, zp + b)),
+                            _mm512_maskz_loadu_ps(m, asum + b), t);
+    }
+    return _mm512_reduce_add_ps(t);
+}
+
 TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
     for (size_t j = 0; j < g->n; j++) {
         const uint8_t *q = g->b + j * g->k_blocks * g->blob;
         const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
         __m512 acc = _mm512_setzero_ps();
-        float corr = 0;
         for (size_t b = 0; b < g->k_blocks; b++) {
             /* decode is bound by DRAM: keep more lines in flight than the
              * hardware prefetcher does (4 KB ahead on the weight stream) */
             _mm_prefetch((const char *)(q + b * g->blob) + 4096, _MM_HINT_T0);
             acc = _mm512_fmadd_ps(block_dot_f32(g, q + b * g->blob, g->a + b * g->blk), _mm512_set1_ps(sc[b]), acc);
-            corr += sc[b] * zp[b] * g->asum[b];
         }
-        g->y[j] = _mm512_reduce_add_ps(acc) - corr;
+        g->y[j] = _mm512_reduce_add_ps(acc) - zero_point_term(sc, zp, g->asum, g->k_blocks);
     }
 }
 
