@@ -65,50 +65,8 @@ TARGET INLINE float zp_correction(const float *sc, const float *zp, const float 
     return r;
 }
 
-TARGET INLINE void gemv_f32_body(const onyx_nbits_gemv *g, int bits, size_t blk, size_t blob) {
-    /* decode is bound by DRAM: keep more lines in flight than the hardware
-     * prefetcher does (4 KB ahead on the weight stream, once per line) */
-    size_t pf_every = blob >= 64 ? 1 : 64 / blob;   /* blocks per 64-byte line */
-    for (size_t j = 0; j < g->n; j++) {
-        const uint8_t *q = g->b + j * g->k_blocks * blob;
-        const float *sc = g->scales + j * g->k_blocks;
-        /* two accumulators (even and odd blocks): the scale FMA is the only
-         * dependency between blocks, and one chain would bound the loop */
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        size_t b = 0;
-        for (; b + 2 <= g->k_blocks; b += 2) {
-            if (blob >= 64) {
-                _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);
-                _mm_prefetch((const char *)(q + (b + 1) * blob) + 4096, _MM_HINT_T0);
-            } else if (b % pf_every == 0) {
-                _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);
-            }
-            acc0 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + b * blob, g->a + b * blk), _mm256_set1_ps(sc[b]),
-                                   acc0);
-            acc1 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + (b + 1) * blob, g->a + (b + 1) * blk),
-                                   _mm256_set1_ps(sc[b + 1]), acc1);
-        }
-        if (b < g->k_blocks)
-            acc0 = _mm256_fmadd_ps(block_dot_f32(bits, blk, blob, q + b * blob, g->a + b * blk), _mm256_set1_ps(sc[b]),
-                                   acc0);
-        g->y[j] = hsum8(_mm256_add_ps(acc0, acc1)) - zp_correction(sc, g->zp + j * g->k_blocks, g->asum, g->k_blocks);
-    }
-}
-
-/* The common block sizes of 4-bit weights get their own copies of the loop
- * (constant block shape: no per-block branches, unrolled groups). */
-TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
-    if (g->bits == 4 && g->blk == 32)
-        gemv_f32_body(g, 4, 32, 16);
-    else if (g->bits == 4 && g->blk == 16)
-        gemv_f32_body(g, 4, 16, 8);
-    else if (g->bits == 4 && g->blk == 64)
-        gemv_f32_body(g, 4, 64, 32);
-    else if (g->bits == 4 && g->blk == 128)
-        gemv_f32_body(g, 4, 128, 64);
-    else
-        gemv_f32_body(g, g->bits, g->blk, g->blob);
-}
+NBITS_GEMV_F32(TARGET, gemv_f32, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, hsum8,
+               block_dot_f32, zp_correction)
 
 /* The int8 kernel body, written once over its 16-byte dot step (dot16:
  * s += unsigned bytes u times signed bytes a, 4 lanes of int32). */

@@ -19,33 +19,38 @@ TARGET INLINE __m512 u8_to_ps(__m128i v) {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
 }
 
-/* dot(q, a) of one block as a vector of 16 partial sums. */
-TARGET INLINE __m512 block_dot_f32(const onyx_nbits_gemv *g, const uint8_t *q, const float *a) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    if (g->bits == 8) {
-        for (size_t t = 0; t < g->blk; t += 32) {
-            s0 = _mm512_fmadd_ps(u8_to_ps(_mm_loadu_si128((const __m128i *)(q + t))), _mm512_loadu_ps(a + t), s0);
-            if (t + 16 < g->blk)
-                s1 = _mm512_fmadd_ps(u8_to_ps(_mm_loadu_si128((const __m128i *)(q + t + 16))),
-                                     _mm512_loadu_ps(a + t + 16), s1);
-        }
-    } else if (g->blk == 16) {
-        s0 = _mm512_mul_ps(u8_to_ps(nbits_nibbles8(q)), _mm512_loadu_ps(a));
+/* dot of 16 bytes of 4-bit weights with A in the grouped layout, folded
+ * (fold_a, as the AVX2 kernel): the bytes widen once to 32-bit lanes; a
+ * byte's whole value lo + 16 hi meets a0 (the low nibbles' activations)
+ * and its high nibble, a shift, meets a1 - 16 a0, so no AND splits off the
+ * low nibble. */
+TARGET INLINE __m512 dot32_u4(const uint8_t *q, const float *a0, const float *a1, __m512 s) {
+    __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)q));
+    s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_loadu_ps(a0), s);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(a1), s);
+}
+
+/* dot(q, a) of one block as 16 partial sums; bits, blk and blob are
+ * constants where gemv_f32 specialises, so the branches fold away. Blocks
+ * of 16 (8 bytes, groups of 8) run on 8 lanes. */
+TARGET INLINE __m512 block_dot_f32(int bits, size_t blk, size_t blob, const uint8_t *q, const float *a) {
+    __m512 s = _mm512_setzero_ps();
+    if (bits == 8) {
+        for (size_t t = 0; t < blk; t += 16)
+            s = _mm512_fmadd_ps(u8_to_ps(_mm_loadu_si128((const __m128i *)(q + t))), _mm512_loadu_ps(a + t), s);
+    } else if (blk == 16) {
+        __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)q));
+        __m256 h = _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(a));
+        h = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), _mm256_loadu_ps(a + 8), h);
+        s = _mm512_insertf32x8(s, h, 0);
     } else {
-        for (size_t t = 0; t < g->blob; t += 16, a += 32) {
-            __m128i lo, hi;
-            nbits_nibbles16(q + t, &lo, &hi);
-            s0 = _mm512_fmadd_ps(u8_to_ps(lo), _mm512_loadu_ps(a), s0);
-            s1 = _mm512_fmadd_ps(u8_to_ps(hi), _mm512_loadu_ps(a + 16), s1);
-        }
+        for (size_t t = 0; t < blob; t += 16, a += 32) s = dot32_u4(q + t, a, a + 16, s);
     }
-    return _mm512_add_ps(s0, s1);
+    return s;
 }
 
 /* The column's zero-point term, sum over blocks of scale x zero point x the
- * block's sum of A, 16 blocks a vector: summed per block beside the dots it
- * was three scalar operations in every 32 weights (2.5-4.5% of a decode
- * step on Zen 4). */
+ * block's sum of A, 16 blocks a vector. */
 TARGET INLINE float zero_point_term(const float *sc, const float *zp, const float *asum, size_t kb) {
     __m512 t = _mm512_setzero_ps();
     for (size_t b = 0; b < kb; b += 16) {
@@ -56,20 +61,12 @@ TARGET INLINE float zero_point_term(const float *sc, const float *zp, const floa
     return _mm512_reduce_add_ps(t);
 }
 
-TARGET static void gemv_f32(const onyx_nbits_gemv *g) {
-    for (size_t j = 0; j < g->n; j++) {
-        const uint8_t *q = g->b + j * g->k_blocks * g->blob;
-        const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
-        __m512 acc = _mm512_setzero_ps();
-        for (size_t b = 0; b < g->k_blocks; b++) {
-            /* decode is bound by DRAM: keep more lines in flight than the
-             * hardware prefetcher does (4 KB ahead on the weight stream) */
-            _mm_prefetch((const char *)(q + b * g->blob) + 4096, _MM_HINT_T0);
-            acc = _mm512_fmadd_ps(block_dot_f32(g, q + b * g->blob, g->a + b * g->blk), _mm512_set1_ps(sc[b]), acc);
-        }
-        g->y[j] = _mm512_reduce_add_ps(acc) - zero_point_term(sc, zp, g->asum, g->k_blocks);
-    }
-}
+/* Float A (fold_a for 4-bit weights): the AVX2 kernel's loop on 16 lanes
+ * (this kernel's earlier form, a nibble split, branches and a prefetch per
+ * block, ran a Zen 4 decode step in 71-95 ms, the AVX2 kernel in 58-65). */
+TARGET INLINE float hsum16(__m512 v) { return _mm512_reduce_add_ps(v); }
+NBITS_GEMV_F32(TARGET, gemv_f32, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, hsum16,
+               block_dot_f32, zero_point_term)
 
 /* Integer dot of one block as 4 partial sums (VPDPBUSD: unsigned weights
  * times signed activations, 4 products per lane). */
@@ -260,5 +257,6 @@ const onyx_nbits_isa onyx_nbits_isa_avx512 = {.name = "avx512",
                                               .dequant = dequant,
                                               .f32_rows = f32_rows,
                                               .prefill = prefill,
+                                              .fold_a = true,
                                               .transpose_a = transpose_a};
 #endif

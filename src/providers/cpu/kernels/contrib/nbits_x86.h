@@ -62,6 +62,54 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
         for (size_t j = 0; j < g->n; j++) name##_blocks(g, j, 0, g->k_blocks, w + j * ldw);                \
     }
 
+/* The float-A GEMV (onyx_nbits_gemv_fn), written once over the vector type
+ * VT: per column, each block's dot (block_dot(bits, blk, blob, q, a), a VT
+ * of partial sums) times its scale into two accumulators (even and odd
+ * blocks: the scale FMA is the only dependency between blocks, and one
+ * chain would bound the loop), the weight stream prefetched 4 KB ahead once
+ * per 64-byte line (decode is bound by DRAM: more lines in flight than the
+ * hardware prefetcher keeps), and the zero points' share (zp_term(scales,
+ * zero points, asum, k_blocks)) taken out at the end. The common 4-bit
+ * block sizes get their own copies of the loop (constant block shape: no
+ * per-block branches, unrolled groups). */
+#define NBITS_GEMV_F32(TGT, name, VT, setzero, set1, fmadd, add, hsum, block_dot, zp_term)                     \
+    TGT static inline __attribute__((always_inline)) void name##_body(const onyx_nbits_gemv *g, int bits,    \
+                                                                        size_t blk, size_t blob) {             \
+        size_t pf_every = blob >= 64 ? 1 : 64 / blob; /* blocks per 64-byte line */                           \
+        for (size_t j = 0; j < g->n; j++) {                                                                    \
+            const uint8_t *q = g->b + j * g->k_blocks * blob;                                                  \
+            const float *sc = g->scales + j * g->k_blocks;                                                     \
+            VT acc0 = setzero(), acc1 = setzero();                                                             \
+            size_t b = 0;                                                                                      \
+            for (; b + 2 <= g->k_blocks; b += 2) {                                                             \
+                if (blob >= 64) {                                                                              \
+                    _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);                            \
+                    _mm_prefetch((const char *)(q + (b + 1) * blob) + 4096, _MM_HINT_T0);                      \
+                } else if (b % pf_every == 0) {                                                                \
+                    _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);                            \
+                }                                                                                              \
+                acc0 = fmadd(block_dot(bits, blk, blob, q + b * blob, g->a + b * blk), set1(sc[b]), acc0);     \
+                acc1 = fmadd(block_dot(bits, blk, blob, q + (b + 1) * blob, g->a + (b + 1) * blk),            \
+                             set1(sc[b + 1]), acc1);                                                           \
+            }                                                                                                  \
+            if (b < g->k_blocks)                                                                               \
+                acc0 = fmadd(block_dot(bits, blk, blob, q + b * blob, g->a + b * blk), set1(sc[b]), acc0);     \
+            g->y[j] = hsum(add(acc0, acc1)) - zp_term(sc, g->zp + j * g->k_blocks, g->asum, g->k_blocks);    \
+        }                                                                                                      \
+    }                                                                                                          \
+    TGT static void name(const onyx_nbits_gemv *g) {                                                           \
+        if (g->bits == 4 && g->blk == 32)                                                                      \
+            name##_body(g, 4, 32, 16);                                                                         \
+        else if (g->bits == 4 && g->blk == 16)                                                                 \
+            name##_body(g, 4, 16, 8);                                                                          \
+        else if (g->bits == 4 && g->blk == 64)                                                                 \
+            name##_body(g, 4, 64, 32);                                                                         \
+        else if (g->bits == 4 && g->blk == 128)                                                                \
+            name##_body(g, 4, 128, 64);                                                                        \
+        else                                                                                                   \
+            name##_body(g, g->bits, g->blk, g->blob);                                                          \
+    }
+
 /* One row of A against a float32 B read in place (the f32_rows kernel of
  * nbits.h), written once for both instruction sets: four rows of B per pass
  * over y (four loads of B, one load and one store of y, four FMAs per
