@@ -1,7 +1,9 @@
-/* AVX-512 MatMulNBits micro-kernels (nbits.h). Float A: 16 bytes of 4-bit
- * weights become two vectors of 16 integers (low and high nibbles), are
- * converted to float and multiplied with two contiguous runs of A in the
- * grouped layout. Int8 A (accuracy_level 4): the nibbles are the unsigned
+/* AVX-512 MatMulNBits micro-kernels (nbits.h). Float A (decode): 16 bytes
+ * of 4-bit weights widen once to 16 integers, which meet A's grouped
+ * layout folded (fold_a) as whole bytes and, shifted, as high nibbles; the
+ * loop is the AVX2 kernel's (NBITS_GEMV_F32). Prefill: A transposed, slices
+ * of weights dequantised into L1 against all its rows. Int8 A
+ * (accuracy_level 4): the nibbles are the unsigned
  * operand of VPDPBUSD against A quantised to int8, so 32 weights cost two
  * instructions and the block's integer sum is scaled once. */
 #include "providers/cpu/kernels/contrib/nbits.h"
