@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #include <string.h>
 #include "providers/cpu/kernels/contrib/nbits_x86.h"
+#include "providers/cpu/kernels/transpose16_avx512.h"
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 #define TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma")))
@@ -206,33 +207,7 @@ TARGET static void prefill(const onyx_nbits_gemv *g, const float *at, size_t mv,
 
 /* ---- A for the prefill kernel (onyx_nbits_transpose_fn): 16 x 16 tiles
  * transposed in registers (the element-by-element loop was ~5% of a 128-row
- * prefill) ---- */
-
-/* r[i] = row i of a 16 x 16 tile -> r[c] = column c. */
-TARGET INLINE void transpose16(__m512 r[16]) {
-    __m512 t[16], u[16];
-    /* t: pairs of rows interleaved, per 128-bit lane L (columns 4L..4L+3) */
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    /* u[4i + j], lane L: column 4L + j of rows 4i..4i+3 */
-    for (int i = 0; i < 4; i++) {
-        u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[4 * i]), _mm512_castps_pd(t[4 * i + 2])));
-        u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[4 * i]), _mm512_castps_pd(t[4 * i + 2])));
-        u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[4 * i + 1]), _mm512_castps_pd(t[4 * i + 3])));
-        u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[4 * i + 1]), _mm512_castps_pd(t[4 * i + 3])));
-    }
-    /* column 4L + j = lane L of u[j], u[4 + j], u[8 + j], u[12 + j] */
-    for (int j = 0; j < 4; j++) {
-        __m512 v0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x44), v1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xee);
-        __m512 w0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x44), w1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xee);
-        r[j] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-        r[4 + j] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
-        r[8 + j] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-        r[12 + j] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
-    }
-}
+ * prefill; onyx_transpose16_avx512) ---- */
 
 TARGET static void transpose_a(const float *A, size_t M, size_t K, size_t kp, size_t mp, size_t kb0, size_t kb1,
                                float *at) {
@@ -246,7 +221,7 @@ TARGET static void transpose_a(const float *A, size_t M, size_t K, size_t kp, si
             __m512 r[16];
             for (size_t i = 0; i < 16; i++)
                 r[i] = i < rows ? _mm512_maskz_loadu_ps(km, A + (m0 + i) * K + k) : _mm512_setzero_ps();
-            transpose16(r);
+            onyx_transpose16_avx512(r);
             for (size_t c = 0; c < kn; c++) _mm512_storeu_ps(dst + (k + c) * wb, r[c]);
         }
     }

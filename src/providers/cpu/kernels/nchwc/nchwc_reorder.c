@@ -8,6 +8,7 @@
  * element by element); the portable path copies element by element. Work
  * is split over (image, block, chunk of pixels). */
 #include "providers/cpu/kernels/nchwc/nchwc.h"
+#include "providers/cpu/kernels/transpose16_avx512.h"
 #include "providers/cpu/kernels/nchwc/nchwc_impl.h"
 
 #if NCHWC_HAVE_AVX512_BUILD
@@ -40,31 +41,6 @@ static void to_plain_generic(const float *blocked, float *plain, int64_t hw, int
 
 #if NCHWC_HAVE_AVX512_BUILD
 #define TARGET __attribute__((target("avx512f")))
-#define TINLINE TARGET static inline __attribute__((always_inline))
-
-/* r[i][j] -> r[j][i]. Unpacks and in-lane shuffles leave, for each group
- * g of 4 rows and m < 4, a vector whose 128-bit lane k holds column 4k + m
- * of rows 4g..4g+3; two rounds of lane shuffles gather those lanes. */
-TINLINE void transpose16(__m512 r[16]) {
-    __m512 s[16];
-    for (int g = 0; g < 4; g++) {
-        __m512 a = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]), b = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
-        __m512 c = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]), d = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
-        s[4 * g + 0] = _mm512_shuffle_ps(a, c, 0x44);
-        s[4 * g + 1] = _mm512_shuffle_ps(a, c, 0xEE);
-        s[4 * g + 2] = _mm512_shuffle_ps(b, d, 0x44);
-        s[4 * g + 3] = _mm512_shuffle_ps(b, d, 0xEE);
-    }
-    for (int m = 0; m < 4; m++) {
-        __m512 p0 = _mm512_shuffle_f32x4(s[m], s[4 + m], 0x44), p1 = _mm512_shuffle_f32x4(s[m], s[4 + m], 0xEE);
-        __m512 p2 = _mm512_shuffle_f32x4(s[8 + m], s[12 + m], 0x44);
-        __m512 p3 = _mm512_shuffle_f32x4(s[8 + m], s[12 + m], 0xEE);
-        r[0 + m] = _mm512_shuffle_f32x4(p0, p2, 0x88);
-        r[4 + m] = _mm512_shuffle_f32x4(p0, p2, 0xDD);
-        r[8 + m] = _mm512_shuffle_f32x4(p1, p3, 0x88);
-        r[12 + m] = _mm512_shuffle_f32x4(p1, p3, 0xDD);
-    }
-}
 
 /* BLK = 16 */
 TARGET static void to_blocked_avx512(const float *plain, float *blocked, int64_t hw, int64_t nc, int64_t blk,
@@ -77,7 +53,7 @@ TARGET static void to_blocked_avx512(const float *plain, float *blocked, int64_t
         __m512 r[16];
         for (int l = 0; l < B16; l++)
             r[l] = l < nc ? _mm512_maskz_loadu_ps(m, plain + l * hw + p) : _mm512_setzero_ps();
-        transpose16(r);
+        onyx_transpose16_avx512(r);
         if (np == B16)
             for (int q = 0; q < B16; q++) _mm512_storeu_ps(blocked + (p + q) * B16, r[q]);
         else
@@ -94,7 +70,7 @@ TARGET static void to_plain_avx512(const float *blocked, float *plain, int64_t h
         __mmask16 m = (__mmask16)((1u << np) - 1u);
         __m512 r[16];
         for (int q = 0; q < B16; q++) r[q] = q < np ? _mm512_loadu_ps(blocked + (p + q) * B16) : _mm512_setzero_ps();
-        transpose16(r);
+        onyx_transpose16_avx512(r);
         if (np == B16)
             for (int l = 0; l < nc; l++) _mm512_storeu_ps(plain + l * hw + p, r[l]);
         else
