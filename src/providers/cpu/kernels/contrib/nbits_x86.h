@@ -67,12 +67,12 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
  * of partial sums) times its scale into two accumulators (even and odd
  * blocks: the scale FMA is the only dependency between blocks, and one
  * chain would bound the loop), the weight stream prefetched 4 KB ahead once
- * per 64-byte line (decode is bound by DRAM: more lines in flight than the
- * hardware prefetcher keeps), and the zero points' share (zp_term(scales,
+ * per 64-byte line with hint pf (decode is bound by DRAM: more lines in
+ * flight than the hardware prefetcher keeps), and the zero points' share (zp_term(scales,
  * zero points, asum, k_blocks)) taken out at the end. The common 4-bit
  * block sizes get their own copies of the loop (constant block shape: no
  * per-block branches, unrolled groups). */
-#define NBITS_GEMV_F32(TGT, name, VT, setzero, set1, fmadd, add, hsum, block_dot, zp_term)                     \
+#define NBITS_GEMV_F32(TGT, name, VT, setzero, set1, fmadd, add, hsum, block_dot, zp_term, pf)                 \
     TGT static inline __attribute__((always_inline)) void name##_body(const onyx_nbits_gemv *g, int bits,    \
                                                                         size_t blk, size_t blob) {             \
         size_t pf_every = blob >= 64 ? 1 : 64 / blob; /* blocks per 64-byte line */                           \
@@ -83,10 +83,10 @@ static inline __attribute__((always_inline)) float nbits_hsum4(__m128 x) {
             size_t b = 0;                                                                                      \
             for (; b + 2 <= g->k_blocks; b += 2) {                                                             \
                 if (blob >= 64) {                                                                              \
-                    _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);                            \
-                    _mm_prefetch((const char *)(q + (b + 1) * blob) + 4096, _MM_HINT_T0);                      \
+                    _mm_prefetch((const char *)(q + b * blob) + 4096, pf);                                    \
+                    _mm_prefetch((const char *)(q + (b + 1) * blob) + 4096, pf);                              \
                 } else if (b % pf_every == 0) {                                                                \
-                    _mm_prefetch((const char *)(q + b * blob) + 4096, _MM_HINT_T0);                            \
+                    _mm_prefetch((const char *)(q + b * blob) + 4096, pf);                                    \
                 }                                                                                              \
                 acc0 = fmadd(block_dot(bits, blk, blob, q + b * blob, g->a + b * blk), set1(sc[b]), acc0);     \
                 acc1 = fmadd(block_dot(bits, blk, blob, q + (b + 1) * blob, g->a + (b + 1) * blk),            \
