@@ -137,6 +137,10 @@ set(ONYX_MINIMAL_COMPILE_OPTIONS ${ONYX_MINIMAL_OPT} -ffunction-sections -fdata-
 # --build-id=none: no .note.gnu.build-id (its note, section and program headers
 # are about 180 B; the digits build for AVX-512 hosts was 16 B over its limit).
 set(ONYX_MINIMAL_LINK_OPTIONS -Wl,--gc-sections -Wl,-z,noseparate-code -Wl,-z,now -Wl,--build-id=none)
+# Link-time optimisation where the toolchain has it: calls across files inline
+# or go, and what only they reached with them (the digits build for AVX-512
+# hosts: 153,536 -> 145,264 B stripped, where its limit is 153,600).
+option(ONYX_MINIMAL_LTO "Minimal builds: link-time optimisation where the compiler supports it" ON)
 
 
 # A minimal configuration: the library itself is built from the filtered sources.
@@ -216,6 +220,16 @@ if(ONYX_OPS_LIST)
   set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/session/minimal_omitted.c APPEND PROPERTY
                COMPILE_DEFINITIONS ${omitted_defs})
   add_compile_options(${ONYX_MINIMAL_COMPILE_OPTIONS})
+  if(ONYX_MINIMAL_LTO)
+    include(CheckIPOSupported)
+    check_ipo_supported(RESULT ipo_ok OUTPUT ipo_why LANGUAGES C)
+    if(ipo_ok)
+      set(CMAKE_INTERPROCEDURAL_OPTIMIZATION ON)
+      string(APPEND ONYX_OPS_DESCRIPTION ", LTO")
+    else()
+      message(STATUS "onyx: minimal build without LTO (${ipo_why})")
+    endif()
+  endif()
   if(NOT ONYX_MINIMAL_ISA STREQUAL "all")
     set(isa_numbers generic 0 avx2 1 avx512 2)   # onyx_cpu_isa (platform.h)
     list(FIND isa_numbers "${ONYX_MINIMAL_ISA}" at)
