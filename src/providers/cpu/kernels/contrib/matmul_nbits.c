@@ -203,6 +203,7 @@ typedef struct nb_job {
     onyx_nbits_gemv_fn fn;
     onyx_nbits_dequant_fn dequant;
     onyx_nbits_pack_fn pack;  /* the SGEMM engine's B blocks straight from the weights (NULL: dequant) */
+    const float *zp_default;  /* no zero points given: chunk * k_blocks of 2^(bits - 1), shared by the tasks */
     int failed;
 } nb_job;
 
@@ -323,25 +324,28 @@ static void nb_chunks(void *arg, size_t begin, size_t end) {
     nb_job *j = arg;
     const nb_shape *s = j->s;
     size_t N = (size_t)s->N, kb = s->k_blocks;
-    float *zp = malloc(j->chunk * kb * sizeof(float));
+    /* zero points as floats: the default ones shared (filled once per call:
+     * per chunk they wrote as many bytes as the scales read, 20% of a decode
+     * step), float ones read in place, uint8 ones unpacked per chunk */
+    bool zp_float = j->zp && j->zp->dtype == ONYX_FLOAT;
+    float *zp = j->zp && !zp_float ? malloc(j->chunk * kb * sizeof(float)) : NULL;
     bool w_heap = false;
     size_t w_floats = j->prefill ? j->chunk * NB_PF_ROWS : j->chunk * s->kp;
     bool need_w = j->prefill || (j->sgemm && !j->pack);
     float *w = need_w ? onyx_scratch_acquire(1, w_floats, &w_heap) : NULL;
-    if (!zp || (need_w && !w)) {
+    if ((j->zp && !zp_float && !zp) || (need_w && !w)) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         free(zp);
         if (w) onyx_scratch_release(w, w_heap);
         return;
     }
-    /* the default zero point is the same for every chunk: fill it once (per
-     * chunk it wrote as many bytes as the scales read, 20% of a decode step) */
-    if (!j->zp) nb_zero_points(j, 0, j->chunk, zp);
     for (size_t ci = begin; ci < end; ci++) {
         size_t n0 = ci * j->chunk, n = N - n0 < j->chunk ? N - n0 : j->chunk;
-        if (j->zp) nb_zero_points(j, n0, n, zp);
+        const float *zpc = j->zp_default;
+        if (zp_float) zpc = (const float *)j->zp->data + n0 * kb;
+        else if (j->zp) nb_zero_points(j, n0, n, zp), zpc = zp;
         onyx_nbits_gemv g = {.bits = (int)s->bits, .blk = (size_t)s->blk, .k_blocks = kb, .blob = s->blob,
-                             .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zp, .n = n};
+                             .b = j->B + n0 * kb * s->blob, .scales = j->scales + n0 * kb, .zp = zpc, .n = n};
         if (j->prefill) {
             nb_chunk_prefill(j, &g, n0, w);
             continue;
@@ -438,7 +442,14 @@ static onyx_status *nb_compute(onyx_kernel_ctx *ctx) {
      * prefill task multiplies each weight by every row: always worth one) */
     size_t chunk_bytes = j.chunk * s.k_blocks * s.blob * (j.sgemm ? 1 : M), grain = 1;
     while (!j.prefill && grain * chunk_bytes < 65536 && grain < chunks) grain++;
-    onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
+    float *zp_default = NULL;
+    if (!j.zp) {
+        if ((zp_default = malloc(j.chunk * s.k_blocks * sizeof(float)))) nb_zero_points(&j, 0, j.chunk, zp_default);
+        j.zp_default = zp_default;
+        j.failed = !zp_default;
+    }
+    if (!j.failed) onyx_parallel_for(ctx->tp, chunks, grain, nb_chunks, &j);
+    free(zp_default);
     nb_rows_free(&rows);
     onyx_packed_mat_free(Ap);
     onyx_free(at);
