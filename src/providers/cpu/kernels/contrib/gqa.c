@@ -93,15 +93,13 @@ NN_INLINE void gqa_dot4(const float *a, const float *b, int64_t ld, int64_t n, f
     }
 }
 
-typedef int32_t gqa_i8 __attribute__((vector_size(32)));
-
 /* Lane sums of pairs: lanes 0, 1, 4, 5 of the result hold pair sums of x,
  * lanes 2, 3, 6, 7 of y (one level of an 8 x 8 transposing reduction). A
  * macro: a function returning a 32-byte vector has no stable ABI in the
- * baseline build. */
+ * baseline build. (__builtin_shufflevector: gcc >= 12 and clang.) */
 #define GQA_PAIRS(x, y)                                                                       \
-    (__builtin_shuffle((x), (y), (gqa_i8){0, 2, 8, 10, 4, 6, 12, 14}) +                       \
-     __builtin_shuffle((x), (y), (gqa_i8){1, 3, 9, 11, 5, 7, 13, 15}))
+    (__builtin_shufflevector((x), (y), 0, 2, 8, 10, 4, 6, 12, 14) +                           \
+     __builtin_shufflevector((x), (y), 1, 3, 9, 11, 5, 7, 13, 15))
 
 /* gqa_dot of a with the eight rows b + r ld (r < 8) into out[0..7]: eight
  * vector accumulators, then their horizontal sums in three levels of
@@ -118,11 +116,11 @@ NN_INLINE void gqa_dot8(const float *a, const float *b, int64_t ld, int64_t n, f
     /* rows (0, 1) and (2, 3) in pairs, then those pairs: the halves of rows
      * 0..3 in order (low halves in lanes 0..3); the same for rows 4..7; then
      * the halves added */
-    const gqa_i8 lo = {0, 1, 2, 3, 8, 9, 10, 11}, hi = {4, 5, 6, 7, 12, 13, 14, 15};
     gqa_v8 p01 = GQA_PAIRS(c[0], c[1]), p23 = GQA_PAIRS(c[2], c[3]), p45 = GQA_PAIRS(c[4], c[5]),
            p67 = GQA_PAIRS(c[6], c[7]);
     gqa_v8 t0 = GQA_PAIRS(p01, p23), t1 = GQA_PAIRS(p45, p67);
-    *(gqa_v8 *)out = __builtin_shuffle(t0, t1, lo) + __builtin_shuffle(t0, t1, hi);
+    *(gqa_v8 *)out = __builtin_shufflevector(t0, t1, 0, 1, 2, 3, 8, 9, 10, 11) +
+                     __builtin_shufflevector(t0, t1, 4, 5, 6, 7, 12, 13, 14, 15);
     for (; i < n; i++)
         for (int r = 0; r < 8; r++) out[r] += a[i] * b[r * ld + i];
 }
