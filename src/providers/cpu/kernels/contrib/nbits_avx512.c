@@ -101,7 +101,9 @@ TARGET_VNNI static void gemv_vnni(const onyx_nbits_gemv *g) {
         __m128 acc = _mm_setzero_ps();
         float corr = 0;
         for (size_t b = 0; b < g->k_blocks; b++) {
-            _mm_prefetch((const char *)(q + b * g->blob) + 4096, _MM_HINT_T0);   /* as gemv_f32 */
+            /* into L1: T1, as gemv_f32 has, made an accuracy_level 4 TinyLlama-shape
+             * decode step 1.10x as long (Zen 4, in-process A/B, 1 and 2 threads) */
+            _mm_prefetch((const char *)(q + b * g->blob) + 4096, _MM_HINT_T0);
             __m128 d = _mm_cvtepi32_ps(block_dot_vnni(g, q + b * g->blob, g->aq + b * g->blk));
             acc = _mm_fmadd_ps(d, _mm_set1_ps(sc[b] * g->ascale[b]), acc);
             corr += sc[b] * zp[b] * g->aqsum[b];
