@@ -258,11 +258,13 @@ int main(void) {
                 runs++;
             }
             release(&d);
-            /* 11 blocks: the vector loops over blocks (8 at a time) and their tails */
+            /* 11 blocks: the vector loops over blocks (8 at a time; the VNNI kernel's 64-byte steps) and their tails */
             make(&d, bits, blk, 11, 5);
             for (int i = 0; i < n_isa; i++) {
                 CHECK(!compare(gen->gemv_f32, isas[i]->gemv_f32, &d, isas[i]->fold_a, isas[i]->name));
                 CHECK(!compare(gen->gemv_i8, isas[i]->gemv_i8, &d, false, isas[i]->name));
+                if (isas[i]->gemv_vnni && onyx_cpu_has_vnni(ids[i]))
+                    CHECK(!compare(gen->gemv_i8, isas[i]->gemv_vnni, &d, false, isas[i]->name));
             }
             release(&d);
         }

@@ -94,7 +94,87 @@ TARGET_VNNI INLINE __m128i block_dot_vnni(const onyx_nbits_gemv *g, const uint8_
     return s;
 }
 
+/* 64 bytes of 4-bit weights (four 16-byte groups, 128 weights) against int8
+ * A in the grouped layout (per group its 16 low-nibble activations, then
+ * its 16 high-nibble ones: 128 bytes, m0 and m1 masking the bytes of each
+ * half that exist): 16 int32 sums, 4 per group. The low and high halves of
+ * the groups are gathered by two 128-bit lane shuffles. */
+TARGET_VNNI INLINE __m512i vnni_dot64(__m512i x, const int8_t *a, __mmask64 m0, __mmask64 m1) {
+    const __m512i nib = _mm512_set1_epi8(15);
+    __m512i lo = _mm512_and_si512(x, nib), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), nib);
+    __m512i a0 = _mm512_maskz_loadu_epi8(m0, a), a1 = _mm512_maskz_loadu_epi8(m1, a + 64);
+    __m512i al = _mm512_shuffle_i64x2(a0, a1, _MM_SHUFFLE(2, 0, 2, 0)),
+            ah = _mm512_shuffle_i64x2(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, al), hi, ah);
+}
+
+/* Per int32 lane of step c's sums, the scale of its block times A's scale
+ * of that block: blob / 16 groups a block, so 64 / blob blocks a step when
+ * blob < 64 (m: which exist), else one block for blob / 64 steps. */
+TARGET_VNNI INLINE __m512 vnni_scales(const float *sc, const float *as, size_t c, size_t blob, __mmask16 m) {
+    if (blob >= 64) {
+        size_t b = c / (blob / 64);
+        return _mm512_set1_ps(sc[b] * as[b]);
+    }
+    const size_t per = 64 / blob;
+    __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, sc + c * per), _mm512_maskz_loadu_ps(m, as + c * per));
+    const __m512i idx = _mm512_srli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                          per == 4 ? 2 : 3);
+    return _mm512_permutexvar_ps(idx, v);
+}
+
+/* 4-bit weights in blocks of 32 and more: 64 bytes a step on zmm. A block
+ * at a time on xmm, with a scalar zero-point sum per block, made an
+ * accuracy_level 4 TinyLlama-shape decode step 1.10x (1 thread) and 1.07x
+ * (2 threads) as long (Zen 4, in-process A/B). The last partial step under
+ * masks: missing weight bytes are zero. blob is a constant where gemv_vnni
+ * specialises. */
+TARGET_VNNI INLINE void gemv_vnni_steps(const onyx_nbits_gemv *g, size_t blob) {
+    const size_t kb = g->k_blocks, bytes = kb * blob, steps = bytes / 64, rest = bytes % 64;
+    const size_t per = blob < 64 ? 64 / blob : 1;
+    const __mmask16 all = (__mmask16)((1u << per) - 1);
+    for (size_t j = 0; j < g->n; j++) {
+        const uint8_t *q = g->b + j * bytes;
+        const float *sc = g->scales + j * kb;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        size_t c = 0;
+        for (; c + 2 <= steps; c += 2) {
+            _mm_prefetch((const char *)(q + c * 64) + 4096, _MM_HINT_T0);   /* into L1, as the per-block loop */
+            _mm_prefetch((const char *)(q + c * 64) + 4160, _MM_HINT_T0);
+            __m512i d0 = vnni_dot64(_mm512_loadu_si512(q + c * 64), g->aq + c * 128, ~(__mmask64)0, ~(__mmask64)0);
+            __m512i d1 = vnni_dot64(_mm512_loadu_si512(q + c * 64 + 64), g->aq + c * 128 + 128, ~(__mmask64)0,
+                                    ~(__mmask64)0);
+            acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), vnni_scales(sc, g->ascale, c, blob, all), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), vnni_scales(sc, g->ascale, c + 1, blob, all), acc1);
+        }
+        if (c < steps) {
+            __m512i d = vnni_dot64(_mm512_loadu_si512(q + c * 64), g->aq + c * 128, ~(__mmask64)0, ~(__mmask64)0);
+            acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), vnni_scales(sc, g->ascale, c, blob, all), acc0);
+            c++;
+        }
+        if (rest) {   /* blob < 64: 16 or 32 bytes short of a step; A's half of it is 2 * rest bytes */
+            __m512i x = _mm512_maskz_loadu_epi32((__mmask16)((1u << (rest / 4)) - 1), q + c * 64);
+            size_t ab = 2 * rest;
+            __mmask64 m0 = ab >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << ab) - 1);
+            __mmask64 m1 = ab > 64 ? (((__mmask64)1 << (ab - 64)) - 1) : 0;
+            __m512i d = vnni_dot64(x, g->aq + c * 128, m0, m1);
+            acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d),
+                                   vnni_scales(sc, g->ascale, c, blob, (__mmask16)((1u << (rest / blob)) - 1)), acc1);
+        }
+        g->y[j] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) -
+                  zero_point_term(sc, g->zp + j * kb, g->aqsum, kb);   /* A's scaled sums for its sums */
+    }
+}
+
 TARGET_VNNI static void gemv_vnni(const onyx_nbits_gemv *g) {
+    if (g->bits == 4 && g->blob == 16) {
+        gemv_vnni_steps(g, 16);
+        return;
+    }
+    if (g->bits == 4 && g->blob >= 16) {
+        gemv_vnni_steps(g, g->blob);
+        return;
+    }
     for (size_t j = 0; j < g->n; j++) {
         const uint8_t *q = g->b + j * g->k_blocks * g->blob;
         const float *sc = g->scales + j * g->k_blocks, *zp = g->zp + j * g->k_blocks;
