@@ -29,6 +29,7 @@
 #include "providers/cpu/gemm/gemm.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/contrib/nbits.h"
+#include "providers/cpu/kernels/nn_math.h"
 #include "providers/cpu/platform.h"
 
 typedef struct nb_shape {
@@ -131,18 +132,6 @@ static void nb_rows_free(nb_rows *r) {
     free(r->aqsum);
 }
 
-/* The sum of a block of A (blk a power of two >= 16) in 16 partial sums:
- * one chain of blk dependent adds, and the max with a libm call per element
- * beside it, were 2.6% of a 1.1B-parameter int4 decode step. */
-static float nb_block_sum(const float *x, size_t blk) {
-    float lane[16] = {0};
-    for (size_t t = 0; t < blk; t += 16)
-        for (size_t i = 0; i < 16; i++) lane[i] += x[t + i];
-    for (size_t w = 8; w > 0; w /= 2)
-        for (size_t i = 0; i < w; i++) lane[i] += lane[i + w];
-    return lane[0];
-}
-
 /* fold: the float kernel takes 4-bit A folded (onyx_nbits_isa.fold_a). */
 static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M, bool int8, bool fold, nb_rows *r) {
     memset(r, 0, sizeof *r);
@@ -164,7 +153,10 @@ static onyx_status *nb_prepare_rows(const nb_shape *s, const float *A, size_t M,
         nb_layout_row(s, A + m * (size_t)s->K, af);
         for (size_t b = 0; b < s->k_blocks; b++) {
             const float *x = af + b * blk;
-            r->asum[m * s->k_blocks + b] = nb_block_sum(x, blk);
+            /* in lanes (nn_sum_float): one dependent chain of adds per block, and
+             * the max with a libm call per element beside it, were 2.6% of a
+             * 1.1B-parameter int4 decode step */
+            r->asum[m * s->k_blocks + b] = nn_sum_float(x, blk);
             if (!int8) continue;
             /* symmetric int8 per block: scale = max|a| / 127 */
             float amax = 0;
