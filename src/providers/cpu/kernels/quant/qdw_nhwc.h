@@ -7,8 +7,10 @@
  * into floats x - x_zero_point (`widen`), laid out with the left padding
  * columns and any right ones as zeros, so a tap never tests the image's
  * edges: taps in the padding add 0, as x there is the zero point. A row of
- * output positions (`row`) then takes, per tap, the weight vector once for
- * up to 4 neighbouring positions. The float sums are exact: every product
+ * output positions (`row`) then keeps the sums of a tile of neighbouring
+ * positions in registers over the taps (for 3-wide kernels, each input
+ * column is loaded once for all the taps that meet it, their weights held
+ * in registers). The float sums are exact: every product
  * and partial sum is an integer below 2^24 (at most 256 taps of 255 x
  * 255). They are requantised as the GEMM's store does: int32 sum plus bias,
  * times x_scale * w_scale[c] / y_scale in float, rounded half to even,

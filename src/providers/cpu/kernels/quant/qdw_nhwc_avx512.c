@@ -1,7 +1,10 @@
 /* Depthwise channels-last QLinearConv on AVX-512 (qdw_nhwc.h): up to 16
- * zmm of float sums (4 output positions x 64 channels, or 8 x 32) per
- * pass over the taps, each weight vector loaded once for the positions;
- * channel tails use masks, so any C runs here. */
+ * zmm of float sums (8 output positions x 32 channels) per pass over the
+ * taps; channel tails use masks, so any C runs here.
+ * Three-wide kernels (the 3x3 of every mobile network) hold a kernel row's
+ * weights in registers and load each input column once for all the taps
+ * and positions it meets; other shapes load the weight vector once per
+ * tap and the input once per tap and position. */
 #include "providers/cpu/kernels/quant/qdw_nhwc.h"
 
 #if defined(__x86_64__)
@@ -24,14 +27,43 @@ TARGET static void widen_avx512(const uint8_t *x, int64_t W, int64_t xs, int64_t
         }
 }
 
-TARGET static inline __m128i requant16(__m512 acc, const onyx_qdw_params *p, int64_t c) {
-    __m512i a = _mm512_add_epi32(_mm512_cvtps_epi32(acc), _mm512_loadu_si512(p->bias + c));
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_loadu_ps(p->mult + c));
-    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-0x1p22f)), _mm512_set1_ps(0x1p22f));
-    __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(p->yzp));   /* half to even */
-    if (p->u8) return _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512()));
-    return _mm512_cvtsepi32_epi8(q);
+/* The requantisation constants, read once a tile: stores of output bytes
+ * may alias *p, so the compiler would reload p's fields after each. */
+typedef struct rq_consts {
+    __m512 lo, hi;   /* the output type's range less the zero point */
+    __m512i zp;
+} rq_consts;
+
+TARGET static inline rq_consts rq_setup(const onyx_qdw_params *p) {
+    const int32_t lo = p->u8 ? 0 : -128, hi = p->u8 ? 255 : 127;
+    return (rq_consts){_mm512_set1_ps((float)(lo - p->yzp)), _mm512_set1_ps((float)(hi - p->yzp)),
+                       _mm512_set1_epi32(p->yzp)};
 }
+
+/* (sums + bias) * mult, clamped, rounded half to even, plus the zero
+ * point, as onyx_qdw_channel. The clamp comes before the rounding: its
+ * bounds are integers, so that equals clamping after it, and it leaves
+ * values whose low byte is the uint8 or int8 result. */
+TARGET static inline __m128i requant16(__m512 acc, __m512i bias, __m512 mult, const rq_consts *k) {
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_cvtps_epi32(acc), bias)), mult);
+    v = _mm512_min_ps(_mm512_max_ps(v, k->lo), k->hi);
+    return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), k->zp));
+}
+
+/* Sums acc[q][v] of NP positions from ow x NV vectors from c0, stored. */
+#define STORE_TILE(NP, NV)                                                                              \
+    do {                                                                                                \
+        const rq_consts k = rq_setup(p);                                                                \
+        const int64_t left = g->C - c0;                                                                 \
+        _Pragma("GCC unroll 2") for (int v = 0; v < (NV); v++) {                                        \
+            const __m512i bias = _mm512_loadu_si512(p->bias + c0 + 16 * v);                            \
+            const __m512 mult = _mm512_loadu_ps(p->mult + c0 + 16 * v);                                 \
+            const __mmask16 m = lanes(left - 16 * v);                                                   \
+            _Pragma("GCC unroll 8") for (int q = 0; q < (NP); q++)                                      \
+                _mm_mask_storeu_epi8(yrow + (ow + q) * g->ys + c0 + 16 * v, m,                          \
+                                     requant16(acc[q][v], bias, mult, &k));                             \
+        }                                                                                               \
+    } while (0)
 
 /* NP output positions from ow x NV vectors of 16 channels from c0: the
  * sums stay in registers over the taps, each weight vector loaded once for
@@ -41,10 +73,10 @@ TARGET static inline __attribute__((always_inline)) void tile(const onyx_qdw_geo
                                                               const float *const *rows, uint8_t *yrow, int64_t ow,
                                                               int64_t c0, const int NP, const int NV) {
     const int64_t Cp = g->Cp, xstep = g->sw * Cp;
-    __m512 acc[8][4];
+    __m512 acc[8][2];
 #pragma GCC unroll 8
     for (int q = 0; q < NP; q++)
-#pragma GCC unroll 4
+#pragma GCC unroll 2
         for (int v = 0; v < NV; v++) acc[q][v] = _mm512_setzero_ps();
     for (int64_t i = 0; i < g->kh; i++) {
         if (!rows[i]) continue;
@@ -61,23 +93,68 @@ TARGET static inline __attribute__((always_inline)) void tile(const onyx_qdw_geo
             }
         }
     }
-    const int64_t left = g->C - c0;
-#pragma GCC unroll 8
-    for (int q = 0; q < NP; q++) {
-        uint8_t *yo = yrow + (ow + q) * g->ys + c0;
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            _mm_mask_storeu_epi8(yo + 16 * v, lanes(left - 16 * v), requant16(acc[q][v], p, c0 + 16 * v));
-    }
+    STORE_TILE(NP, NV);
 }
 
-/* Up to 4 positions from ow x up to 64 channels from c0, with the counts
+/* kw = 3, dilation 1, stride SW (1 or 2): NP positions from ow x NV
+ * vectors of 16 channels from c0. The NP positions read (NP - 1) * SW + 3
+ * columns of a kernel row; each column's vector is loaded once and meets
+ * the weights of the taps that reach it, held in registers: about half a
+ * load per FMA, against more than one when every tap reloads its inputs
+ * (the loads, not the FMAs, bound this loop). The tests on col, j and q
+ * fold away: NP, NV and SW are constants at every call. */
+TARGET static inline __attribute__((always_inline)) void tile3(const onyx_qdw_geom *g, const onyx_qdw_params *p,
+                                                               const float *const *rows, uint8_t *yrow, int64_t ow,
+                                                               int64_t c0, const int NP, const int NV, const int SW) {
+    const int64_t Cp = g->Cp, wt = g->wt;
+    __m512 acc[8][2];
+#pragma GCC unroll 8
+    for (int q = 0; q < NP; q++)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++) acc[q][v] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < g->kh; i++) {
+        if (!rows[i]) continue;
+        const float *xr = rows[i] + ow * SW * Cp + c0, *wr = p->w + i * 3 * wt + c0;
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++) {
+            const __m512 w[3] = {_mm512_loadu_ps(wr + 16 * v), _mm512_loadu_ps(wr + wt + 16 * v),
+                                 _mm512_loadu_ps(wr + 2 * wt + 16 * v)};
+            const float *xc = xr + 16 * v;   /* a pointer stepped a column at a time: one register, not one per column */
+#pragma GCC unroll 24
+            for (int col = 0; col < (NP - 1) * SW + 3; col++, xc += Cp) {
+                __m512 x = _mm512_loadu_ps(xc);
+                __asm__("" : "+v"(x));   /* one load in a register: else gcc folds it into each FMA, a load per tap */
+#pragma GCC unroll 3
+                for (int j = 0; j < 3; j++) {
+                    const int q = (col - j) / SW;
+                    if (col >= j && (col - j) % SW == 0 && q < NP) acc[q][v] = _mm512_fmadd_ps(x, w[j], acc[q][v]);
+                }
+            }
+        }
+    }
+    STORE_TILE(NP, NV);
+}
+
+/* The three-wide kernels over a row, for up to 32 channels from c0: 8
+ * positions a tile, or 4 in rows of 4 to 7 (the last tile overlaps the
+ * one before it when the width is not a multiple, as in ROW_TILES). */
+#define ROW3_TILES(NV, SW)                                                            \
+    do {                                                                              \
+        if (g->OW >= 8)                                                               \
+            for (int64_t ow = 0; ow < g->OW; ow += 8)                                 \
+                tile3(g, p, rows, yrow, ow + 8 <= g->OW ? ow : g->OW - 8, c0, 8, NV, SW); \
+        else                                                                          \
+            for (int64_t ow = 0; ow < g->OW; ow += 4)                                 \
+                tile3(g, p, rows, yrow, ow + 4 <= g->OW ? ow : g->OW - 4, c0, 4, NV, SW); \
+    } while (0)
+
+/* Up to 4 positions from ow x up to 32 channels from c0, with the counts
  * tested in the loops: rows narrower than a tile (small code for rare
  * shapes). */
 TARGET static void tile_any(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
                             uint8_t *yrow, int64_t ow, int64_t c0, int np, int nv) {
     const int64_t Cp = g->Cp, xstep = g->sw * Cp, left = g->C - c0;
-    __m512 acc[4][4];
+    __m512 acc[4][2];
     for (int q = 0; q < np; q++)
         for (int v = 0; v < nv; v++) acc[q][v] = _mm512_setzero_ps();
     for (int64_t i = 0; i < g->kh; i++) {
@@ -91,39 +168,47 @@ TARGET static void tile_any(const onyx_qdw_geom *g, const onyx_qdw_params *p, co
             }
         }
     }
-    for (int q = 0; q < np; q++)
-        for (int v = 0; v < nv; v++)
+    const rq_consts k = rq_setup(p);
+    for (int v = 0; v < nv; v++) {
+        const __m512i bias = _mm512_loadu_si512(p->bias + c0 + 16 * v);
+        const __m512 mult = _mm512_loadu_ps(p->mult + c0 + 16 * v);
+        for (int q = 0; q < np; q++)
             _mm_mask_storeu_epi8(yrow + (ow + q) * g->ys + c0 + 16 * v, lanes(left - 16 * v),
-                                 requant16(acc[q][v], p, c0 + 16 * v));
+                                 requant16(acc[q][v], bias, mult, &k));
+    }
 }
 
-/* Up to 64 channels from c0 (nv vectors) over the whole row: 8 positions
- * at a time for one or two vectors, 4 for three or four (at most 16
- * sums). The last tile of a row overlaps the one before it when the width
+/* Other kernels, up to 32 channels from c0 (NV vectors): 8 positions at a
+ * time; the last tile of a row overlaps the one before it when the width
  * is not a multiple (it writes the same bytes again), so narrow rows keep
  * the full tile's parallel sums; a row narrower than a tile goes through
  * tile_any. */
-#define ROW_CASE(NV, NP)                                                                  \
-    case NV: {                                                                            \
-        if (g->OW < NP) {                                                                 \
-            for (int64_t ow = 0; ow < g->OW; ow += 4)                                     \
-                tile_any(g, p, rows, yrow, ow, c0, g->OW - ow < 4 ? (int)(g->OW - ow) : 4, NV); \
-            break;                                                                        \
-        }                                                                                 \
-        for (int64_t ow = 0; ow < g->OW; ow += NP)                                        \
-            tile(g, p, rows, yrow, ow + NP <= g->OW ? ow : g->OW - NP, c0, NP, NV);       \
-        break;                                                                            \
-    }
+#define ROW_TILES(NV)                                                                           \
+    do {                                                                                        \
+        if (g->OW < 8)                                                                          \
+            for (int64_t ow = 0; ow < g->OW; ow += 4)                                           \
+                tile_any(g, p, rows, yrow, ow, c0, g->OW - ow < 4 ? (int)(g->OW - ow) : 4, NV);  \
+        else                                                                                    \
+            for (int64_t ow = 0; ow < g->OW; ow += 8)                                           \
+                tile(g, p, rows, yrow, ow + 8 <= g->OW ? ow : g->OW - 8, c0, 8, NV);            \
+    } while (0)
 
+/* 32 channels at a time (16 sums: 8 positions x 2 vectors), whatever the
+ * kernel. */
 TARGET static void row_avx512(const onyx_qdw_geom *g, const onyx_qdw_params *p, const float *const *rows,
                               uint8_t *yrow) {
-    for (int64_t c0 = 0; c0 < g->C; c0 += 64) {
-        const int64_t left = g->C - c0;
-        switch (left >= 64 ? 4 : (int)((left + 15) / 16)) {
-            ROW_CASE(1, 8)
-            ROW_CASE(2, 8)
-            ROW_CASE(3, 4)
-            ROW_CASE(4, 4)
+    const bool three = g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2) && g->OW >= 4;
+    for (int64_t c0 = 0; c0 < g->C; c0 += 32) {
+        const bool two = g->C - c0 > 16;
+        if (three && g->sw == 1) {
+            if (two) ROW3_TILES(2, 1);
+            else ROW3_TILES(1, 1);
+        } else if (three) {
+            if (two) ROW3_TILES(2, 2);
+            else ROW3_TILES(1, 2);
+        } else {
+            if (two) ROW_TILES(2);
+            else ROW_TILES(1);
         }
     }
 }
