@@ -219,6 +219,35 @@ typedef struct im2col_job {
     uint8_t pad;         /* x's zero point: (pad - zp) = 0 */
 } im2col_job;
 
+/* n bytes from src to dst without a library call for the short runs of
+ * few channels (a 3 x 3 kernel row on 3 channels is 9 bytes; libc's
+ * memcpy and memset were half of MobileNetV2's first convolution): two
+ * overlapping fixed-size moves cover any n from 4 to 32. */
+static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {
+    if (n > 32) {
+        memcpy(dst, src, n);
+    } else if (n >= 16) {
+        memcpy(dst, src, 16);
+        memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) dst[i] = src[i];
+    }
+}
+
+static inline void fill_run(uint8_t *dst, uint8_t v, size_t n) {
+    if (n > 16) {
+        memset(dst, v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+
 static void im2col_range(void *arg, size_t begin, size_t end) {
     const im2col_job *j = arg;
     const conv_geom *g = j->g;
@@ -231,17 +260,17 @@ static void im2col_range(void *arg, size_t begin, size_t end) {
             int64_t iw0 = ow * g->s[1] - g->pb[1];
             if (g->d[1] == 1 && ih >= 0 && ih < H && iw0 >= 0 && iw0 + g->k[1] <= W) {
                 /* a kernel row inside the image: one run of kw * C bytes */
-                memcpy(row, j->xt + (ih * W + iw0) * C, (size_t)(g->k[1] * C));
+                copy_run(row, j->xt + (ih * W + iw0) * C, (size_t)(g->k[1] * C));
                 row += g->k[1] * C;
                 continue;
             }
             for (int64_t k = 0; k < g->k[1]; k++, row += C) {
                 int64_t iw = ow * g->s[1] - g->pb[1] + k * g->d[1];
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) memset(row, j->pad, (size_t)C);
-                else memcpy(row, j->xt + (ih * W + iw) * C, (size_t)C);
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) fill_run(row, j->pad, (size_t)C);
+                else copy_run(row, j->xt + (ih * W + iw) * C, (size_t)C);
             }
         }
-        memset(row, 0, j->ld - (size_t)g->K);
+        fill_run(row, 0, j->ld - (size_t)g->K);
     }
 }
 
@@ -254,7 +283,9 @@ static onyx_status *conv_gemm(const qconv_fast *s, const conv_geom *g, const uin
                               onyx_threadpool *tp) {
     const size_t HW = (size_t)g->in_size, P = (size_t)g->out_size, C = (size_t)g->C, M = (size_t)g->M;
     const bool pw = is_pointwise(g);
-    const size_t ld = ((size_t)g->K + 63) & ~(size_t)63;
+    /* im2col rows as long as the packed weights' (kp: K rounded up to the
+     * kernel's step), which is what the GEMM reads (a.padded) */
+    const size_t ld = s->b.kp;
     /* channels-last: x and y are the GEMM's A and C as they are */
     /* the im2col rows in this thread's scratch (slot 2; a fresh allocation per call faulted in up to
      * megabytes each time) */
