@@ -27,6 +27,7 @@
 #include "core/checked.h"
 #include "core/dtype_ext.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/kernels/nn_math.h"
 
 #define L ONYX_OPSET_LATEST
 #define T_(x) ONYX_T(ONYX_##x)
@@ -473,6 +474,18 @@ typedef struct dequant_job {
     int64_t numel;
 } dequant_job;
 
+/* (x - z) * s for n int8 or uint8 values of one scale, compiled per ISA
+ * (NN_MULTIVERSION) in blocks gcc vectorises: as a scalar loop SqueezeNet
+ * int8's last DequantizeLinear (169,000 values) took 1.1 ns a value. The
+ * same two operations per value, so the same bits on every path. */
+NN_MULTIVERSION(dequant_span_q8, (const void *restrict x, bool s8, float z, float s, float *restrict y, size_t n),
+                (x, s8, z, s, y, n), {
+                    const int8_t *restrict xs = x;
+                    const uint8_t *restrict xu = x;
+                    if (s8) NN_LOOP(k, n, y[k] = ((float)xs[k] - z) * s);
+                    else NN_LOOP(k, n, y[k] = ((float)xu[k] - z) * s);
+                })
+
 /* int8/uint8 x to float: (x - zp) * s is exact before the one rounding of
  * the float multiply, as in double. */
 static void dequant_run_q8_f32(const dequant_job *j, int64_t i, int64_t len, int64_t p, int step) {
@@ -481,9 +494,7 @@ static void dequant_run_q8_f32(const dequant_job *j, int64_t i, int64_t len, int
     const int8_t *xs = (const int8_t *)j->x->data + i;
     const uint8_t *xu = (const uint8_t *)j->x->data + i;
     if (step == 0) {
-        const float s = (float)j->scale[p], z = (float)j->zp[p];
-        if (s8) for (int64_t k = 0; k < len; k++) y[k] = ((float)xs[k] - z) * s;
-        else for (int64_t k = 0; k < len; k++) y[k] = ((float)xu[k] - z) * s;
+        dequant_span_q8((const uint8_t *)j->x->data + i, s8, (float)j->zp[p], (float)j->scale[p], y, (size_t)len);
         return;
     }
     for (int64_t k = 0; k < len; k++)
