@@ -62,6 +62,16 @@ static int check_case(const onyx_igemm_isa *isa, shape s, case_cfg c, onyx_threa
     const bool a_hint = c.a_signed && (s.m + s.k) % 2 == 0;
     CHECK_OK(onyx_igemm_pack_b_for_a(b, c.b_signed, a_hint, s.k, s.n, s.n, zb, nzb, &pb));
     if (c.small_b) CHECK(pb.pairs_safe);
+    {   /* pairs_safe: every (even, odd) pair of k in a column, shifted to int8, has |b0| + |b1| <= 128 */
+        bool safe = true;
+        for (size_t j = 0; j < s.n; j++)
+            for (size_t p = 0; p < s.k; p += 2) {
+                int32_t b0 = val(b, p * s.n + j, c.b_signed) - (c.b_signed ? 0 : 128);
+                int32_t b1 = p + 1 < s.k ? val(b, (p + 1) * s.n + j, c.b_signed) - (c.b_signed ? 0 : 128) : 0;
+                safe &= abs(b0) + abs(b1) <= 128;
+            }
+        CHECK(pb.pairs_safe == safe);
+    }
     /* the int16 copy exactly when the CPU's kernel reads it */
     CHECK(pb.s8_weights == (c.b_signed && !a_hint && !onyx_cpu_u8s8_exact()));
     CHECK((pb.data16 != NULL) == (((const onyx_igemm_isa *)onyx_cpu_igemm())->widen_a != NULL && !pb.s8_weights));
@@ -438,6 +448,35 @@ static void bench(size_t m, size_t n, size_t k) {
     free(a), free(b), free(c);
 }
 
+/* pairs_safe at its edge: a column whose (k, k + 1) pair sums to |128| stays
+ * safe, one more makes B unsafe, on int8 and uint8 weights, anywhere in the
+ * 4-row x 16-column groups packing takes at once or in its remainders. */
+static void check_pairs_edge(void) {
+    static const size_t ks[] = {4, 7, 8}, ns[] = {16, 19, 40};
+    for (int sgn = 0; sgn < 2; sgn++)
+        for (size_t a = 0; a < 3; a++)
+            for (size_t c = 0; c < 3; c++)
+                for (int extra = 0; extra < 2; extra++) {
+                    size_t k = ks[a], n = ns[c], p = (k - 1) & ~(size_t)1, j = n - 1 - c;
+                    uint8_t *b = malloc(k * n);
+                    memset(b, sgn ? 0 : 128, k * n);   /* zeros once shifted */
+                    /* b0 + b1 = 128 + extra (shifted), the pair (p, p + 1) or (p, zero past k) */
+                    int32_t b0 = p + 1 < k ? 64 + extra : 127, b1 = p + 1 < k ? -64 : 0;
+                    if (p + 1 >= k && extra) b0 = -128;   /* |-128| = 128 + 0: still safe; 129 cannot be one value */
+                    b[p * n + j] = (uint8_t)(sgn ? b0 : b0 + 128);
+                    if (p + 1 < k) b[(p + 1) * n + j] = (uint8_t)(sgn ? b1 : b1 + 128);
+                    onyx_igemm_b pb;
+                    CHECK_OK(onyx_igemm_pack_b(b, sgn, k, n, n, NULL, 0, &pb));
+                    bool want = !(extra && p + 1 < k);
+                    if (pb.pairs_safe != want)
+                        fprintf(stderr, "pairs_safe k %zu n %zu %s extra %d: %d, want %d\n", k, n, sgn ? "int8" : "uint8",
+                                extra, pb.pairs_safe, want);
+                    CHECK(pb.pairs_safe == want);
+                    onyx_igemm_b_free(&pb);
+                    free(b);
+                }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "bench")) {
         size_t m = argc > 4 ? strtoul(argv[2], NULL, 10) : 1024, n = argc > 4 ? strtoul(argv[3], NULL, 10) : 1024,
@@ -450,6 +489,7 @@ int main(int argc, char **argv) {
     cross_check();            /* ONYX_U8S8=exact: every path exact */
     onyx_cpu_force_u8s8_exact(-1);
     check_quantize_a();
+    check_pairs_edge();
     check_aligned_k();
     return testlib_finish("test_igemm");
 }

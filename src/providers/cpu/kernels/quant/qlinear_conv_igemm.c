@@ -127,9 +127,17 @@ static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qcon
     uint8_t *t = malloc((size_t)(K * M));
     if (!t) return ONYX_OOM();
     const uint8_t *src = w->data;
-    for (int64_t m = 0; m < M; m++)
+    /* in blocks of 64 filters: each (c, q) then writes one run of 64 bytes,
+     * where m outermost wrote every byte to another line (ResNet-50 int8's
+     * 25 M weights: 40 % of its load) */
+    for (int64_t m0 = 0; m0 < M; m0 += 64) {
+        const int64_t m1 = M - m0 < 64 ? M : m0 + 64;
         for (int64_t c = 0; c < C; c++)
-            for (int64_t q = 0; q < kk; q++) t[(q * C + c) * M + m] = src[(m * C + c) * kk + q];
+            for (int64_t q = 0; q < kk; q++) {
+                uint8_t *row = t + (q * C + c) * M;
+                for (int64_t m = m0; m < m1; m++) row[m] = src[(m * C + c) * kk + q];
+            }
+    }
     uint8_t *zb = NULL;
     if (wz) {
         zb = malloc(M > 0 ? (size_t)M : 1); /* (the bound also keeps GCC's size range check quiet) */
