@@ -144,7 +144,7 @@ static onyx_status *pack_weights(const onyx_value *w, const onyx_value *wz, qcon
         for (int64_t m = 0; zb && m < M; m++) zb[m] = ((const uint8_t *)wz->data)[wz->numel == 1 ? 0 : m];
     }
     /* A kernel larger than 1 x 1 always goes through im2col, whose rows are
-     * zero-padded to a multiple of 64 bytes: K may then round up to the
+     * zero-padded to the packed K (conv_gemm): K may then round up to the
      * in-use kernel's fast-path multiple (AMX: 64; SqueezeNet's 3 x 3 on 16,
      * 32 and 48 channels, K = 144, 288, 432, fell back to VNNI for every
      * block) when that adds at most half of K again in zeros */
