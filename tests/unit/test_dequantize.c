@@ -13,15 +13,6 @@
 
 static onyx_env *env;
 
-/* A scalar initializer of type elem (ONYX_FLOAT, ONYX_UINT8 or ONYX_INT8). */
-static void put_scalar(pb_buf *b, const char *name, int elem, const void *v, size_t size) {
-    size_t t = pb_begin_message(b, 5);
-    pb_put_varint_field(b, 2, (uint64_t)elem);
-    pb_put_string_field(b, 8, name);
-    pb_put_bytes_field(b, 9, v, size);
-    pb_end_message(b, t);
-}
-
 /* Y = DequantizeLinear(X, s, z) for X of n elements of type elem. */
 static onyx_session *dequant_session(int elem, int64_t n, float scale, int zp) {
     pb_buf b;
@@ -29,18 +20,12 @@ static onyx_session *dequant_session(int elem, int64_t n, float scale, int zp) {
     pb_put_varint_field(&b, 1, 8);
     testlib_put_opset(&b, NULL, 13);
     size_t g = pb_begin_message(&b, 7);
-    size_t node = pb_begin_message(&b, 1);
-    pb_put_string_field(&b, 1, "X");
-    pb_put_string_field(&b, 1, "s");
-    pb_put_string_field(&b, 1, "z");
-    pb_put_string_field(&b, 2, "Y");
-    pb_put_string_field(&b, 3, "dq");
-    pb_put_string_field(&b, 4, "DequantizeLinear");
-    pb_end_message(&b, node);
+    static const char *const in[3] = {"X", "s", "z"};
+    testlib_put_node(&b, "DequantizeLinear", "dq", in, 3, "Y");
     pb_put_string_field(&b, 2, "g");
     uint8_t z8 = (uint8_t)zp;
-    put_scalar(&b, "s", ONYX_FLOAT, &scale, sizeof scale);
-    put_scalar(&b, "z", elem, &z8, 1);
+    testlib_put_initializer(&b, "s", ONYX_FLOAT, 0, NULL, &scale, sizeof scale);
+    testlib_put_initializer(&b, "z", elem, 0, NULL, &z8, 1);
     testlib_put_value_info(&b, 11, "X", elem, 1, &n);
     testlib_put_value_info(&b, 12, "Y", ONYX_FLOAT, 1, &n);
     pb_end_message(&b, g);

@@ -45,6 +45,30 @@ static inline void testlib_put_value_info(pb_buf *b, uint32_t field, const char 
     pb_end_message(b, vi);
 }
 
+/* A NodeProto (GraphProto field 1) of the ai.onnx op `op` named `name`:
+ * inputs in[0..n_in) ("" for an absent optional one), one output. */
+static inline void testlib_put_node(pb_buf *b, const char *op, const char *name, const char *const *in, int n_in,
+                                    const char *out) {
+    size_t n = pb_begin_message(b, 1);
+    for (int i = 0; i < n_in; i++) pb_put_string_field(b, 1, in[i]);
+    pb_put_string_field(b, 2, out);
+    pb_put_string_field(b, 3, name);
+    pb_put_string_field(b, 4, op);
+    pb_end_message(b, n);
+}
+
+/* A TensorProto initializer (GraphProto field 5) of element type elem
+ * (rank 0 for a scalar) holding `bytes` bytes of raw data. */
+static inline void testlib_put_initializer(pb_buf *b, const char *name, int elem, int rank, const int64_t *dims,
+                                           const void *raw, size_t bytes) {
+    size_t t = pb_begin_message(b, 5);
+    for (int i = 0; i < rank; i++) pb_put_varint_field(b, 1, (uint64_t)dims[i]);
+    pb_put_varint_field(b, 2, (uint64_t)elem);
+    pb_put_string_field(b, 8, name);
+    pb_put_bytes_field(b, 9, raw, bytes);
+    pb_end_message(b, t);
+}
+
 /* Writes the finished model bytes to path; false if any step fails. */
 static inline bool testlib_write_model(const char *path, const pb_buf *b) {
     FILE *f = fopen(path, "wb");
